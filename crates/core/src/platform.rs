@@ -1,0 +1,152 @@
+//! The platform a policy runs on: locks, time and cost hooks.
+//!
+//! One policy implementation serves two engines. The simulator's platform turns every
+//! hook into virtual time (a lock acquire waits until the modelled lock is free, a
+//! [`Platform::touch`] of a task structure costs an L2 hit, a cache-to-cache transfer or
+//! a remote-node read, and so on); the runtime's platform ([`NullPlatform`] here, or the
+//! runtime's own) makes them free.
+//!
+//! A platform value is a *per-CPU view*: [`Platform::this_cpu`] is the CPU on whose
+//! behalf the policy is running (Linux's `smp_processor_id()`).
+
+use crate::cpu::CpuId;
+use crate::task::TaskId;
+
+/// A cache line a policy reads or writes. The simulator maps each to an address
+/// (task structures are 8 KB-aligned blocks, as in Linux 2.4) and charges for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Line {
+    /// The scheduler-hot line of a task's `task_struct` (counter, nice, policy,
+    /// processor, mm, has_cpu, run_list: offset 0x30 in 2.4).
+    Task(TaskId),
+    /// A run queue's header (list head, length, MQS `max_na_*` fields).
+    Queue(usize),
+    /// A CPU's `aligned_data` (curr, last_schedule, curr_na_goodness).
+    CpuData(CpuId),
+}
+
+/// Read or write of a [`Line`]; a write invalidates other CPUs' copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// Pure CPU work a policy does (no memory traffic; that is [`Platform::touch`]).
+/// The simulator prices each in cycles of the modelled CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Fixed entry/exit path of `schedule()` (prologue, `switch_to` excluded).
+    ScheduleEntry,
+    /// Fixed path of `wake_up_process()` / `reschedule_idle()` entry.
+    WakeupEntry,
+    /// One `goodness()` evaluation's arithmetic and compare.
+    Goodness,
+    /// Link or unlink one task on a run list.
+    ListOp,
+    /// One task's counter recalculation, `c = c/2 + NICE_TO_TICKS(nice)`.
+    Recalc,
+    /// Timer tick accounting for the current task.
+    Tick,
+    /// Examine one CPU or queue during a placement or balancing decision.
+    Examine,
+}
+
+/// A lock made by a platform, guarding `T`. Closure-based so that the simulator can
+/// account for the exact hold time of every critical section.
+pub trait SchedLock<T, P: ?Sized> {
+    /// `spin_lock`; run `f`; `spin_unlock`.
+    fn with<R>(&self, p: &P, f: impl FnOnce(&mut T) -> R) -> R;
+    /// `spin_trylock`: run `f` only if the lock is free right now.
+    fn try_with<R>(&self, p: &P, f: impl FnOnce(&mut T) -> R) -> Option<R>;
+    /// Read without the lock (racy peek; the simulator charges a cache-line read).
+    fn peek<R>(&self, p: &P, f: impl FnOnce(&T) -> R) -> R;
+    /// Uncharged read for observers and invariant checks, never for policy decisions.
+    fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R;
+}
+
+/// What an engine supplies to a policy.
+pub trait Platform {
+    type Lock<T>: SchedLock<T, Self>;
+
+    /// Make a lock. `name` identifies it in lock statistics (e.g. `"runqueue_lock"`).
+    fn new_lock<T>(&self, name: &str, value: T) -> Self::Lock<T>;
+    /// The CPU this policy call runs on.
+    fn this_cpu(&self) -> CpuId;
+    /// Current time in ns on this CPU (virtual in the simulator). Used for
+    /// `last_schedule` and idle-time ordering.
+    fn now(&self) -> u64;
+    /// Charge pure CPU work.
+    fn charge(&self, work: Work);
+    /// Charge a memory access to a cache line.
+    fn touch(&self, line: Line, access: Access);
+    /// Set `need_resched` on `cpu` and, if it is not this CPU, send it a reschedule IPI.
+    fn resched(&self, cpu: CpuId);
+}
+
+/// The zero-cost platform: real `parking_lot` locks, free hooks, a clock the caller
+/// sets (so tests are deterministic), and reschedule requests recorded rather than
+/// delivered.
+#[derive(Debug)]
+pub struct NullPlatform {
+    pub cpu: CpuId,
+    /// What [`Platform::now`] returns.
+    pub clock: std::sync::atomic::AtomicU64,
+    /// Every `resched` target, in order (inspect in tests; engines drain it).
+    pub resched_log: parking_lot::Mutex<Vec<CpuId>>,
+}
+
+impl NullPlatform {
+    pub fn new(cpu: CpuId) -> NullPlatform {
+        NullPlatform {
+            cpu,
+            clock: std::sync::atomic::AtomicU64::new(0),
+            resched_log: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+    /// The same platform seen from another CPU.
+    pub fn on(&mut self, cpu: CpuId) -> &mut Self {
+        self.cpu = cpu;
+        self
+    }
+    pub fn set_now(&self, ns: u64) {
+        self.clock.store(ns, std::sync::atomic::Ordering::Relaxed)
+    }
+    pub fn take_resched(&self) -> Vec<CpuId> {
+        std::mem::take(&mut self.resched_log.lock())
+    }
+}
+
+impl<T> SchedLock<T, NullPlatform> for parking_lot::Mutex<T> {
+    fn with<R>(&self, _: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.lock())
+    }
+    fn try_with<R>(&self, _: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.try_lock().map(|mut g| f(&mut g))
+    }
+    fn peek<R>(&self, _: &NullPlatform, f: impl FnOnce(&T) -> R) -> R {
+        // A real runtime would read racily; a test platform may simply lock.
+        f(&self.lock())
+    }
+    fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.lock())
+    }
+}
+
+impl Platform for NullPlatform {
+    type Lock<T> = parking_lot::Mutex<T>;
+    fn new_lock<T>(&self, _name: &str, value: T) -> Self::Lock<T> {
+        parking_lot::Mutex::new(value)
+    }
+    fn this_cpu(&self) -> CpuId {
+        self.cpu
+    }
+    fn now(&self) -> u64 {
+        self.clock.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn charge(&self, _: Work) {}
+    fn touch(&self, _: Line, _: Access) {}
+    fn resched(&self, cpu: CpuId) {
+        self.resched_log.lock().push(cpu);
+    }
+}

@@ -1,0 +1,159 @@
+//! An intrusive doubly-linked run list (Linux's `list_head runqueue_head` with each
+//! task's `run_list`). O(1) insert at either end and O(1) removal; the links live in
+//! the [`TaskTable`] and are guarded by the lock that guards the list.
+
+use crate::task::{TaskId, TaskTable, NIL};
+use std::sync::atomic::Ordering::Relaxed;
+
+#[derive(Debug)]
+pub struct RunList {
+    /// This list's queue index, recorded in each member's `on_rq`.
+    queue: usize,
+    head: TaskId,
+    tail: TaskId,
+    len: usize,
+}
+
+impl RunList {
+    pub fn new(queue: usize) -> RunList {
+        RunList {
+            queue,
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+    pub fn queue(&self) -> usize {
+        self.queue
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn first(&self) -> Option<TaskId> {
+        (self.head != NIL).then_some(self.head)
+    }
+    /// The member after `id`, in list order.
+    #[inline]
+    pub fn next(&self, tasks: &TaskTable, id: TaskId) -> Option<TaskId> {
+        let n = tasks.get(id).next.load(Relaxed);
+        (n != NIL).then_some(n)
+    }
+    pub fn contains(&self, tasks: &TaskTable, id: TaskId) -> bool {
+        tasks.get(id).on_rq() == Some(self.queue)
+    }
+
+    /// `list_add`: insert at the front (where 2.4 puts new and woken tasks).
+    pub fn push_front(&mut self, tasks: &TaskTable, id: TaskId) {
+        let t = tasks.get(id);
+        debug_assert!(
+            t.on_rq().is_none(),
+            "task {id} is already on queue {:?}",
+            t.on_rq()
+        );
+        t.prev.store(NIL, Relaxed);
+        t.next.store(self.head, Relaxed);
+        if self.head != NIL {
+            tasks.get(self.head).prev.store(id, Relaxed);
+        } else {
+            self.tail = id;
+        }
+        self.head = id;
+        self.len += 1;
+        t.set_on_rq(Some(self.queue));
+    }
+
+    /// `list_add_tail`.
+    pub fn push_back(&mut self, tasks: &TaskTable, id: TaskId) {
+        let t = tasks.get(id);
+        debug_assert!(
+            t.on_rq().is_none(),
+            "task {id} is already on queue {:?}",
+            t.on_rq()
+        );
+        t.next.store(NIL, Relaxed);
+        t.prev.store(self.tail, Relaxed);
+        if self.tail != NIL {
+            tasks.get(self.tail).next.store(id, Relaxed);
+        } else {
+            self.head = id;
+        }
+        self.tail = id;
+        self.len += 1;
+        t.set_on_rq(Some(self.queue));
+    }
+
+    /// `list_del`. The task must be on this list.
+    pub fn remove(&mut self, tasks: &TaskTable, id: TaskId) {
+        let t = tasks.get(id);
+        debug_assert_eq!(
+            t.on_rq(),
+            Some(self.queue),
+            "task {id} is not on queue {}",
+            self.queue
+        );
+        let (p, n) = (t.prev.load(Relaxed), t.next.load(Relaxed));
+        if p != NIL {
+            tasks.get(p).next.store(n, Relaxed);
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            tasks.get(n).prev.store(p, Relaxed);
+        } else {
+            self.tail = p;
+        }
+        self.len -= 1;
+        t.set_on_rq(None);
+    }
+
+    /// `move_last_runqueue`.
+    pub fn move_to_back(&mut self, tasks: &TaskTable, id: TaskId) {
+        self.remove(tasks, id);
+        self.push_back(tasks, id);
+    }
+
+    /// Members in list order (collects nothing; walks the links).
+    pub fn iter<'a>(&'a self, tasks: &'a TaskTable) -> impl Iterator<Item = TaskId> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                return None;
+            }
+            let id = cur;
+            cur = tasks.get(id).next.load(Relaxed);
+            Some(id)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::TaskParams;
+
+    #[test]
+    fn front_back_remove_keep_order_and_membership() {
+        let tasks = TaskTable::new(8);
+        for i in 0..5 {
+            tasks.init(i, &TaskParams::default(), 0, 0);
+        }
+        let mut l = RunList::new(3);
+        l.push_back(&tasks, 0);
+        l.push_back(&tasks, 1);
+        l.push_front(&tasks, 2);
+        assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![2, 0, 1]);
+        l.remove(&tasks, 0);
+        assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![2, 1]);
+        assert_eq!(tasks.get(0).on_rq(), None);
+        assert_eq!(tasks.get(2).on_rq(), Some(3));
+        l.move_to_back(&tasks, 2);
+        assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![1, 2]);
+        l.remove(&tasks, 1);
+        l.remove(&tasks, 2);
+        assert!(l.is_empty());
+        assert_eq!(l.first(), None);
+    }
+}
