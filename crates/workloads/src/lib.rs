@@ -1,1 +1,77 @@
-//! placeholder
+//! # schedlab-workloads: the benchmarks as engine-neutral task programs
+//!
+//! A [`Workload`] is a set of [`Program`]s over the small instruction set of
+//! [`program`] (compute, send, blocking receive, sleep, yield, spawn, exit, counted
+//! loops), plus the channels they talk over and the root task that spawns everything.
+//! The simulator interprets the programs in virtual time; the runtime runs them as
+//! real futures. Both therefore execute exactly the same benchmark.
+//!
+//! Workloads are built from `name:key=value,...` specs ([`parse_workload`]):
+//!
+//! | spec | what it models |
+//! |------|----------------|
+//! | `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300]` | IBM LTC Chat (VolanoMark-like), [`chat`] |
+//! | `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]` | Rusty Russell's hackbench, [`hackbench`] |
+//! | `pingpong:rounds=N[,bytes=100,compute=0]` | two tasks bouncing one message, [`pingpong`] |
+//!
+//! Every builder produces a workload that passes [`Workload::validate`], whose
+//! `expected_messages`/`expected_tasks` agree with a static execution of its programs
+//! (checked by the integration tests), and whose `spec` is canonical: it round-trips
+//! through [`parse_workload`] to an identical workload.
+//!
+//! Programs are kept compact with [`Op::Loop`]: the size of a workload grows with the
+//! number of tasks, never with the number of messages.
+
+pub mod chat;
+pub mod hackbench;
+pub mod pingpong;
+pub mod program;
+pub mod spec;
+mod validate;
+
+pub use chat::ChatParams;
+pub use hackbench::HackbenchParams;
+pub use pingpong::PingPongParams;
+pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
+pub use spec::{parse_workload, WorkloadSpec, WORKLOAD_NAMES};
+
+use schedlab_core::{SpecError, TaskParams};
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+
+/// Range check with the same wording as [`schedlab_core::spec::Spec::get`], for
+/// parameter structs built in code rather than parsed.
+pub(crate) fn check_range<T: PartialOrd + Display>(
+    workload: &str,
+    key: &str,
+    v: T,
+    range: &RangeInclusive<T>,
+) -> Result<(), SpecError> {
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        Err(SpecError(format!(
+            "workload '{workload}': {key}={v} is out of range {}..={}",
+            range.start(),
+            range.end()
+        )))
+    }
+}
+
+/// Default task parameters in address space `mm`.
+pub(crate) fn in_mm(mm: u32) -> TaskParams {
+    TaskParams {
+        mm,
+        ..TaskParams::default()
+    }
+}
+
+/// Builder helper: append `Loop { count, body }` followed by the body ops.
+pub(crate) fn push_loop(ops: &mut Vec<Op>, count: u32, body: &[Op]) {
+    debug_assert!(count >= 1 && !body.is_empty());
+    ops.push(Op::Loop {
+        count,
+        body: body.len() as u32,
+    });
+    ops.extend_from_slice(body);
+}

@@ -1,0 +1,372 @@
+//! Machine descriptions: presets of the original experiments and TOML machine files.
+//!
+//! A machine is CPUs grouped into NUMA nodes (contiguous CPU ids), a clock, an L2
+//! geometry, a tick rate, a SLIT-style node distance matrix (10 = local) and the cost
+//! parameters of [`CostParams`] (see `docs/cost-model.md` for where each comes from).
+
+use crate::cost::CostParams;
+use schedlab_core::cpu::MAX_CPUS;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A modelled machine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Machine {
+    pub name: String,
+    pub cpus: usize,
+    pub nodes: usize,
+    /// Node of each CPU (`cpus / nodes` contiguous CPUs per node).
+    pub node_of: Vec<usize>,
+    pub mhz: u32,
+    pub l2_kb: u32,
+    pub l2_assoc: u32,
+    pub line_bytes: u32,
+    pub hz: u32,
+    /// `distance[a][b]`: relative cost of node `a` reaching node `b`'s memory or
+    /// caches; 10 = local (ACPI SLIT convention). Latencies scale by `distance / 10`.
+    pub distance: Vec<Vec<u32>>,
+    pub costs: CostParams,
+}
+
+/// A machine description that cannot be used, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineError(pub String);
+
+impl fmt::Display for MachineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for MachineError {}
+
+/// Preset names for help texts (`smp-N` takes any N in 1..=64).
+pub const PRESETS: &[&str] = &["up", "smp-N", "smp-8", "numa-4x4"];
+
+/// The machine file format. Every key is optional when `base` names a preset.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineFile {
+    base: Option<String>,
+    name: Option<String>,
+    cpus: Option<usize>,
+    nodes: Option<usize>,
+    mhz: Option<u32>,
+    l2_kb: Option<u32>,
+    l2_assoc: Option<u32>,
+    line_bytes: Option<u32>,
+    hz: Option<u32>,
+    distance: Option<Vec<Vec<u32>>>,
+    /// Remote distance used to fill a default matrix when `distance` is absent.
+    remote_distance: Option<u32>,
+    costs: Option<toml::Table>,
+}
+
+impl Machine {
+    /// A machine of `cpus` Pentium III-class CPUs in `nodes` nodes.
+    fn p3(
+        name: &str,
+        cpus: usize,
+        nodes: usize,
+        mhz: u32,
+        l2_kb: u32,
+        costs: CostParams,
+        remote: u32,
+    ) -> Machine {
+        let mut m = Machine {
+            name: name.to_string(),
+            cpus,
+            nodes,
+            node_of: Vec::new(),
+            mhz,
+            l2_kb,
+            l2_assoc: 4,
+            line_bytes: 32,
+            hz: 100,
+            distance: default_distance(nodes, remote),
+            costs,
+        };
+        m.fill_nodes();
+        m
+    }
+
+    fn fill_nodes(&mut self) {
+        let per = (self.cpus / self.nodes.max(1)).max(1);
+        self.node_of = (0..self.cpus)
+            .map(|c| (c / per).min(self.nodes.saturating_sub(1)))
+            .collect();
+    }
+
+    /// `up`, `smp-N`, `smp-8`, `numa-4x4`.
+    pub fn preset(name: &str) -> Result<Machine, MachineError> {
+        let smp =
+            |n: usize, name: &str| Machine::p3(name, n, 1, 700, 2048, CostParams::p3_smp(), 10);
+        match name {
+            // The O(1) NetBench box booted UP: one 700 MHz Pentium III Xeon, 1 MB L2.
+            "up" => {
+                let mut m = Machine::p3("up", 1, 1, 700, 1024, CostParams::p3_smp(), 10);
+                m.costs.mem_latency_ns = 170; // one CPU on the bus: no snoop arbitration
+                Ok(m)
+            }
+            // PMQS SMP study: 8 × 700 MHz Pentium III, 2 MB L2 per CPU.
+            "smp-8" => Ok(smp(8, "smp-8")),
+            // PMQS NUMA study: 4 quads × 4 × 450 MHz Pentium III, 512 KB L2, IBM NUMA-Q.
+            "numa-4x4" => Ok(Machine::p3(
+                "numa-4x4",
+                16,
+                4,
+                450,
+                512,
+                CostParams::numa_q(),
+                100,
+            )),
+            _ => {
+                if let Some(n) = name.strip_prefix("smp-") {
+                    let n: usize = n
+                        .parse()
+                        .map_err(|_| MachineError(format!("machine '{name}': '{n}' is not a CPU count (smp-N, N in 1..={MAX_CPUS})")))?;
+                    if n == 0 || n > MAX_CPUS {
+                        return Err(MachineError(format!(
+                            "machine '{name}': CPU count must be 1..={MAX_CPUS}"
+                        )));
+                    }
+                    return Ok(smp(n, name));
+                }
+                Err(MachineError(format!(
+                    "unknown machine '{name}' (presets: {}; or a path to a .toml machine file)",
+                    PRESETS.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// A preset name or a path to a TOML machine file.
+    pub fn load(arg: &str) -> Result<Machine, MachineError> {
+        if arg.ends_with(".toml") || std::path::Path::new(arg).is_file() {
+            let text = std::fs::read_to_string(arg)
+                .map_err(|e| MachineError(format!("machine file '{arg}': {e}")))?;
+            Machine::from_toml(&text)
+                .map_err(|e| MachineError(format!("machine file '{arg}': {e}")))
+        } else {
+            Machine::preset(arg)
+        }
+    }
+
+    /// Parse and validate a TOML machine description.
+    pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
+        let f: MachineFile = toml::from_str(text)
+            .map_err(|e| MachineError(e.message().to_string() + &span_hint(text, e.span())))?;
+        let mut m = match &f.base {
+            Some(b) => Machine::preset(b)?,
+            None => {
+                let cpus = f.cpus.ok_or_else(|| {
+                    MachineError("missing key 'cpus' (or give 'base' = a preset)".into())
+                })?;
+                Machine::p3("custom", cpus, 1, 700, 2048, CostParams::p3_smp(), 10)
+            }
+        };
+        if let Some(v) = f.name {
+            m.name = v;
+        }
+        let topo_changed = f.cpus.is_some() || f.nodes.is_some();
+        if let Some(v) = f.cpus {
+            m.cpus = v;
+        }
+        if let Some(v) = f.nodes {
+            m.nodes = v;
+        }
+        macro_rules! set {
+            ($($k:ident),*) => { $( if let Some(v) = f.$k { m.$k = v; } )* };
+        }
+        set!(mhz, l2_kb, l2_assoc, line_bytes, hz);
+        if m.cpus == 0 {
+            return Err(MachineError(
+                "cpus = 0: a machine needs at least one CPU".into(),
+            ));
+        }
+        if m.cpus > MAX_CPUS {
+            return Err(MachineError(format!(
+                "cpus = {}: at most {MAX_CPUS} CPUs are supported",
+                m.cpus
+            )));
+        }
+        if m.nodes == 0 || m.cpus % m.nodes != 0 {
+            return Err(MachineError(format!(
+                "nodes = {}: must be ≥ 1 and divide cpus = {} (nodes hold contiguous, equal groups of CPUs)",
+                m.nodes, m.cpus
+            )));
+        }
+        m.fill_nodes();
+        match f.distance {
+            Some(d) => m.distance = d,
+            None if topo_changed || f.remote_distance.is_some() => {
+                m.distance = default_distance(
+                    m.nodes,
+                    f.remote_distance
+                        .unwrap_or(if m.nodes > 1 { 20 } else { 10 }),
+                )
+            }
+            None => {}
+        }
+        if let Some(t) = f.costs {
+            m.costs = m.costs.with_overrides(t)?;
+        }
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// Reject machines the simulator cannot model faithfully.
+    pub fn validate(&self) -> Result<(), MachineError> {
+        let err = |s: String| Err(MachineError(s));
+        if self.cpus == 0 || self.cpus > MAX_CPUS {
+            return err(format!("cpus = {}: must be 1..={MAX_CPUS}", self.cpus));
+        }
+        if self.mhz == 0 || self.mhz > 100_000 {
+            return err(format!("mhz = {}: must be 1..=100000", self.mhz));
+        }
+        if !(1..=10_000).contains(&self.hz) {
+            return err(format!("hz = {}: must be 1..=10000", self.hz));
+        }
+        if !self.line_bytes.is_power_of_two() || !(16..=512).contains(&self.line_bytes) {
+            return err(format!(
+                "line_bytes = {}: must be a power of two in 16..=512",
+                self.line_bytes
+            ));
+        }
+        let way = self.l2_assoc as u64 * self.line_bytes as u64;
+        let bytes = self.l2_kb as u64 * 1024;
+        if self.l2_assoc == 0
+            || self.l2_kb == 0
+            || bytes % way != 0
+            || !(bytes / way).is_power_of_two()
+        {
+            return err(format!(
+                "l2_kb = {}, l2_assoc = {}: the cache must hold a power-of-two number of sets of {}-byte lines",
+                self.l2_kb, self.l2_assoc, self.line_bytes
+            ));
+        }
+        if self.distance.len() != self.nodes {
+            return err(format!(
+                "distance: {} rows for {} nodes (must be nodes × nodes)",
+                self.distance.len(),
+                self.nodes
+            ));
+        }
+        for (a, row) in self.distance.iter().enumerate() {
+            if row.len() != self.nodes {
+                return err(format!(
+                    "distance row {a}: {} entries for {} nodes",
+                    row.len(),
+                    self.nodes
+                ));
+            }
+            if row[a] != 10 {
+                return err(format!(
+                    "distance[{a}][{a}] = {}: a node's distance to itself must be 10",
+                    row[a]
+                ));
+            }
+            for (b, &d) in row.iter().enumerate() {
+                if d != self.distance[b][a] {
+                    return err(format!(
+                        "distance is asymmetric: [{a}][{b}] = {d} but [{b}][{a}] = {}",
+                        self.distance[b][a]
+                    ));
+                }
+                if a != b && !(10..=255).contains(&d) {
+                    return err(format!(
+                        "distance[{a}][{b}] = {d}: remote distances must be 10..=255"
+                    ));
+                }
+            }
+        }
+        self.costs.validate()
+    }
+}
+
+fn default_distance(nodes: usize, remote: u32) -> Vec<Vec<u32>> {
+    (0..nodes)
+        .map(|a| {
+            (0..nodes)
+                .map(|b| if a == b { 10 } else { remote })
+                .collect()
+        })
+        .collect()
+}
+
+fn span_hint(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(s) => {
+            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+            format!(" (line {line})")
+        }
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid() {
+        for n in ["up", "smp-1", "smp-2", "smp-8", "smp-64", "numa-4x4"] {
+            let m = Machine::preset(n).unwrap();
+            m.validate().unwrap();
+        }
+        let m = Machine::preset("numa-4x4").unwrap();
+        assert_eq!((m.cpus, m.nodes, m.mhz, m.l2_kb), (16, 4, 450, 512));
+        assert_eq!(m.node_of[5], 1);
+        assert_eq!(m.node_of[15], 3);
+    }
+
+    #[test]
+    fn bad_presets_are_named() {
+        assert!(Machine::preset("smp-0").unwrap_err().0.contains("1..=64"));
+        assert!(Machine::preset("smp-x").unwrap_err().0.contains("'x'"));
+        assert!(Machine::preset("vax")
+            .unwrap_err()
+            .0
+            .contains("unknown machine 'vax'"));
+    }
+
+    #[test]
+    fn toml_machines_are_validated() {
+        let m =
+            Machine::from_toml("base = \"numa-4x4\"\nmhz = 500\n[costs]\nipi_latency_ns = 3000\n")
+                .unwrap();
+        assert_eq!(m.mhz, 500);
+        assert_eq!(m.costs.ipi_latency_ns, 3000);
+        let m =
+            Machine::from_toml("cpus = 4\nnodes = 2\ndistance = [[10, 30], [30, 10]]\n").unwrap();
+        assert_eq!(m.node_of, vec![0, 0, 1, 1]);
+        let cases = [
+            ("cpus = 0", "cpus = 0"),
+            ("cpus = 6\nnodes = 4", "divide"),
+            (
+                "cpus = 4\nnodes = 2\ndistance = [[10, 30], [20, 10]]",
+                "asymmetric",
+            ),
+            (
+                "cpus = 4\nnodes = 2\ndistance = [[10, 30, 30], [30, 10]]",
+                "row 0",
+            ),
+            (
+                "cpus = 4\nnodes = 2\ndistance = [[10, 30]]",
+                "1 rows for 2 nodes",
+            ),
+            (
+                "cpus = 4\nnodes = 2\ndistance = [[12, 30], [30, 10]]",
+                "itself must be 10",
+            ),
+            ("cpus = 4\nspeed = 3", "unknown field `speed`"),
+            ("base = \"smp-8\"\n[costs]\nwarp = 1", "warp"),
+            ("cpus = \"four\"", "invalid type"),
+            ("mhz = 700", "missing key 'cpus'"),
+            ("base = \"smp-8\"\nl2_kb = 3", "power-of-two number of sets"),
+        ];
+        for (text, want) in cases {
+            let e = Machine::from_toml(text).unwrap_err().0;
+            assert!(e.contains(want), "{text:?}: got {e:?}, want {want:?}");
+        }
+    }
+}

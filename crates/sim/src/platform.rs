@@ -1,0 +1,368 @@
+//! The simulator's platform: turns a policy's locks, memory accesses and work into
+//! virtual time on the CPU it runs on.
+//!
+//! A policy call runs atomically at one event, but its *cost* advances a per-call
+//! cursor: each [`Work`] adds cycles, each [`Platform::touch`] adds the latency the
+//! coherence model gives, and each lock acquire first waits until the modelled lock is
+//! free. Locks are granted in the order of the events that want them (a FIFO spinlock
+//! in virtual time): an acquire at cursor `t` of a lock released at `free_at > t` spins
+//! until `free_at`, burning its CPU. Every acquire and release is recorded, as
+//! Lockmeter did.
+//!
+//! Cache lines follow a MESI-like model with one state per line: which CPUs hold a
+//! copy and which one (if any) holds it modified. A read that misses is served by the
+//! modified copy's cache (cache-to-cache transfer) or by memory on the line's home
+//! node (node 0: the kernel of the NUMA study kept its data there); a write to a line
+//! others hold invalidates them. Capacity and set conflicts are not modelled yet; every
+//! task's line has its 8 KB-aligned task-structure address ready for that model.
+
+use crate::cost::CostModel;
+use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
+use std::cell::{Cell, RefCell};
+
+/// Lockmeter-style statistics of one lock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LockStats {
+    pub name: String,
+    pub acquisitions: u64,
+    /// Acquisitions that had to wait.
+    pub contended: u64,
+    pub trylock_failures: u64,
+    pub hold_total_ns: u64,
+    pub hold_max_ns: u64,
+    pub wait_total_ns: u64,
+    pub wait_max_ns: u64,
+}
+
+#[derive(Debug)]
+struct LockState {
+    stats: LockStats,
+    /// Virtual time the current or last holder releases it.
+    free_at: u64,
+    acquired_at: u64,
+    /// CPU that last held it (its lock word is in that CPU's cache).
+    last_cpu: Option<CpuId>,
+}
+
+const NO_OWNER: u8 = u8::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct LineState {
+    sharers: u64,
+    dirty: u8,
+}
+
+/// Base virtual address of the first task block (the 2.4 kernel maps physical memory at 0xC0000000).
+pub const TASK_BASE: u64 = 0xC100_0000;
+/// Task structure + kernel stack block: 8 KB, 8 KB-aligned.
+pub const TASK_BLOCK: u64 = 8192;
+
+/// The platform for one simulation.
+pub struct SimPlatform {
+    cpu: Cell<CpuId>,
+    cursor: Cell<u64>,
+    pub cost: CostModel,
+    node_of: Vec<usize>,
+    locks: RefCell<Vec<LockState>>,
+    lines: RefCell<Vec<LineState>>,
+    task_lines: usize,
+    queue_lines: usize,
+    resched: RefCell<Vec<CpuId>>,
+    /// Address of each task's structure (`task_addr[id]`).
+    task_addr: RefCell<Vec<u64>>,
+}
+
+impl SimPlatform {
+    pub fn new(cost: CostModel, node_of: Vec<usize>, task_capacity: usize) -> SimPlatform {
+        let ncpus = node_of.len();
+        // Queue lines: enough for one run queue per CPU plus a global one.
+        let queue_lines = ncpus + 1;
+        let nlines = task_capacity + queue_lines + ncpus;
+        SimPlatform {
+            cpu: Cell::new(0),
+            cursor: Cell::new(0),
+            cost,
+            node_of,
+            locks: RefCell::new(Vec::new()),
+            lines: RefCell::new(vec![
+                LineState {
+                    sharers: 0,
+                    dirty: NO_OWNER
+                };
+                nlines
+            ]),
+            task_lines: task_capacity,
+            queue_lines,
+            resched: RefCell::new(Vec::with_capacity(64)),
+            task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
+        }
+    }
+
+    /// Start a policy call on `cpu` at virtual time `now`.
+    #[inline]
+    pub fn begin(&self, cpu: CpuId, now: u64) {
+        self.cpu.set(cpu);
+        self.cursor.set(now);
+    }
+    /// Virtual time reached by the work charged so far.
+    #[inline]
+    pub fn cursor(&self) -> u64 {
+        self.cursor.get()
+    }
+    #[inline]
+    pub fn advance(&self, ns: u64) {
+        self.cursor.set(self.cursor.get() + ns);
+    }
+    /// Take the reschedule requests made since the last call into `out`.
+    #[inline]
+    pub fn drain_resched(&self, out: &mut Vec<CpuId>) {
+        out.clear();
+        out.append(&mut self.resched.borrow_mut());
+    }
+    pub fn lock_stats(&self) -> Vec<LockStats> {
+        self.locks
+            .borrow()
+            .iter()
+            .map(|l| l.stats.clone())
+            .collect()
+    }
+    /// Record the task-structure address of a new task: 8 KB blocks handed out in
+    /// order, as the buddy allocator does on a freshly booted machine.
+    pub fn alloc_task_struct(&self, id: TaskId) -> u64 {
+        let mut a = self.task_addr.borrow_mut();
+        debug_assert_eq!(a.len(), id as usize);
+        let addr = TASK_BASE + id as u64 * TASK_BLOCK;
+        a.push(addr);
+        addr
+    }
+    pub fn task_struct_addr(&self, id: TaskId) -> u64 {
+        self.task_addr.borrow()[id as usize]
+    }
+
+    #[inline]
+    fn line_index(&self, line: Line) -> usize {
+        match line {
+            Line::Task(t) => t as usize,
+            Line::Queue(q) => self.task_lines + q.min(self.queue_lines - 1),
+            Line::CpuData(c) => self.task_lines + self.queue_lines + c,
+        }
+    }
+
+    /// Latency of `cpu` accessing a line in state `st`, and the new state.
+    #[inline]
+    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access) -> u64 {
+        let me = 1u64 << cpu;
+        let node = self.node_of[cpu];
+        let miss = |st: &LineState| -> u64 {
+            if st.dirty != NO_OWNER && st.dirty as usize != cpu {
+                self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
+            } else {
+                self.cost.memory_ns(0, node)
+            }
+        };
+        match access {
+            Access::Read => {
+                if st.sharers & me != 0 {
+                    return self.cost.l2_hit_ns;
+                }
+                let ns = miss(st);
+                st.sharers |= me;
+                st.dirty = NO_OWNER;
+                ns
+            }
+            Access::Write => {
+                let ns = if st.dirty as usize == cpu || st.sharers == me {
+                    self.cost.l2_hit_ns
+                } else if st.sharers & me != 0 {
+                    // Upgrade: invalidate the other sharers; the farthest one sets the latency.
+                    let mut worst = 0;
+                    let mut others = st.sharers & !me;
+                    while others != 0 {
+                        let c = others.trailing_zeros() as usize;
+                        worst = worst.max(self.cost.transfer_ns(self.node_of[c], node));
+                        others &= others - 1;
+                    }
+                    worst
+                } else {
+                    miss(st)
+                };
+                st.sharers = me;
+                st.dirty = cpu as u8;
+                ns
+            }
+        }
+    }
+
+    fn lock_acquire(&self, id: usize, try_only: bool) -> bool {
+        let cpu = self.cpu.get();
+        let mut locks = self.locks.borrow_mut();
+        let l = &mut locks[id];
+        let now = self.cursor.get();
+        if l.free_at > now {
+            if try_only {
+                l.stats.trylock_failures += 1;
+                return false;
+            }
+            l.stats.contended += 1;
+        }
+        let start = now.max(l.free_at);
+        let wait = start - now;
+        // The lock word moves to this CPU's cache unless it is already there.
+        let handoff = match l.last_cpu {
+            Some(c) if c != cpu => self.cost.transfer_ns(self.node_of[c], self.node_of[cpu]),
+            Some(_) => 0,
+            None => self.cost.memory_ns(0, self.node_of[cpu]),
+        };
+        let got = start + handoff + self.cost.lock_ns;
+        l.stats.acquisitions += 1;
+        l.stats.wait_total_ns += wait;
+        l.stats.wait_max_ns = l.stats.wait_max_ns.max(wait);
+        l.acquired_at = got;
+        l.last_cpu = Some(cpu);
+        // Mark busy until released (a nested acquire by another call sees it held).
+        l.free_at = u64::MAX;
+        self.cursor.set(got);
+        true
+    }
+
+    fn lock_release(&self, id: usize) {
+        let mut locks = self.locks.borrow_mut();
+        let l = &mut locks[id];
+        let now = self.cursor.get();
+        let hold = now - l.acquired_at;
+        l.stats.hold_total_ns += hold;
+        l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
+        l.free_at = now;
+    }
+}
+
+/// A lock in virtual time, guarding `T`.
+pub struct SimLock<T> {
+    id: usize,
+    data: RefCell<T>,
+}
+
+impl<T> SchedLock<T, SimPlatform> for SimLock<T> {
+    #[inline]
+    fn with<R>(&self, p: &SimPlatform, f: impl FnOnce(&mut T) -> R) -> R {
+        p.lock_acquire(self.id, false);
+        let r = f(&mut self.data.borrow_mut());
+        p.lock_release(self.id);
+        r
+    }
+    #[inline]
+    fn try_with<R>(&self, p: &SimPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        if !p.lock_acquire(self.id, true) {
+            return None;
+        }
+        let r = f(&mut self.data.borrow_mut());
+        p.lock_release(self.id);
+        Some(r)
+    }
+    #[inline]
+    fn peek<R>(&self, p: &SimPlatform, f: impl FnOnce(&T) -> R) -> R {
+        p.advance(p.cost.l2_hit_ns);
+        f(&self.data.borrow())
+    }
+    fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.data.borrow())
+    }
+}
+
+impl Platform for SimPlatform {
+    type Lock<T> = SimLock<T>;
+
+    fn new_lock<T>(&self, name: &str, value: T) -> SimLock<T> {
+        let mut locks = self.locks.borrow_mut();
+        locks.push(LockState {
+            stats: LockStats {
+                name: name.to_string(),
+                ..LockStats::default()
+            },
+            free_at: 0,
+            acquired_at: 0,
+            last_cpu: None,
+        });
+        SimLock {
+            id: locks.len() - 1,
+            data: RefCell::new(value),
+        }
+    }
+    #[inline]
+    fn this_cpu(&self) -> CpuId {
+        self.cpu.get()
+    }
+    #[inline]
+    fn now(&self) -> u64 {
+        self.cursor.get()
+    }
+    #[inline]
+    fn charge(&self, work: Work) {
+        self.advance(self.cost.work(work));
+    }
+    #[inline]
+    fn touch(&self, line: Line, access: Access) {
+        let i = self.line_index(line);
+        let ns = {
+            let mut lines = self.lines.borrow_mut();
+            self.access(&mut lines[i], self.cpu.get(), access)
+        };
+        self.advance(ns);
+    }
+    #[inline]
+    fn resched(&self, cpu: CpuId) {
+        self.resched.borrow_mut().push(cpu);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Machine;
+
+    fn plat(machine: &str) -> SimPlatform {
+        let m = Machine::preset(machine).unwrap();
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16)
+    }
+
+    #[test]
+    fn contended_lock_waits_and_is_accounted() {
+        let p = plat("smp-8");
+        let l = p.new_lock("rq", 0u32);
+        p.begin(0, 1000);
+        l.with(&p, |_| p.advance(500));
+        let released = p.cursor();
+        // CPU 1 wants it before it was released: waits until `released`.
+        p.begin(1, 1100);
+        assert!(
+            l.try_with(&p, |_| ()).is_none(),
+            "trylock of a held lock fails"
+        );
+        p.begin(1, 1100);
+        l.with(&p, |_| ());
+        assert!(p.cursor() >= released + p.cost.transfer_ns(0, 0));
+        let s = &p.lock_stats()[0];
+        assert_eq!((s.acquisitions, s.contended, s.trylock_failures), (2, 1, 1));
+        assert_eq!(s.wait_total_ns, released - 1100);
+        assert_eq!(s.hold_max_ns, 500);
+    }
+
+    #[test]
+    fn coherence_charges_transfers_and_hits() {
+        let p = plat("numa-4x4");
+        p.begin(0, 0);
+        p.touch(Line::Task(3), Access::Write); // memory, local to node 0
+        assert_eq!(p.cursor(), 250);
+        p.touch(Line::Task(3), Access::Read); // hit
+        assert_eq!(p.cursor(), 250 + p.cost.l2_hit_ns);
+        p.begin(4, 0); // node 1 reads a line dirty on node 0: remote transfer
+        p.touch(Line::Task(3), Access::Read);
+        assert_eq!(p.cursor(), 2500);
+        p.begin(4, 0); // now shared: hit
+        p.touch(Line::Task(3), Access::Read);
+        assert_eq!(p.cursor(), p.cost.l2_hit_ns);
+        p.begin(0, 0); // upgrade invalidates the node-1 copy
+        p.touch(Line::Task(3), Access::Write);
+        assert_eq!(p.cursor(), 2500);
+    }
+}

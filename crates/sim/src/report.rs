@@ -1,0 +1,211 @@
+//! The result of one simulation, as JSON (stable field names) or readable text.
+//!
+//! Everything except `wall_s` and `events_per_sec` is a pure function of
+//! (machine, policy, workload, seed): those two are wall-clock figures, kept apart so
+//! that determinism can be checked by comparing the rest byte for byte.
+
+use crate::platform::LockStats;
+use serde::Serialize;
+use std::fmt::Write;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueLen {
+    /// Mean over timer-tick samples of the mean length of the policy's run queues
+    /// (tasks linked on a queue, including a running task the policy keeps linked).
+    pub mean: f64,
+    pub max: u64,
+    /// Mean over samples of the standard deviation of the per-queue lengths
+    /// (the PMQS authors' measure of imbalance; 0 for one queue).
+    pub stddev_mean: f64,
+    pub samples: u64,
+}
+
+/// Lockmeter-style report of one lock (instances with one name are aggregated).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LockReport {
+    pub name: String,
+    pub instances: u32,
+    pub acquisitions: u64,
+    /// Acquisitions that had to spin, in percent.
+    pub contention_pct: f64,
+    pub trylock_failures: u64,
+    pub hold_mean_ns: f64,
+    pub hold_max_ns: u64,
+    pub wait_mean_ns: f64,
+    pub wait_max_ns: u64,
+    /// Fraction of virtual time the lock was held (mean over instances), in percent.
+    pub utilisation_pct: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub machine: String,
+    pub cpus: usize,
+    pub policy: String,
+    pub workload: String,
+    pub seed: u64,
+    /// The workload's metric per virtual second.
+    pub throughput: f64,
+    pub throughput_unit: String,
+    /// Counted units (messages, round trips) completed.
+    pub completed: u64,
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub tasks: u64,
+    pub virtual_ns: u64,
+    pub sim_events: u64,
+    pub wall_s: f64,
+    pub events_per_sec: f64,
+    pub context_switches: u64,
+    pub migrations: u64,
+    pub ipis: u64,
+    pub schedule_calls: u64,
+    /// Non-idle CPU time (user + kernel + spinning) over CPUs × virtual time, in percent.
+    pub cpu_busy_pct: f64,
+    /// Time CPUs spent spinning on locks, summed over CPUs.
+    pub lock_spin_ns: u64,
+    pub wakeup_latency_ns: Latency,
+    pub runqueue_len: QueueLen,
+    pub locks: Vec<LockReport>,
+}
+
+impl Report {
+    pub fn lock_reports(stats: &[LockStats], virtual_ns: u64) -> Vec<LockReport> {
+        let mut out: Vec<LockReport> = Vec::new();
+        let mut hold_total: Vec<u64> = Vec::new();
+        let mut wait_total: Vec<u64> = Vec::new();
+        let mut contended: Vec<u64> = Vec::new();
+        for s in stats {
+            let i = match out.iter().position(|r| r.name == s.name) {
+                Some(i) => i,
+                None => {
+                    out.push(LockReport {
+                        name: s.name.clone(),
+                        instances: 0,
+                        acquisitions: 0,
+                        contention_pct: 0.0,
+                        trylock_failures: 0,
+                        hold_mean_ns: 0.0,
+                        hold_max_ns: 0,
+                        wait_mean_ns: 0.0,
+                        wait_max_ns: 0,
+                        utilisation_pct: 0.0,
+                    });
+                    hold_total.push(0);
+                    wait_total.push(0);
+                    contended.push(0);
+                    out.len() - 1
+                }
+            };
+            let r = &mut out[i];
+            r.instances += 1;
+            r.acquisitions += s.acquisitions;
+            r.trylock_failures += s.trylock_failures;
+            r.hold_max_ns = r.hold_max_ns.max(s.hold_max_ns);
+            r.wait_max_ns = r.wait_max_ns.max(s.wait_max_ns);
+            hold_total[i] += s.hold_total_ns;
+            wait_total[i] += s.wait_total_ns;
+            contended[i] += s.contended;
+        }
+        for (i, r) in out.iter_mut().enumerate() {
+            let n = r.acquisitions.max(1) as f64;
+            r.contention_pct = round3(100.0 * contended[i] as f64 / n);
+            r.hold_mean_ns = round3(hold_total[i] as f64 / n);
+            r.wait_mean_ns = round3(wait_total[i] as f64 / n);
+            r.utilisation_pct = round3(
+                100.0 * hold_total[i] as f64 / (virtual_ns.max(1) as f64 * r.instances as f64),
+            );
+        }
+        out
+    }
+
+    /// A readable summary.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "schedlab sim — {} on {} ({} CPUs), policy {}, seed {}",
+            self.workload, self.machine, self.cpus, self.policy, self.seed
+        );
+        let _ = writeln!(
+            s,
+            "  throughput        {:.1} {}",
+            self.throughput, self.throughput_unit
+        );
+        let _ = writeln!(
+            s,
+            "  completed         {} in {:.6} virtual s",
+            self.completed,
+            self.virtual_ns as f64 / 1e9
+        );
+        let _ = writeln!(
+            s,
+            "  messages          {} sent, {} received; {} tasks",
+            self.messages_sent, self.messages_received, self.tasks
+        );
+        let _ = writeln!(
+            s,
+            "  context switches  {}   migrations {}   IPIs {}   schedule() calls {}",
+            self.context_switches, self.migrations, self.ipis, self.schedule_calls
+        );
+        let _ = writeln!(
+            s,
+            "  CPU busy          {:.1} %   lock spinning {:.3} ms (all CPUs)",
+            self.cpu_busy_pct,
+            self.lock_spin_ns as f64 / 1e6
+        );
+        let l = &self.wakeup_latency_ns;
+        let _ = writeln!(
+            s,
+            "  wake-up latency   p50 {} ns  p99 {} ns  max {} ns  ({} wake-ups)",
+            l.p50, l.p99, l.max, l.count
+        );
+        let q = &self.runqueue_len;
+        let _ = writeln!(
+            s,
+            "  run-queue length  mean {:.2}  max {}  per-queue stddev {:.2}",
+            q.mean, q.max, q.stddev_mean
+        );
+        let _ = writeln!(
+            s,
+            "  locks             {:<16} {:>5} {:>12} {:>9} {:>10} {:>10} {:>10} {:>7}",
+            "name",
+            "inst",
+            "acquisitions",
+            "contend%",
+            "hold mean",
+            "hold max",
+            "wait mean",
+            "util%"
+        );
+        for r in &self.locks {
+            let _ = writeln!(
+                s,
+                "                    {:<16} {:>5} {:>12} {:>9.2} {:>8.0}ns {:>8}ns {:>8.0}ns {:>7.2}",
+                r.name, r.instances, r.acquisitions, r.contention_pct, r.hold_mean_ns, r.hold_max_ns, r.wait_mean_ns, r.utilisation_pct
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  simulator         {} events in {:.3} s wall = {:.2} M events/s",
+            self.sim_events,
+            self.wall_s,
+            self.events_per_sec / 1e6
+        );
+        s
+    }
+}
+
+/// Round to 3 decimals so JSON stays readable (deterministic: same input, same bits).
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,273 @@
+//! Chat: the IBM LTC chat-room benchmark (`lbs.sourceforge.net`), VolanoMark without Java.
+//!
+//! `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300]`
+//!
+//! A client process and a server process talk over loopback TCP. Each room has
+//! `users` users (20 in the original); each user is one connection served by **four
+//! threads**:
+//!
+//! | task | process | program |
+//! |------|---------|---------|
+//! | `client_send`    | client (mm 1) | `Loop M { [Compute think]; Send c2s[u] }` |
+//! | `server_receive` | server (mm 2) | `Loop M { Recv c2s[u]; [Compute work]; Send queue[v] for each other user v of the room }` |
+//! | `server_send`    | server (mm 2) | `Loop M·(users−1) { Recv queue[u]; Send s2c[u] }` |
+//! | `client_receive` | client (mm 1) | `Loop M·(users−1) { Recv s2c[u] }` — **counted** |
+//!
+//! So every message a user sends is broadcast to the other `users − 1` users of its
+//! room: with the defaults a room delivers 20·M·19 messages (M = 100 → 38,000). The
+//! metric counts the deliveries to `client_receive` ("messages/s"), as the original
+//! client reports. All receives are blocking, so the scheduler runs extremely often.
+//!
+//! **Channels.** User `u` (global index `room·users + i`) owns three channels:
+//! `c2s[u] = 3u` (its TCP connection, client → server), `queue[u] = 3u + 1` (the
+//! server-internal hand-off from every other user's `server_receive` to `u`'s
+//! `server_send`) and `s2c[u] = 3u + 2` (the connection, server → client). Every
+//! channel has exactly one receiver. `expected_messages` counts the messages of all
+//! three: `R·users·M·(1 + 2·(users−1))`.
+//!
+//! **Costs.** Almost all of Chat's cost is kernel time — socket sends and blocking
+//! receives, wake-ups and context switches — which the engines charge per `Send` and
+//! `Recv` themselves. The user-mode compute in the programs is therefore small: `work`
+//! cycles (default [`DEFAULT_WORK`]) per message in `server_receive` for the broadcast
+//! loop's bookkeeping (looking up the room's members), and an optional client think
+//! time `think` (default 0) before each send.
+//!
+//! **Start-up.** The root task is the client launcher (mm 1). It spawns, in order:
+//! every server task (per user `server_send` then `server_receive` — the server is
+//! listening before any client connects), then every `client_receive`, then every
+//! `client_send`, i.e. downstream stages before the stages that feed them, so no task
+//! starts sending while its consumers do not yet exist. Channels are unbounded, so the
+//! order affects timing only, never correctness. The root then exits:
+//! `expected_tasks = 4·users·R + 1` (80R + 1 with the default 20 users).
+
+use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use schedlab_core::spec::Spec;
+use schedlab_core::SpecError;
+use std::ops::RangeInclusive;
+
+/// Address space of the client process (client tasks and the root).
+pub const CLIENT_MM: u32 = 1;
+/// Address space of the server process.
+pub const SERVER_MM: u32 = 2;
+/// Default user-mode cycles `server_receive` spends per message on broadcast bookkeeping.
+pub const DEFAULT_WORK: u64 = 300;
+
+/// Keys accepted in a `chat:` spec, in canonical order.
+pub const KEYS: &[&str] = &["rooms", "messages", "users", "bytes", "think", "work"];
+
+const ROOMS: RangeInclusive<u32> = 1..=1000;
+const MESSAGES: RangeInclusive<u32> = 1..=1_000_000;
+const USERS: RangeInclusive<u32> = 2..=1000;
+const BYTES: RangeInclusive<u32> = 1..=1 << 20;
+const CYCLES: RangeInclusive<u64> = 0..=10_000_000_000;
+
+/// Parameters of a Chat run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChatParams {
+    /// Chat rooms R (1..=1000).
+    pub rooms: u32,
+    /// Messages each user sends, M (1..=1,000,000).
+    pub messages: u32,
+    /// Users per room (2..=1000; 20 in the original).
+    pub users: u32,
+    /// Message size in bytes (100 in the original).
+    pub bytes: u32,
+    /// Client think time before each send, in cycles (0 = none).
+    pub think: u64,
+    /// Server user-mode cycles per received message (broadcast bookkeeping).
+    pub work: u64,
+}
+
+impl Default for ChatParams {
+    fn default() -> Self {
+        ChatParams {
+            rooms: 10,
+            messages: 100,
+            users: 20,
+            bytes: 100,
+            think: 0,
+            work: DEFAULT_WORK,
+        }
+    }
+}
+
+impl ChatParams {
+    /// Read the parameters from a parsed `chat:` spec (consumes and finishes it).
+    pub fn from_spec(spec: &mut Spec) -> Result<ChatParams, SpecError> {
+        let d = ChatParams::default();
+        let p = ChatParams {
+            rooms: spec.get("rooms", d.rooms, ROOMS)?,
+            messages: spec.get("messages", d.messages, MESSAGES)?,
+            users: spec.get("users", d.users, USERS)?,
+            bytes: spec.get("bytes", d.bytes, BYTES)?,
+            think: spec.get("think", d.think, CYCLES)?,
+            work: spec.get("work", d.work, CYCLES)?,
+        };
+        spec.finish(KEYS)?;
+        Ok(p)
+    }
+
+    /// Check every parameter against its accepted range.
+    pub fn check(&self) -> Result<(), SpecError> {
+        check_range("chat", "rooms", self.rooms, &ROOMS)?;
+        check_range("chat", "messages", self.messages, &MESSAGES)?;
+        check_range("chat", "users", self.users, &USERS)?;
+        check_range("chat", "bytes", self.bytes, &BYTES)?;
+        check_range("chat", "think", self.think, &CYCLES)?;
+        check_range("chat", "work", self.work, &CYCLES)
+    }
+
+    /// Canonical spec: `rooms` and `messages` always, other keys when not default.
+    pub fn canonical(&self) -> String {
+        let d = ChatParams::default();
+        let mut s = format!("chat:rooms={},messages={}", self.rooms, self.messages);
+        if self.users != d.users {
+            s += &format!(",users={}", self.users);
+        }
+        if self.bytes != d.bytes {
+            s += &format!(",bytes={}", self.bytes);
+        }
+        if self.think != d.think {
+            s += &format!(",think={}", self.think);
+        }
+        if self.work != d.work {
+            s += &format!(",work={}", self.work);
+        }
+        s
+    }
+
+    /// Build the workload (see the module documentation for its shape).
+    pub fn build(&self) -> Result<Workload, SpecError> {
+        self.check()?;
+        let &ChatParams {
+            rooms,
+            messages: m,
+            users,
+            bytes,
+            think,
+            work,
+        } = self;
+        let nusers = rooms * users; // ≤ 10^6
+        let c2s = |u: u32| 3 * u;
+        let queue = |u: u32| 3 * u + 1;
+        let s2c = |u: u32| 3 * u + 2;
+        // ≤ 10^6 · 999 < 2^32, guaranteed by the ranges.
+        let fanout = m * (users - 1);
+
+        // Program ids: 0 = root, then 1 + 4u + role in role order below.
+        const CLIENT_SEND: u32 = 0;
+        const SERVER_RECEIVE: u32 = 1;
+        const SERVER_SEND: u32 = 2;
+        const CLIENT_RECEIVE: u32 = 3;
+        let prog = |u: u32, role: u32| 1 + 4 * u + role;
+
+        let mut programs = Vec::with_capacity(1 + 4 * nusers as usize);
+        let mut body = Vec::with_capacity(users as usize + 1);
+
+        // Root: servers, then client receivers, then client senders.
+        let mut root = Vec::with_capacity(4 * nusers as usize + 1);
+        for u in 0..nusers {
+            for role in [SERVER_SEND, SERVER_RECEIVE] {
+                root.push(Op::Spawn {
+                    program: prog(u, role),
+                    params: in_mm(SERVER_MM),
+                });
+            }
+        }
+        for role in [CLIENT_RECEIVE, CLIENT_SEND] {
+            for u in 0..nusers {
+                root.push(Op::Spawn {
+                    program: prog(u, role),
+                    params: in_mm(CLIENT_MM),
+                });
+            }
+        }
+        root.push(Op::Exit);
+        programs.push(Program {
+            role: "root".into(),
+            ops: root,
+        });
+
+        for u in 0..nusers {
+            let room_first = u / users * users;
+
+            // client_send
+            body.clear();
+            if think > 0 {
+                body.push(Op::Compute { cycles: think });
+            }
+            body.push(Op::Send {
+                chan: c2s(u),
+                bytes,
+            });
+            let mut ops = Vec::with_capacity(1 + body.len());
+            push_loop(&mut ops, m, &body);
+            programs.push(Program {
+                role: "client_send".into(),
+                ops,
+            });
+
+            // server_receive: broadcast to the other users of the room.
+            body.clear();
+            body.push(Op::Recv { chan: c2s(u) });
+            if work > 0 {
+                body.push(Op::Compute { cycles: work });
+            }
+            for v in (room_first..room_first + users).filter(|&v| v != u) {
+                body.push(Op::Send {
+                    chan: queue(v),
+                    bytes,
+                });
+            }
+            let mut ops = Vec::with_capacity(1 + body.len());
+            push_loop(&mut ops, m, &body);
+            programs.push(Program {
+                role: "server_receive".into(),
+                ops,
+            });
+
+            // server_send
+            let mut ops = Vec::with_capacity(3);
+            push_loop(
+                &mut ops,
+                fanout,
+                &[
+                    Op::Recv { chan: queue(u) },
+                    Op::Send {
+                        chan: s2c(u),
+                        bytes,
+                    },
+                ],
+            );
+            programs.push(Program {
+                role: "server_send".into(),
+                ops,
+            });
+
+            // client_receive
+            let mut ops = Vec::with_capacity(2);
+            push_loop(&mut ops, fanout, &[Op::Recv { chan: s2c(u) }]);
+            programs.push(Program {
+                role: "client_receive".into(),
+                ops,
+            });
+        }
+
+        let channels = 3 * nusers;
+        let counted = (0..channels).map(|c| c % 3 == 2).collect();
+        let (nu, m, users) = (nusers as u64, m as u64, users as u64);
+        Ok(Workload {
+            spec: self.canonical(),
+            programs,
+            channels,
+            root: 0,
+            root_params: in_mm(CLIENT_MM),
+            metric: Metric {
+                unit: "messages/s".into(),
+                counted,
+            },
+            expected_messages: nu * m * (1 + 2 * (users - 1)),
+            expected_tasks: 4 * nu + 1,
+        })
+    }
+}

@@ -1,0 +1,180 @@
+//! hackbench: Rusty Russell's scheduler stress test (chat-like, no TCP).
+//!
+//! `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]`
+//!
+//! `G` groups of `fds` senders and `fds` receivers (20 + 20 in the original). Receiver
+//! `j` of group `g` owns one channel (its end of a `socketpair`), `g·fds + j`. Every
+//! sender of the group writes `loops` messages of `bytes` bytes to every receiver of
+//! its group:
+//!
+//! | task | program |
+//! |------|---------|
+//! | `sender`   | `Loop L { Send ch[g][0]; …; Send ch[g][fds−1] }` |
+//! | `receiver` | `Loop fds·L { Recv ch[g][j] }` — **counted** ("messages/s") |
+//!
+//! `expected_messages = G·fds²·L`; `expected_tasks = 2·fds·G + 1`.
+//!
+//! **Processes or threads.** With `threads=0` (the default, as the original) every
+//! task is a forked process with its own address space (the root has mm 1, the k-th
+//! spawned task mm `2 + k`); with `threads=1` all tasks, root included, share mm 1.
+//!
+//! **Start-up.** The root spawns the receivers of all groups, then the senders of all
+//! groups, then exits. The original forks receivers before senders per group and holds
+//! everyone at a ready/wake-fd barrier until all are created; there is no barrier here
+//! (it would need a multi-receiver channel), so spawning every consumer before any
+//! producer is the closest order. All user-mode work of hackbench is negligible; its
+//! cost is the kernel's, charged by the engines per `Send`/`Recv`.
+
+use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use schedlab_core::spec::Spec;
+use schedlab_core::SpecError;
+use std::ops::RangeInclusive;
+
+/// Keys accepted in a `hackbench:` spec, in canonical order.
+pub const KEYS: &[&str] = &["groups", "loops", "fds", "bytes", "threads"];
+
+const GROUPS: RangeInclusive<u32> = 1..=1000;
+const LOOPS: RangeInclusive<u32> = 1..=1_000_000;
+const FDS: RangeInclusive<u32> = 1..=1000;
+const BYTES: RangeInclusive<u32> = 1..=1 << 20;
+const THREADS: RangeInclusive<u32> = 0..=1;
+
+/// Parameters of a hackbench run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HackbenchParams {
+    /// Groups G (1..=1000; the original takes it as its argument, commonly 10).
+    pub groups: u32,
+    /// Messages per sender per receiver (1..=1,000,000; default 100).
+    pub loops: u32,
+    /// Senders and receivers per group (1..=1000; default 20).
+    pub fds: u32,
+    /// Message size (default 100).
+    pub bytes: u32,
+    /// `true`: threads of one process; `false`: one process per task (default).
+    pub threads: bool,
+}
+
+impl Default for HackbenchParams {
+    fn default() -> Self {
+        HackbenchParams {
+            groups: 10,
+            loops: 100,
+            fds: 20,
+            bytes: 100,
+            threads: false,
+        }
+    }
+}
+
+impl HackbenchParams {
+    /// Read the parameters from a parsed `hackbench:` spec (consumes and finishes it).
+    pub fn from_spec(spec: &mut Spec) -> Result<HackbenchParams, SpecError> {
+        let d = HackbenchParams::default();
+        let p = HackbenchParams {
+            groups: spec.get("groups", d.groups, GROUPS)?,
+            loops: spec.get("loops", d.loops, LOOPS)?,
+            fds: spec.get("fds", d.fds, FDS)?,
+            bytes: spec.get("bytes", d.bytes, BYTES)?,
+            threads: spec.get("threads", d.threads as u32, THREADS)? == 1,
+        };
+        spec.finish(KEYS)?;
+        Ok(p)
+    }
+
+    /// Check every parameter against its accepted range.
+    pub fn check(&self) -> Result<(), SpecError> {
+        check_range("hackbench", "groups", self.groups, &GROUPS)?;
+        check_range("hackbench", "loops", self.loops, &LOOPS)?;
+        check_range("hackbench", "fds", self.fds, &FDS)?;
+        check_range("hackbench", "bytes", self.bytes, &BYTES)
+    }
+
+    /// Canonical spec: `groups` and `loops` always, other keys when not default.
+    pub fn canonical(&self) -> String {
+        let d = HackbenchParams::default();
+        let mut s = format!("hackbench:groups={},loops={}", self.groups, self.loops);
+        if self.fds != d.fds {
+            s += &format!(",fds={}", self.fds);
+        }
+        if self.bytes != d.bytes {
+            s += &format!(",bytes={}", self.bytes);
+        }
+        if self.threads != d.threads {
+            s += &format!(",threads={}", self.threads as u32);
+        }
+        s
+    }
+
+    /// Build the workload (see the module documentation for its shape).
+    pub fn build(&self) -> Result<Workload, SpecError> {
+        self.check()?;
+        let &HackbenchParams {
+            groups,
+            loops,
+            fds,
+            bytes,
+            threads,
+        } = self;
+        let chan = |g: u32, j: u32| g * fds + j;
+        let ntasks = 2 * groups * fds;
+        // Program ids: 0 = root, 1 + k = the k-th spawned task (receivers, then senders).
+        let mut programs = Vec::with_capacity(1 + ntasks as usize);
+        let mut root = Vec::with_capacity(ntasks as usize + 1);
+        for k in 0..ntasks {
+            let mm = if threads { 1 } else { 2 + k };
+            root.push(Op::Spawn {
+                program: 1 + k,
+                params: in_mm(mm),
+            });
+        }
+        root.push(Op::Exit);
+        programs.push(Program {
+            role: "root".into(),
+            ops: root,
+        });
+
+        for g in 0..groups {
+            for j in 0..fds {
+                let mut ops = Vec::with_capacity(2);
+                // fds·loops ≤ 10^9 < 2^32.
+                push_loop(&mut ops, fds * loops, &[Op::Recv { chan: chan(g, j) }]);
+                programs.push(Program {
+                    role: "receiver".into(),
+                    ops,
+                });
+            }
+        }
+        let mut body = Vec::with_capacity(fds as usize);
+        for g in 0..groups {
+            body.clear();
+            body.extend((0..fds).map(|j| Op::Send {
+                chan: chan(g, j),
+                bytes,
+            }));
+            for _ in 0..fds {
+                let mut ops = Vec::with_capacity(1 + body.len());
+                push_loop(&mut ops, loops, &body);
+                programs.push(Program {
+                    role: "sender".into(),
+                    ops,
+                });
+            }
+        }
+
+        let channels = groups * fds;
+        let (g, f, l) = (groups as u64, fds as u64, loops as u64);
+        Ok(Workload {
+            spec: self.canonical(),
+            programs,
+            channels,
+            root: 0,
+            root_params: in_mm(1),
+            metric: Metric {
+                unit: "messages/s".into(),
+                counted: vec![true; channels as usize],
+            },
+            expected_messages: g * f * f * l,
+            expected_tasks: 2 * g * f + 1,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! Task programs: the engine-neutral description of what a task does.
+//!
+//! A workload is a set of programs over a tiny instruction set — compute, send,
+//! blocking receive, sleep, yield, spawn, exit — plus counted loops. The simulator
+//! interprets them in virtual time; the runtime runs them as real futures (compute
+//! spins, send/receive are real channel operations). Defining a workload once keeps
+//! the two engines comparable.
+
+use schedlab_core::TaskParams;
+
+/// A message channel (a socket or pipe in the original benchmarks): FIFO, unbounded,
+/// any number of senders, normally one receiver.
+pub type ChanId = u32;
+/// Index into [`Workload::programs`].
+pub type ProgId = u32;
+
+/// One instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Run in user mode for `cycles` CPU cycles of the modelled CPU.
+    Compute { cycles: u64 },
+    /// Like `Compute`, with a duration drawn uniformly from `min..=max` cycles by the
+    /// engine's seeded RNG (compile units, think times).
+    ComputeUniform { min: u64, max: u64 },
+    /// Send one `bytes`-byte message on `chan` (a `write`/`send` syscall). Never blocks.
+    Send { chan: ChanId, bytes: u32 },
+    /// Receive one message from `chan`; blocks while it is empty (a blocking `read`).
+    Recv { chan: ChanId },
+    /// Sleep (blocking I/O wait, timer) for `ns` nanoseconds.
+    Sleep { ns: u64 },
+    /// `sched_yield()`.
+    Yield,
+    /// Fork/clone a new task running `program` with `params`; it is woken at once.
+    Spawn { program: ProgId, params: TaskParams },
+    /// Execute the next `body` instructions `count` times (`count` ≥ 1, loops nest).
+    Loop { count: u32, body: u32 },
+    /// Terminate. Implicit at the end of a program.
+    Exit,
+}
+
+/// A task program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Program {
+    /// Role name for reports ("client_send", "sender", ...).
+    pub role: String,
+    pub ops: Vec<Op>,
+}
+
+/// What the throughput metric counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Unit of `throughput`, e.g. `"messages/s"`, `"round trips/s"`.
+    pub unit: String,
+    /// A successful `Recv` on channel `c` counts one unit iff `counted[c]`.
+    pub counted: Vec<bool>,
+}
+
+/// A complete workload: programs, channels and the one root task that starts it all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Canonical spec, e.g. `chat:rooms=10,messages=100` (echoed in reports).
+    pub spec: String,
+    pub programs: Vec<Program>,
+    /// Number of channels, ids `0..channels`.
+    pub channels: u32,
+    /// Program of the root task, started runnable at time 0 (it spawns the others).
+    pub root: ProgId,
+    pub root_params: TaskParams,
+    pub metric: Metric,
+    /// Messages that will have been sent and received when the workload completes
+    /// (for conservation checks).
+    pub expected_messages: u64,
+    /// Tasks that will have existed, including the root.
+    pub expected_tasks: u64,
+}

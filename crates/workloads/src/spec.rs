@@ -1,0 +1,68 @@
+//! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
+
+use crate::{ChatParams, HackbenchParams, PingPongParams, Workload};
+use schedlab_core::spec::Spec;
+use schedlab_core::SpecError;
+
+/// Names accepted by [`parse_workload`].
+pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong"];
+
+/// A parsed workload spec: the benchmark and its parameters, before building.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadSpec {
+    Chat(ChatParams),
+    Hackbench(HackbenchParams),
+    PingPong(PingPongParams),
+}
+
+impl WorkloadSpec {
+    /// Parse `name:key=value,...`. Errors name the offending part: an unknown workload
+    /// lists the known ones, a bad value names key and value, a misspelt key is
+    /// rejected with the accepted keys.
+    pub fn parse(s: &str) -> Result<WorkloadSpec, SpecError> {
+        let mut spec = Spec::parse("workload", s)?;
+        Ok(match spec.name.as_str() {
+            "chat" => WorkloadSpec::Chat(ChatParams::from_spec(&mut spec)?),
+            "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(&mut spec)?),
+            "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(&mut spec)?),
+            other => {
+                return Err(SpecError(format!(
+                    "unknown workload '{other}' (known: {})",
+                    WORKLOAD_NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// Canonical spec string: round-trips through [`WorkloadSpec::parse`]; becomes
+    /// [`Workload::spec`].
+    pub fn canonical(&self) -> String {
+        match self {
+            WorkloadSpec::Chat(p) => p.canonical(),
+            WorkloadSpec::Hackbench(p) => p.canonical(),
+            WorkloadSpec::PingPong(p) => p.canonical(),
+        }
+    }
+
+    /// Build the workload's programs.
+    pub fn build(&self) -> Result<Workload, SpecError> {
+        match self {
+            WorkloadSpec::Chat(p) => p.build(),
+            WorkloadSpec::Hackbench(p) => p.build(),
+            WorkloadSpec::PingPong(p) => p.build(),
+        }
+    }
+}
+
+/// Parse a workload spec and build it.
+///
+/// ```
+/// let w = schedlab_workloads::parse_workload("chat:rooms=30,messages=300").unwrap();
+/// assert_eq!(w.expected_tasks, 2401);
+/// assert_eq!(w.spec, "chat:rooms=30,messages=300");
+/// let e = schedlab_workloads::parse_workload("chat:romos=3").unwrap_err();
+/// assert!(e.0.contains("unknown key 'romos'"));
+/// ```
+pub fn parse_workload(s: &str) -> Result<Workload, SpecError> {
+    WorkloadSpec::parse(s)?.build()
+}

@@ -1,0 +1,263 @@
+//! Message conservation and task counts, checked by executing the programs with the
+//! reference interpreters of `common` (static loop expansion and a dynamic
+//! one-instruction-at-a-time run).
+
+mod common;
+
+use common::{run, static_totals};
+use proptest::prelude::*;
+use schedlab_workloads::{parse_workload, Op, Workload};
+
+/// Static checks every workload must pass.
+fn check_static(w: &Workload) -> common::Totals {
+    w.validate().unwrap_or_else(|e| panic!("{}: {e}", w.spec));
+    let t = static_totals(w);
+    assert_eq!(t.tasks, w.expected_tasks, "{}: tasks", w.spec);
+    let sent: u64 = t.sends.values().sum();
+    let received: u64 = t.recvs.values().sum();
+    assert_eq!(sent, w.expected_messages, "{}: sends", w.spec);
+    assert_eq!(received, w.expected_messages, "{}: receives", w.spec);
+    for c in 0..w.channels {
+        let s = t.sends.get(&c).copied().unwrap_or(0);
+        let r = t.recvs.get(&c).copied().unwrap_or(0);
+        assert_eq!(s, r, "{}: channel {c}: {s} sends, {r} receives", w.spec);
+    }
+    t
+}
+
+fn check_dynamic(w: &Workload, seeds: u64) {
+    let t = static_totals(w);
+    for seed in 1..=seeds {
+        let r = run(w, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 100_000_000);
+        assert_eq!(r.tasks, w.expected_tasks, "{} seed {seed}", w.spec);
+        assert_eq!(r.sends, t.sends, "{} seed {seed}", w.spec);
+        assert_eq!(r.recvs, t.recvs, "{} seed {seed}", w.spec);
+        assert_eq!(r.counted, t.counted, "{} seed {seed}", w.spec);
+    }
+}
+
+#[test]
+fn chat_counts() {
+    for (r, m) in [(10, 100), (20, 200), (30, 300), (1, 1)] {
+        let w = parse_workload(&format!("chat:rooms={r},messages={m}")).unwrap();
+        let t = check_static(&w);
+        let (r, m) = (r as u64, m as u64);
+        assert_eq!(w.expected_tasks, 80 * r + 1);
+        // 20 users · M messages · 19 receivers per room are delivered to clients.
+        assert_eq!(t.counted, r * 20 * m * 19);
+        // Client sends, server broadcasts, server→client sends.
+        assert_eq!(w.expected_messages, r * 20 * m + 2 * r * 20 * m * 19);
+        assert_eq!(w.metric.unit, "messages/s");
+        assert_eq!(w.channels as u64, 60 * r);
+        // Client tasks in mm 1, server tasks in mm 2.
+        for op in &w.programs[w.root as usize].ops {
+            if let Op::Spawn { program, params } = op {
+                let role = &w.programs[*program as usize].role;
+                let mm = if role.starts_with("client") { 1 } else { 2 };
+                assert_eq!(params.mm, mm, "{role}");
+            }
+        }
+    }
+    // The configurations of the seed paper: deliveries.
+    let d = |s: &str| static_totals(&parse_workload(s).unwrap()).counted;
+    assert_eq!(d("chat:rooms=10,messages=100"), 380_000);
+    assert_eq!(d("chat:rooms=20,messages=200"), 1_520_000);
+    assert_eq!(d("chat:rooms=30,messages=300"), 3_420_000);
+}
+
+#[test]
+fn chat_spawn_order_servers_then_receivers_then_senders() {
+    let w = parse_workload("chat:rooms=2,messages=3,users=3").unwrap();
+    let roles: Vec<&str> = w.programs[w.root as usize]
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(roles.len(), 24);
+    let rank = |r: &str| match r {
+        "server_send" | "server_receive" => 0,
+        "client_receive" => 1,
+        "client_send" => 2,
+        other => panic!("unexpected role {other}"),
+    };
+    assert!(
+        roles.windows(2).all(|p| rank(p[0]) <= rank(p[1])),
+        "{roles:?}"
+    );
+    assert_eq!(w.programs[w.root as usize].ops.last(), Some(&Op::Exit));
+}
+
+#[test]
+fn chat_compute_options() {
+    let w = parse_workload("chat:rooms=1,messages=2,users=2,think=500,work=0").unwrap();
+    check_static(&w);
+    let has = |role: &str, op: Op| {
+        w.programs
+            .iter()
+            .filter(|p| p.role == role)
+            .all(|p| p.ops.contains(&op))
+    };
+    assert!(has("client_send", Op::Compute { cycles: 500 }));
+    assert!(w
+        .programs
+        .iter()
+        .filter(|p| p.role == "server_receive")
+        .all(|p| !p.ops.iter().any(|op| matches!(op, Op::Compute { .. }))));
+    let w = parse_workload("chat:rooms=1,messages=2").unwrap();
+    assert!(w
+        .programs
+        .iter()
+        .filter(|p| p.role == "server_receive")
+        .all(|p| p.ops.contains(&Op::Compute { cycles: 300 })));
+}
+
+#[test]
+fn hackbench_counts() {
+    for (g, l) in [(10, 100), (1, 1), (25, 1000)] {
+        for threads in [0, 1] {
+            let w = parse_workload(&format!("hackbench:groups={g},loops={l},threads={threads}"))
+                .unwrap();
+            let t = check_static(&w);
+            let (g, l) = (g as u64, l as u64);
+            assert_eq!(w.expected_tasks, 40 * g + 1);
+            assert_eq!(t.counted, g * 20 * 20 * l);
+            assert_eq!(w.expected_messages, g * 400 * l);
+            // Each receiver reads 20·loops messages.
+            assert!(t.recvs.values().all(|&n| n == 20 * l));
+            let mms: Vec<u32> = w.programs[w.root as usize]
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Spawn { params, .. } => Some(params.mm),
+                    _ => None,
+                })
+                .collect();
+            let mut distinct = mms.clone();
+            distinct.sort();
+            distinct.dedup();
+            if threads == 1 {
+                assert_eq!(distinct, vec![w.root_params.mm]);
+            } else {
+                assert_eq!(distinct.len(), mms.len());
+                assert!(!distinct.contains(&w.root_params.mm));
+            }
+        }
+    }
+}
+
+#[test]
+fn hackbench_receivers_spawned_before_senders() {
+    let w = parse_workload("hackbench:groups=3,loops=2,fds=4").unwrap();
+    let roles: Vec<&str> = w.programs[w.root as usize]
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(roles.len(), 24);
+    assert!(roles[..12].iter().all(|&r| r == "receiver"));
+    assert!(roles[12..].iter().all(|&r| r == "sender"));
+}
+
+#[test]
+fn pingpong_counts() {
+    let w = parse_workload("pingpong:rounds=1000,compute=50").unwrap();
+    let t = check_static(&w);
+    assert_eq!(w.expected_tasks, 3);
+    assert_eq!(w.expected_messages, 2000);
+    assert_eq!(t.counted, 1000);
+    assert_eq!(w.metric.unit, "round trips/s");
+    // Strict alternation: never more than one message in flight.
+    let r = run(&w, 7, 1_000_000);
+    assert_eq!(r.max_queue, 1);
+    assert_eq!(r.counted, 1000);
+}
+
+#[test]
+fn dynamic_runs_complete_without_deadlock() {
+    for s in [
+        "chat:rooms=2,messages=5,users=4",
+        "chat:rooms=1,messages=3,users=2,think=10",
+        "chat:rooms=3,messages=10",
+        "hackbench:groups=2,loops=5,fds=4",
+        "hackbench:groups=1,loops=3,threads=1",
+        "pingpong:rounds=50",
+    ] {
+        let w = parse_workload(s).unwrap();
+        check_static(&w);
+        check_dynamic(&w, 5);
+    }
+}
+
+#[test]
+fn programs_are_compact() {
+    // Program size grows with tasks, not with messages.
+    let small = parse_workload("chat:rooms=30,messages=1").unwrap();
+    let big = parse_workload("chat:rooms=30,messages=300").unwrap();
+    let size = |w: &Workload| w.programs.iter().map(|p| p.ops.len()).sum::<usize>();
+    assert_eq!(size(&small), size(&big));
+    assert_eq!(big.expected_tasks, 2401);
+    assert_eq!(big.programs.len(), 2401);
+    // Longest program besides the root: server_receive, Loop + Recv + Compute + 19 Sends.
+    let longest = big
+        .programs
+        .iter()
+        .filter(|p| p.role != "root")
+        .map(|p| p.ops.len())
+        .max();
+    assert_eq!(longest, Some(22));
+}
+
+#[test]
+fn chat_30_300_builds_fast() {
+    // Warm up, then take the best of a few builds.
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..5 {
+        let t0 = std::time::Instant::now();
+        let w = parse_workload("chat:rooms=30,messages=300").unwrap();
+        best = best.min(t0.elapsed());
+        assert_eq!(w.expected_tasks, 2401);
+    }
+    // Unoptimised test builds are several times slower than release.
+    let limit_ms = if cfg!(debug_assertions) { 50 } else { 10 };
+    assert!(best.as_millis() < limit_ms, "chat(30,300) took {best:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn chat_conserves(r in 1u32..4, m in 1u32..20, u in 2u32..8, think in 0u64..3, work in 0u64..3) {
+        let w = parse_workload(&format!(
+            "chat:rooms={r},messages={m},users={u},think={think},work={work}"
+        )).unwrap();
+        let t = check_static(&w);
+        prop_assert_eq!(t.counted, (r * u * m * (u - 1)) as u64);
+        prop_assert_eq!(w.expected_tasks, 4 * (r * u) as u64 + 1);
+        check_dynamic(&w, 1);
+    }
+
+    #[test]
+    fn hackbench_conserves(g in 1u32..4, l in 1u32..10, f in 1u32..8, threads in 0u32..2) {
+        let w = parse_workload(&format!(
+            "hackbench:groups={g},loops={l},fds={f},threads={threads}"
+        )).unwrap();
+        let t = check_static(&w);
+        prop_assert_eq!(t.counted, (g * f * f * l) as u64);
+        prop_assert_eq!(w.expected_tasks, 2 * (g * f) as u64 + 1);
+        check_dynamic(&w, 1);
+    }
+
+    #[test]
+    fn pingpong_conserves(n in 1u32..200, c in 0u64..3) {
+        let w = parse_workload(&format!("pingpong:rounds={n},compute={c}")).unwrap();
+        let t = check_static(&w);
+        prop_assert_eq!(t.counted, n as u64);
+        check_dynamic(&w, 1);
+    }
+}
