@@ -61,23 +61,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List => {
-            println!(
-                "machines:  {}  (or a .toml machine file; see docs/machines.md)",
-                PRESETS.join(", ")
-            );
+            println!("machines:  {}  (or a .toml machine file; see docs/machines.md)", PRESETS.join(", "));
             println!("policies:  {}", POLICY_NAMES.join(", "));
             println!("workloads: {}", WORKLOAD_NAMES.join(", "));
             ExitCode::SUCCESS
         }
-        Cmd::Sim {
-            machine,
-            policy,
-            workload,
-            seed,
-            format,
-            max_virtual_s,
-            check,
-        } => {
+        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check } => {
             let usage = |msg: String| {
                 eprintln!("schedlab sim: {msg}");
                 ExitCode::from(2)
@@ -95,9 +84,7 @@ fn main() -> ExitCode {
                 Err(e) => return usage(e.to_string()),
             };
             if !(max_virtual_s.is_finite() && max_virtual_s > 0.0) {
-                return usage(format!(
-                    "--max-virtual-s {max_virtual_s}: must be a positive number of seconds"
-                ));
+                return usage(format!("--max-virtual-s {max_virtual_s}: must be a positive number of seconds"));
             }
             let cfg = SimConfig {
                 seed,
@@ -108,10 +95,7 @@ fn main() -> ExitCode {
                 Ok(r) => {
                     match format {
                         Format::Text => print!("{}", r.to_text()),
-                        Format::Json => println!(
-                            "{}",
-                            serde_json::to_string_pretty(&r).expect("report serialises")
-                        ),
+                        Format::Json => println!("{}", serde_json::to_string_pretty(&r).expect("report serialises")),
                     }
                     ExitCode::SUCCESS
                 }

@@ -46,9 +46,7 @@ pub struct Topology {
 impl Topology {
     /// A flat SMP of `n` CPUs.
     pub fn smp(n: usize) -> Topology {
-        Topology {
-            node_of: vec![0; n],
-        }
+        Topology { node_of: vec![0; n] }
     }
     pub fn ncpus(&self) -> usize {
         self.node_of.len()

@@ -111,12 +111,7 @@ mod tests {
     use crate::CpuMask;
 
     fn task(tab: &TaskTable, id: u32, nice: i8, mm: u32, cpu: CpuId, counter: i32) -> &TaskSched {
-        let p = TaskParams {
-            nice,
-            mm,
-            cpus_allowed: CpuMask::all(),
-            ..TaskParams::default()
-        };
+        let p = TaskParams { nice, mm, cpus_allowed: CpuMask::all(), ..TaskParams::default() };
         tab.init(id, &p, cpu, counter);
         tab.get(id)
     }

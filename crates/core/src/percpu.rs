@@ -85,13 +85,7 @@ impl SchedCommon {
     /// `do_fork`'s scheduler part: the child gets half the parent's remaining
     /// counter (rounded up) and the parent keeps the other half; a task without a
     /// parent starts with a full quantum. The child starts on the forking CPU.
-    pub fn task_new<P: Platform + ?Sized>(
-        &self,
-        p: &P,
-        id: TaskId,
-        params: &TaskParams,
-        parent: Option<TaskId>,
-    ) {
+    pub fn task_new<P: Platform + ?Sized>(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
         let counter = match parent {
             Some(par) => {
                 p.touch(Line::Task(par), Access::Write);
@@ -107,9 +101,7 @@ impl SchedCommon {
         let cpu = if params.cpus_allowed.contains(cpu) {
             cpu
         } else {
-            (0..self.ncpus())
-                .find(|&c| params.cpus_allowed.contains(c))
-                .unwrap_or(cpu)
+            (0..self.ncpus()).find(|&c| params.cpus_allowed.contains(c)).unwrap_or(cpu)
         };
         self.tasks.init(id, params, cpu, counter);
     }

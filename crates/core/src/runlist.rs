@@ -16,12 +16,7 @@ pub struct RunList {
 
 impl RunList {
     pub fn new(queue: usize) -> RunList {
-        RunList {
-            queue,
-            head: NIL,
-            tail: NIL,
-            len: 0,
-        }
+        RunList { queue, head: NIL, tail: NIL, len: 0 }
     }
     pub fn queue(&self) -> usize {
         self.queue
@@ -48,11 +43,7 @@ impl RunList {
     /// `list_add`: insert at the front (where 2.4 puts new and woken tasks).
     pub fn push_front(&mut self, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
-        debug_assert!(
-            t.on_rq().is_none(),
-            "task {id} is already on queue {:?}",
-            t.on_rq()
-        );
+        debug_assert!(t.on_rq().is_none(), "task {id} is already on queue {:?}", t.on_rq());
         t.prev.store(NIL, Relaxed);
         t.next.store(self.head, Relaxed);
         if self.head != NIL {
@@ -68,11 +59,7 @@ impl RunList {
     /// `list_add_tail`.
     pub fn push_back(&mut self, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
-        debug_assert!(
-            t.on_rq().is_none(),
-            "task {id} is already on queue {:?}",
-            t.on_rq()
-        );
+        debug_assert!(t.on_rq().is_none(), "task {id} is already on queue {:?}", t.on_rq());
         t.next.store(NIL, Relaxed);
         t.prev.store(self.tail, Relaxed);
         if self.tail != NIL {
@@ -88,12 +75,7 @@ impl RunList {
     /// `list_del`. The task must be on this list.
     pub fn remove(&mut self, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
-        debug_assert_eq!(
-            t.on_rq(),
-            Some(self.queue),
-            "task {id} is not on queue {}",
-            self.queue
-        );
+        debug_assert_eq!(t.on_rq(), Some(self.queue), "task {id} is not on queue {}", self.queue);
         let (p, n) = (t.prev.load(Relaxed), t.next.load(Relaxed));
         if p != NIL {
             tasks.get(p).next.store(n, Relaxed);

@@ -42,9 +42,7 @@ impl Spec {
                 continue;
             }
             let Some((k, v)) = part.split_once('=') else {
-                return Err(SpecError(format!(
-                    "{kind} '{name}': '{part}' is not key=value"
-                )));
+                return Err(SpecError(format!("{kind} '{name}': '{part}' is not key=value")));
             };
             let (k, v) = (k.trim(), v.trim());
             if args.iter().any(|(a, _, _)| a == k) {
@@ -52,20 +50,11 @@ impl Spec {
             }
             args.push((k.to_string(), v.to_string(), false));
         }
-        Ok(Spec {
-            name: name.to_ascii_lowercase(),
-            kind,
-            args,
-        })
+        Ok(Spec { name: name.to_ascii_lowercase(), kind, args })
     }
 
     /// Typed value of `key`, or `default` when absent; checked against `range`.
-    pub fn get<T>(
-        &mut self,
-        key: &str,
-        default: T,
-        range: std::ops::RangeInclusive<T>,
-    ) -> Result<T, SpecError>
+    pub fn get<T>(&mut self, key: &str, default: T, range: std::ops::RangeInclusive<T>) -> Result<T, SpecError>
     where
         T: FromStr + PartialOrd + fmt::Display + Copy,
     {
@@ -74,12 +63,10 @@ impl Spec {
             return Ok(default);
         };
         slot.2 = true;
-        let v: T = slot.1.parse().map_err(|_| {
-            SpecError(format!(
-                "{kind} '{name}': {key}='{}' is not a valid number",
-                slot.1
-            ))
-        })?;
+        let v: T = slot
+            .1
+            .parse()
+            .map_err(|_| SpecError(format!("{kind} '{name}': {key}='{}' is not a valid number", slot.1)))?;
         if !range.contains(&v) {
             return Err(SpecError(format!(
                 "{kind} '{name}': {key}={v} is out of range {}..={}",
@@ -108,11 +95,7 @@ impl Spec {
                 "{} '{}': unknown key '{k}' (accepted: {})",
                 self.kind,
                 self.name,
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
             )));
         }
         Ok(())
@@ -138,23 +121,11 @@ mod tests {
         let e = Spec::parse("workload", "chat:rooms").unwrap_err();
         assert!(e.0.contains("'rooms' is not key=value"), "{e}");
         let mut s = Spec::parse("workload", "chat:rooms=x").unwrap();
-        assert!(s
-            .get("rooms", 1u32, 1..=10)
-            .unwrap_err()
-            .0
-            .contains("rooms='x'"));
+        assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("rooms='x'"));
         let mut s = Spec::parse("workload", "chat:rooms=0").unwrap();
-        assert!(s
-            .get("rooms", 1u32, 1..=10)
-            .unwrap_err()
-            .0
-            .contains("out of range"));
+        assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("out of range"));
         let s = Spec::parse("workload", "chat:romos=3").unwrap();
-        assert!(s
-            .finish(&["rooms"])
-            .unwrap_err()
-            .0
-            .contains("unknown key 'romos'"));
+        assert!(s.finish(&["rooms"]).unwrap_err().0.contains("unknown key 'romos'"));
         assert!(Spec::parse("policy", "mqs:a=1,a=2").is_err());
         assert!(Spec::parse("policy", ":a=1").is_err());
     }

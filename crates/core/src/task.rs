@@ -7,9 +7,7 @@
 //! Relaxed loads and stores compile to plain moves on x86.
 
 use crate::cpu::{CpuId, CpuMask};
-use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI8, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed,
-};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI8, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Dense task index, `0..capacity`. Also the task's slot in the [`TaskTable`].
 pub type TaskId = u32;
@@ -57,13 +55,7 @@ pub struct TaskParams {
 
 impl Default for TaskParams {
     fn default() -> Self {
-        TaskParams {
-            nice: 0,
-            class: SchedClass::Other,
-            rt_priority: 0,
-            mm: 1,
-            cpus_allowed: CpuMask::all(),
-        }
+        TaskParams { nice: 0, class: SchedClass::Other, rt_priority: 0, mm: 1, cpus_allowed: CpuMask::all() }
     }
 }
 
@@ -158,10 +150,7 @@ pub struct TaskTable {
 
 impl TaskTable {
     pub fn new(capacity: usize) -> TaskTable {
-        TaskTable {
-            tasks: (0..capacity).map(|_| TaskSched::default()).collect(),
-            high_water: AtomicU32::new(0),
-        }
+        TaskTable { tasks: (0..capacity).map(|_| TaskSched::default()).collect(), high_water: AtomicU32::new(0) }
     }
     pub fn capacity(&self) -> usize {
         self.tasks.len()

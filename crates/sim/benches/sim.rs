@@ -18,9 +18,7 @@ fn bench(c: &mut Criterion) {
         let w = parse_workload(workload).unwrap();
         for policy in ["dss", "mqs"] {
             let p = PolicySpec::parse(policy).unwrap();
-            let events = simulate(&m, &p, &w, &SimConfig::default())
-                .unwrap()
-                .sim_events;
+            let events = simulate(&m, &p, &w, &SimConfig::default()).unwrap().sim_events;
             g.throughput(Throughput::Elements(events));
             g.bench_function(format!("{policy}/{machine}/{workload}"), |b| {
                 b.iter(|| simulate(&m, &p, &w, &SimConfig::default()).unwrap())

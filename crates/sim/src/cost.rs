@@ -93,17 +93,12 @@ impl CostParams {
     /// IBM NUMA-Q quads: P6 CPUs on a 100 MHz quad bus; remote traffic through the
     /// IQ-Link, priced by the machine's distance matrix.
     pub fn numa_q() -> CostParams {
-        CostParams {
-            mem_latency_ns: 250,
-            c2c_latency_ns: 250,
-            ..CostParams::p3_smp()
-        }
+        CostParams { mem_latency_ns: 250, c2c_latency_ns: 250, ..CostParams::p3_smp() }
     }
 
     /// Overlay a `[costs]` table from a machine file; unknown keys are errors.
     pub fn with_overrides(&self, overrides: toml::Table) -> Result<CostParams, MachineError> {
-        let mut base =
-            toml::Table::try_from(self).map_err(|e| MachineError(format!("costs: {e}")))?;
+        let mut base = toml::Table::try_from(self).map_err(|e| MachineError(format!("costs: {e}")))?;
         for (k, v) in overrides {
             if !base.contains_key(&k) {
                 return Err(MachineError(format!(
@@ -113,8 +108,7 @@ impl CostParams {
             }
             base.insert(k, v);
         }
-        base.try_into()
-            .map_err(|e: toml::de::Error| MachineError(format!("costs: {}", e.message())))
+        base.try_into().map_err(|e: toml::de::Error| MachineError(format!("costs: {}", e.message())))
     }
 
     pub fn validate(&self) -> Result<(), MachineError> {
@@ -137,7 +131,8 @@ impl CostParams {
 /// Costs resolved to nanoseconds for one machine, ready for the event loop.
 #[derive(Clone, Debug)]
 pub struct CostModel {
-    mhz: u64,
+    /// Femtoseconds per cycle: cycle counts convert with a multiply, not a divide.
+    fs_per_cycle: u64,
     work_ns: [u64; 7],
     pub lock_ns: u64,
     pub l2_hit_ns: u64,
@@ -146,7 +141,8 @@ pub struct CostModel {
     pub syscall_ns: u64,
     send_ns: u64,
     recv_ns: u64,
-    copy_cycles_per_kb: u64,
+    /// Femtoseconds to copy one byte.
+    copy_fs_per_byte: u64,
     pub fork_ns: u64,
     pub exit_ns: u64,
     pub ipi_send_ns: u64,
@@ -178,11 +174,8 @@ impl CostModel {
         let mhz = m.mhz as u64;
         let cy = |cycles: u32| (cycles as u64 * 1000).div_ceil(mhz);
         let n = m.nodes;
-        let scale =
-            |ns: u32, a: usize, b: usize| (ns as u64 * m.distance[a][b] as u64).div_ceil(10);
-        let grid = |f: &dyn Fn(usize, usize) -> u64| {
-            (0..n * n).map(|i| f(i / n, i % n)).collect::<Vec<_>>()
-        };
+        let scale = |ns: u32, a: usize, b: usize| (ns as u64 * m.distance[a][b] as u64).div_ceil(10);
+        let grid = |f: &dyn Fn(usize, usize) -> u64| (0..n * n).map(|i| f(i / n, i % n)).collect::<Vec<_>>();
         let mut work_ns = [0; 7];
         for (w, cycles) in [
             (Work::ScheduleEntry, c.schedule_entry_cycles),
@@ -196,8 +189,9 @@ impl CostModel {
             work_ns[work_index(w)] = cy(cycles);
         }
         let local_transfer = c.c2c_latency_ns as u64;
+        let fs_per_cycle = 1_000_000_000 / mhz;
         CostModel {
-            mhz,
+            fs_per_cycle,
             work_ns,
             lock_ns: cy(c.lock_cycles),
             l2_hit_ns: cy(c.l2_hit_cycles),
@@ -206,7 +200,7 @@ impl CostModel {
             syscall_ns: cy(c.syscall_cycles),
             send_ns: cy(c.send_cycles),
             recv_ns: cy(c.recv_cycles),
-            copy_cycles_per_kb: c.copy_cycles_per_kb as u64,
+            copy_fs_per_byte: c.copy_cycles_per_kb as u64 * fs_per_cycle / 1024,
             fork_ns: cy(c.fork_cycles),
             exit_ns: cy(c.exit_cycles),
             ipi_send_ns: cy(c.ipi_send_cycles),
@@ -215,9 +209,7 @@ impl CostModel {
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),
             // An IPI crossing nodes pays the interconnect's extra latency once.
-            ipi: grid(&|a, b| {
-                c.ipi_latency_ns as u64 + scale(c.c2c_latency_ns, a, b) - local_transfer
-            }),
+            ipi: grid(&|a, b| c.ipi_latency_ns as u64 + scale(c.c2c_latency_ns, a, b) - local_transfer),
         }
     }
 
@@ -228,10 +220,11 @@ impl CostModel {
     /// User-mode computation of `cycles` cycles.
     #[inline]
     pub fn compute_ns(&self, cycles: u64) -> u64 {
-        (cycles * 1000).div_ceil(self.mhz)
+        (cycles as u128 * self.fs_per_cycle as u128).div_ceil(1_000_000) as u64
     }
+    #[inline]
     fn copy_ns(&self, bytes: u32) -> u64 {
-        (bytes as u64 * self.copy_cycles_per_kb * 1000).div_ceil(1024 * self.mhz)
+        (bytes as u64 * self.copy_fs_per_byte).div_ceil(1_000_000)
     }
     /// `send()` of a `bytes`-byte message: syscall + protocol + copy.
     #[inline]
@@ -273,9 +266,6 @@ mod tests {
         assert_eq!(numa.transfer_ns(0, 3), 2500);
         assert_eq!(numa.memory_ns(0, 2), 2500);
         assert!(numa.ipi_ns(0, 1) > numa.ipi_ns(1, 1));
-        assert_eq!(
-            smp.send_ns(100),
-            (300 * 1000u64).div_ceil(700) + (3000 * 1000u64).div_ceil(700) + 140
-        );
+        assert_eq!(smp.send_ns(100), (300 * 1000u64).div_ceil(700) + (3000 * 1000u64).div_ceil(700) + 140);
     }
 }

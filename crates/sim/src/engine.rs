@@ -10,7 +10,7 @@
 //! the outcome (context switch, IPI delivery).
 
 use crate::cost::CostModel;
-use crate::events::{EventQueue, Kind, GEN_MASK};
+use crate::events::{EventQueue, Kind};
 use crate::machine::Machine;
 use crate::platform::SimPlatform;
 use crate::report::{round3, Latency, QueueLen, Report};
@@ -34,11 +34,7 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig {
-            seed: 1,
-            max_virtual_ns: 3_600 * 1_000_000_000,
-            check_invariants: false,
-        }
+        SimConfig { seed: 1, max_virtual_ns: 3_600 * 1_000_000_000, check_invariants: false }
     }
 }
 
@@ -60,11 +56,9 @@ impl fmt::Display for SimError {
         match self {
             SimError::Workload(s) => write!(f, "invalid workload: {s}"),
             SimError::Deadlock(s) => write!(f, "simulation cannot progress: {s}"),
-            SimError::TimeLimit(ns) => write!(
-                f,
-                "virtual-time limit of {:.3} s reached before the workload finished",
-                *ns as f64 / 1e9
-            ),
+            SimError::TimeLimit(ns) => {
+                write!(f, "virtual-time limit of {:.3} s reached before the workload finished", *ns as f64 / 1e9)
+            }
             SimError::Invariant(s) => write!(f, "invariant violated: {s}"),
         }
     }
@@ -72,6 +66,8 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 const NONE: u32 = u32::MAX;
+/// "No event pending" in a CPU's event slots.
+const NEVER: u64 = u64::MAX;
 const MAX_LOOP_DEPTH: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,9 +117,10 @@ struct CpuRt {
     need_resched: bool,
     ipi_pending: bool,
     tick_pending: bool,
-    gen: u32,
-    /// Time of the pending step (end of a compute segment in user mode).
+    /// Time of the pending step (end of a compute segment in user mode); NEVER if none.
     step_at: u64,
+    tick_at: u64,
+    ipi_at: u64,
     loaded_mm: u32,
     idle_since: u64,
     idle_ns: u64,
@@ -144,6 +141,9 @@ struct Engine<'w> {
     node_of: Vec<usize>,
     tasks: Vec<TaskRt>,
     chans: Vec<Chan>,
+    /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
+    next_at: Vec<u64>,
+    /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
     resched_buf: Vec<CpuId>,
@@ -175,9 +175,7 @@ pub fn simulate(
     workload: &Workload,
     cfg: &SimConfig,
 ) -> Result<Report, SimError> {
-    machine
-        .validate()
-        .map_err(|e| SimError::Workload(format!("machine: {e}")))?;
+    machine.validate().map_err(|e| SimError::Workload(format!("machine: {e}")))?;
     workload.validate().map_err(SimError::Workload)?;
     let wall = std::time::Instant::now();
     let mut e = Engine::new(machine, policy, workload, cfg);
@@ -190,9 +188,7 @@ impl<'w> Engine<'w> {
     fn new(m: &Machine, spec: &PolicySpec, w: &'w Workload, cfg: &SimConfig) -> Engine<'w> {
         let capacity = w.expected_tasks.max(1) as usize;
         let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
-        let topo = Topology {
-            node_of: m.node_of.clone(),
-        };
+        let topo = Topology { node_of: m.node_of.clone() };
         let policy = build_policy(spec, &plat, &topo, capacity, m.hz);
         let cpus = (0..m.cpus)
             .map(|_| CpuRt {
@@ -201,8 +197,9 @@ impl<'w> Engine<'w> {
                 need_resched: false,
                 ipi_pending: false,
                 tick_pending: false,
-                gen: 0,
-                step_at: 0,
+                step_at: NEVER,
+                tick_at: NEVER,
+                ipi_at: NEVER,
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
@@ -216,7 +213,8 @@ impl<'w> Engine<'w> {
             node_of: m.node_of.clone(),
             tasks: Vec::with_capacity(capacity),
             chans: vec![Chan::default(); w.channels as usize],
-            q: EventQueue::with_capacity(4 * m.cpus + 64),
+            next_at: vec![NEVER; m.cpus],
+            q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             resched_buf: Vec::with_capacity(64),
             check: cfg.check_invariants,
@@ -249,39 +247,37 @@ impl<'w> Engine<'w> {
         let tick = self.plat.cost.tick_ns;
         let n = self.cpus.len() as u64;
         for c in 0..self.cpus.len() {
-            self.q
-                .push(tick + c as u64 * tick / n, Kind::Tick { cpu: c as u32 });
+            self.cpus[c].tick_at = tick + c as u64 * tick / n;
+            self.refresh(c);
         }
         while self.live > 0 {
-            let Some((t, ev)) = self.q.pop() else {
-                return Err(SimError::Invariant(
-                    "event queue ran dry with live tasks".into(),
-                ));
-            };
+            let (t, ev) = self.next_event();
             if t > max_ns {
                 return Err(SimError::TimeLimit(max_ns));
             }
+            self.events += 1;
             match ev {
-                Kind::Step { cpu, gen } => {
-                    if gen != self.cpus[cpu as usize].gen {
-                        continue; // superseded
-                    }
-                    self.events += 1;
-                    self.step(cpu as usize, t);
+                Kind::Step { cpu } => {
+                    let c = cpu as usize;
+                    self.cpus[c].step_at = NEVER;
+                    self.refresh(c);
+                    self.step(c, t);
                 }
                 Kind::Tick { cpu } => {
-                    self.events += 1;
-                    self.tick(cpu as usize, t)?;
-                    self.q.push(t + tick, Kind::Tick { cpu });
+                    let c = cpu as usize;
+                    self.cpus[c].tick_at = t + tick;
+                    self.refresh(c);
+                    self.tick(c, t)?;
                 }
                 Kind::Ipi { cpu } => {
-                    self.events += 1;
                     let c = cpu as usize;
+                    self.cpus[c].ipi_at = NEVER;
                     self.cpus[c].ipi_pending = false;
+                    self.refresh(c);
                     self.interrupt(c, t);
                 }
                 Kind::Wake { task } => {
-                    self.events += 1;
+                    self.q.pop();
                     self.sleeping -= 1;
                     let cpu = self.tasks[task as usize].last_cpu as usize;
                     self.plat.begin(cpu, t);
@@ -296,20 +292,46 @@ impl<'w> Engine<'w> {
         Ok(())
     }
 
+    /// The earliest pending event. Ties: lower CPU first, and on one CPU the IPI,
+    /// then the step, then the tick; sleep timers after CPU events of the same instant.
+    #[inline]
+    fn next_event(&self) -> (u64, Kind) {
+        let (mut best, mut cpu) = (NEVER, usize::MAX);
+        for (c, &t) in self.next_at.iter().enumerate() {
+            if t < best {
+                best = t;
+                cpu = c;
+            }
+        }
+        if let Some((wt, wake)) = self.q.peek() {
+            if wt < best {
+                return (wt, wake);
+            }
+        }
+        let c = &self.cpus[cpu];
+        let kind = if c.ipi_at == best {
+            Kind::Ipi { cpu: cpu as u32 }
+        } else if c.step_at == best {
+            Kind::Step { cpu: cpu as u32 }
+        } else {
+            Kind::Tick { cpu: cpu as u32 }
+        };
+        (best, kind)
+    }
+
+    #[inline]
+    fn refresh(&mut self, cpu: CpuId) {
+        let c = &self.cpus[cpu];
+        self.next_at[cpu] = c.step_at.min(c.tick_at).min(c.ipi_at);
+    }
+
     // ----- CPU steps -------------------------------------------------------------
 
     /// Schedule the CPU's next step at `at`, superseding any pending one.
+    #[inline]
     fn arm(&mut self, cpu: CpuId, at: u64) {
-        let c = &mut self.cpus[cpu];
-        c.gen = (c.gen + 1) & GEN_MASK;
-        c.step_at = at;
-        self.q.push(
-            at,
-            Kind::Step {
-                cpu: cpu as u32,
-                gen: c.gen,
-            },
-        );
+        self.cpus[cpu].step_at = at;
+        self.refresh(cpu);
     }
 
     /// An interrupt (IPI, or a wake-up handled on this CPU) arrives at `t`.
@@ -420,7 +442,8 @@ impl<'w> Engine<'w> {
                 if c.need_resched {
                     self.arm(cpu, now);
                 } else {
-                    c.gen = (c.gen + 1) & GEN_MASK;
+                    c.step_at = NEVER;
+                    self.refresh(cpu);
                 }
             }
         }
@@ -442,13 +465,9 @@ impl<'w> Engine<'w> {
             t.need_resched = true;
             if !t.ipi_pending {
                 t.ipi_pending = true;
+                t.ipi_at = self.plat.cursor() + self.plat.cost.ipi_ns(self.node_of[cpu], self.node_of[target]);
                 self.ipis += 1;
-                let at = self.plat.cursor()
-                    + self
-                        .plat
-                        .cost
-                        .ipi_ns(self.node_of[cpu], self.node_of[target]);
-                self.q.push(at, Kind::Ipi { cpu: target as u32 });
+                self.refresh(target);
             }
         }
         self.resched_buf = buf;
@@ -519,10 +538,7 @@ impl<'w> Engine<'w> {
                 self.live
             )));
         }
-        let all_idle = self
-            .cpus
-            .iter()
-            .all(|c| c.mode == Mode::Idle && !c.need_resched && !c.ipi_pending);
+        let all_idle = self.cpus.iter().all(|c| c.mode == Mode::Idle && !c.need_resched && !c.ipi_pending);
         if all_idle && self.runnable_or_running > 0 {
             return Err(SimError::Deadlock(format!(
                 "{} tasks are runnable but every CPU is idle and none was asked to reschedule (lost wake-up in policy {})",
@@ -535,12 +551,7 @@ impl<'w> Engine<'w> {
 
     // ----- task programs ---------------------------------------------------------
 
-    fn spawn(
-        &mut self,
-        prog: u32,
-        params: schedlab_core::TaskParams,
-        parent: Option<TaskId>,
-    ) -> TaskId {
+    fn spawn(&mut self, prog: u32, params: schedlab_core::TaskParams, parent: Option<TaskId>) -> TaskId {
         let id = self.tasks.len() as TaskId;
         self.plat.alloc_task_struct(id);
         self.tasks.push(TaskRt {
@@ -596,15 +607,8 @@ impl<'w> Engine<'w> {
                         t.pc += 1;
                         continue;
                     }
-                    assert!(
-                        (t.depth as usize) < MAX_LOOP_DEPTH,
-                        "loops nest deeper than {MAX_LOOP_DEPTH}"
-                    );
-                    t.loops[t.depth as usize] = LoopFrame {
-                        start: t.pc + 1,
-                        end: t.pc + 1 + body,
-                        left: count,
-                    };
+                    assert!((t.depth as usize) < MAX_LOOP_DEPTH, "loops nest deeper than {MAX_LOOP_DEPTH}");
+                    t.loops[t.depth as usize] = LoopFrame { start: t.pc + 1, end: t.pc + 1 + body, left: count };
                     t.depth += 1;
                     t.pc += 1;
                 }
@@ -720,16 +724,12 @@ impl<'w> Engine<'w> {
     // ----- checks and report -----------------------------------------------------
 
     fn check_invariants(&self) -> Result<(), SimError> {
-        self.policy
-            .check_invariants()
-            .map_err(SimError::Invariant)?;
+        self.policy.check_invariants().map_err(SimError::Invariant)?;
         let mut on_cpu = vec![None; self.tasks.len()];
         for (c, cpu) in self.cpus.iter().enumerate() {
             if let Some(t) = cpu.curr {
                 if let Some(other) = on_cpu[t as usize] {
-                    return Err(SimError::Invariant(format!(
-                        "task {t} is running on CPUs {other} and {c}"
-                    )));
+                    return Err(SimError::Invariant(format!("task {t} is running on CPUs {other} and {c}")));
                 }
                 on_cpu[t as usize] = Some(c);
                 if self.tasks[t as usize].state != TState::Running {
@@ -742,9 +742,7 @@ impl<'w> Engine<'w> {
         }
         for (i, t) in self.tasks.iter().enumerate() {
             if t.state == TState::Running && on_cpu[i].is_none() {
-                return Err(SimError::Invariant(format!(
-                    "task {i} is Running but on no CPU"
-                )));
+                return Err(SimError::Invariant(format!("task {i} is Running but on no CPU")));
             }
         }
         let in_flight: u64 = self.chans.iter().map(|c| c.pending).sum();

@@ -1,5 +1,7 @@
-//! The event queue: a binary heap ordered by (virtual time, insertion sequence), so
-//! simultaneous events run in the order they were scheduled — deterministically.
+//! Event kinds, and the queue for events not tied to a CPU slot (sleep timers): a
+//! binary heap ordered by (virtual time, insertion sequence), so simultaneous events
+//! run in the order they were scheduled — deterministically. Each CPU's step, tick and
+//! IPI live in fixed slots in the engine instead (no stale entries, no heap traffic).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -7,9 +9,8 @@ use std::collections::BinaryHeap;
 /// What happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// A CPU reaches the end of its current step (kernel operation or compute
-    /// segment). Stale if the CPU's generation moved on.
-    Step { cpu: u32, gen: u32 },
+    /// A CPU reaches the end of its current step (kernel operation or compute segment).
+    Step { cpu: u32 },
     /// Timer interrupt on a CPU.
     Tick { cpu: u32 },
     /// A reschedule IPI arrives at a CPU.
@@ -32,7 +33,7 @@ pub struct EventQueue {
 
 fn encode(k: Kind) -> u64 {
     match k {
-        Kind::Step { cpu, gen } => (gen as u64) << 32 | cpu as u64,
+        Kind::Step { cpu } => cpu as u64,
         Kind::Tick { cpu } => 1 << 62 | cpu as u64,
         Kind::Ipi { cpu } => 2 << 62 | cpu as u64,
         Kind::Wake { task } => 3 << 62 | task as u64,
@@ -42,10 +43,7 @@ fn encode(k: Kind) -> u64 {
 fn decode(x: u64) -> Kind {
     let lo = (x & 0xffff_ffff) as u32;
     match x >> 62 {
-        0 => Kind::Step {
-            cpu: lo,
-            gen: ((x >> 32) & 0x3fff_ffff) as u32,
-        },
+        0 => Kind::Step { cpu: lo },
         1 => Kind::Tick { cpu: lo },
         2 => Kind::Ipi { cpu: lo },
         _ => Kind::Wake { task: lo },
@@ -54,24 +52,20 @@ fn decode(x: u64) -> Kind {
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> EventQueue {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(n),
-            seq: 0,
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
     }
     #[inline]
     pub fn push(&mut self, time: u64, kind: Kind) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry {
-            key: (time as u128) << 64 | self.seq as u128,
-            payload: encode(kind),
-        }));
+        self.heap.push(Reverse(Entry { key: (time as u128) << 64 | self.seq as u128, payload: encode(kind) }));
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Kind)> {
-        self.heap
-            .pop()
-            .map(|Reverse(e)| ((e.key >> 64) as u64, decode(e.payload)))
+        self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as u64, decode(e.payload)))
+    }
+    #[inline]
+    pub fn peek(&self) -> Option<(u64, Kind)> {
+        self.heap.peek().map(|Reverse(e)| ((e.key >> 64) as u64, decode(e.payload)))
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -80,9 +74,6 @@ impl EventQueue {
         self.heap.is_empty()
     }
 }
-
-/// Step generations wrap within 30 bits.
-pub const GEN_MASK: u32 = 0x3fff_ffff;
 
 #[cfg(test)]
 mod tests {
@@ -93,27 +84,12 @@ mod tests {
         let mut q = EventQueue::with_capacity(4);
         q.push(5, Kind::Tick { cpu: 1 });
         q.push(3, Kind::Wake { task: 77 });
-        q.push(
-            5,
-            Kind::Step {
-                cpu: 2,
-                gen: GEN_MASK,
-            },
-        );
+        q.push(5, Kind::Step { cpu: 2 });
         q.push(3, Kind::Ipi { cpu: 9 });
         assert_eq!(q.pop(), Some((3, Kind::Wake { task: 77 })));
         assert_eq!(q.pop(), Some((3, Kind::Ipi { cpu: 9 })));
         assert_eq!(q.pop(), Some((5, Kind::Tick { cpu: 1 })));
-        assert_eq!(
-            q.pop(),
-            Some((
-                5,
-                Kind::Step {
-                    cpu: 2,
-                    gen: GEN_MASK
-                }
-            ))
-        );
+        assert_eq!(q.pop(), Some((5, Kind::Step { cpu: 2 })));
         assert_eq!(q.pop(), None);
     }
 }

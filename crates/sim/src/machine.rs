@@ -63,15 +63,7 @@ struct MachineFile {
 
 impl Machine {
     /// A machine of `cpus` Pentium III-class CPUs in `nodes` nodes.
-    fn p3(
-        name: &str,
-        cpus: usize,
-        nodes: usize,
-        mhz: u32,
-        l2_kb: u32,
-        costs: CostParams,
-        remote: u32,
-    ) -> Machine {
+    fn p3(name: &str, cpus: usize, nodes: usize, mhz: u32, l2_kb: u32, costs: CostParams, remote: u32) -> Machine {
         let mut m = Machine {
             name: name.to_string(),
             cpus,
@@ -91,15 +83,12 @@ impl Machine {
 
     fn fill_nodes(&mut self) {
         let per = (self.cpus / self.nodes.max(1)).max(1);
-        self.node_of = (0..self.cpus)
-            .map(|c| (c / per).min(self.nodes.saturating_sub(1)))
-            .collect();
+        self.node_of = (0..self.cpus).map(|c| (c / per).min(self.nodes.saturating_sub(1))).collect();
     }
 
     /// `up`, `smp-N`, `smp-8`, `numa-4x4`.
     pub fn preset(name: &str) -> Result<Machine, MachineError> {
-        let smp =
-            |n: usize, name: &str| Machine::p3(name, n, 1, 700, 2048, CostParams::p3_smp(), 10);
+        let smp = |n: usize, name: &str| Machine::p3(name, n, 1, 700, 2048, CostParams::p3_smp(), 10);
         match name {
             // The O(1) NetBench box booted UP: one 700 MHz Pentium III Xeon, 1 MB L2.
             "up" => {
@@ -110,24 +99,14 @@ impl Machine {
             // PMQS SMP study: 8 × 700 MHz Pentium III, 2 MB L2 per CPU.
             "smp-8" => Ok(smp(8, "smp-8")),
             // PMQS NUMA study: 4 quads × 4 × 450 MHz Pentium III, 512 KB L2, IBM NUMA-Q.
-            "numa-4x4" => Ok(Machine::p3(
-                "numa-4x4",
-                16,
-                4,
-                450,
-                512,
-                CostParams::numa_q(),
-                100,
-            )),
+            "numa-4x4" => Ok(Machine::p3("numa-4x4", 16, 4, 450, 512, CostParams::numa_q(), 100)),
             _ => {
                 if let Some(n) = name.strip_prefix("smp-") {
-                    let n: usize = n
-                        .parse()
-                        .map_err(|_| MachineError(format!("machine '{name}': '{n}' is not a CPU count (smp-N, N in 1..={MAX_CPUS})")))?;
+                    let n: usize = n.parse().map_err(|_| {
+                        MachineError(format!("machine '{name}': '{n}' is not a CPU count (smp-N, N in 1..={MAX_CPUS})"))
+                    })?;
                     if n == 0 || n > MAX_CPUS {
-                        return Err(MachineError(format!(
-                            "machine '{name}': CPU count must be 1..={MAX_CPUS}"
-                        )));
+                        return Err(MachineError(format!("machine '{name}': CPU count must be 1..={MAX_CPUS}")));
                     }
                     return Ok(smp(n, name));
                 }
@@ -142,10 +121,8 @@ impl Machine {
     /// A preset name or a path to a TOML machine file.
     pub fn load(arg: &str) -> Result<Machine, MachineError> {
         if arg.ends_with(".toml") || std::path::Path::new(arg).is_file() {
-            let text = std::fs::read_to_string(arg)
-                .map_err(|e| MachineError(format!("machine file '{arg}': {e}")))?;
-            Machine::from_toml(&text)
-                .map_err(|e| MachineError(format!("machine file '{arg}': {e}")))
+            let text = std::fs::read_to_string(arg).map_err(|e| MachineError(format!("machine file '{arg}': {e}")))?;
+            Machine::from_toml(&text).map_err(|e| MachineError(format!("machine file '{arg}': {e}")))
         } else {
             Machine::preset(arg)
         }
@@ -153,14 +130,13 @@ impl Machine {
 
     /// Parse and validate a TOML machine description.
     pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
-        let f: MachineFile = toml::from_str(text)
-            .map_err(|e| MachineError(e.message().to_string() + &span_hint(text, e.span())))?;
+        let f: MachineFile =
+            toml::from_str(text).map_err(|e| MachineError(e.message().to_string() + &span_hint(text, e.span())))?;
         let mut m = match &f.base {
             Some(b) => Machine::preset(b)?,
             None => {
-                let cpus = f.cpus.ok_or_else(|| {
-                    MachineError("missing key 'cpus' (or give 'base' = a preset)".into())
-                })?;
+                let cpus =
+                    f.cpus.ok_or_else(|| MachineError("missing key 'cpus' (or give 'base' = a preset)".into()))?;
                 Machine::p3("custom", cpus, 1, 700, 2048, CostParams::p3_smp(), 10)
             }
         };
@@ -179,15 +155,10 @@ impl Machine {
         }
         set!(mhz, l2_kb, l2_assoc, line_bytes, hz);
         if m.cpus == 0 {
-            return Err(MachineError(
-                "cpus = 0: a machine needs at least one CPU".into(),
-            ));
+            return Err(MachineError("cpus = 0: a machine needs at least one CPU".into()));
         }
         if m.cpus > MAX_CPUS {
-            return Err(MachineError(format!(
-                "cpus = {}: at most {MAX_CPUS} CPUs are supported",
-                m.cpus
-            )));
+            return Err(MachineError(format!("cpus = {}: at most {MAX_CPUS} CPUs are supported", m.cpus)));
         }
         if m.nodes == 0 || m.cpus % m.nodes != 0 {
             return Err(MachineError(format!(
@@ -199,11 +170,7 @@ impl Machine {
         match f.distance {
             Some(d) => m.distance = d,
             None if topo_changed || f.remote_distance.is_some() => {
-                m.distance = default_distance(
-                    m.nodes,
-                    f.remote_distance
-                        .unwrap_or(if m.nodes > 1 { 20 } else { 10 }),
-                )
+                m.distance = default_distance(m.nodes, f.remote_distance.unwrap_or(if m.nodes > 1 { 20 } else { 10 }))
             }
             None => {}
         }
@@ -227,18 +194,11 @@ impl Machine {
             return err(format!("hz = {}: must be 1..=10000", self.hz));
         }
         if !self.line_bytes.is_power_of_two() || !(16..=512).contains(&self.line_bytes) {
-            return err(format!(
-                "line_bytes = {}: must be a power of two in 16..=512",
-                self.line_bytes
-            ));
+            return err(format!("line_bytes = {}: must be a power of two in 16..=512", self.line_bytes));
         }
         let way = self.l2_assoc as u64 * self.line_bytes as u64;
         let bytes = self.l2_kb as u64 * 1024;
-        if self.l2_assoc == 0
-            || self.l2_kb == 0
-            || bytes % way != 0
-            || !(bytes / way).is_power_of_two()
-        {
+        if self.l2_assoc == 0 || self.l2_kb == 0 || bytes % way != 0 || !(bytes / way).is_power_of_two() {
             return err(format!(
                 "l2_kb = {}, l2_assoc = {}: the cache must hold a power-of-two number of sets of {}-byte lines",
                 self.l2_kb, self.l2_assoc, self.line_bytes
@@ -253,17 +213,10 @@ impl Machine {
         }
         for (a, row) in self.distance.iter().enumerate() {
             if row.len() != self.nodes {
-                return err(format!(
-                    "distance row {a}: {} entries for {} nodes",
-                    row.len(),
-                    self.nodes
-                ));
+                return err(format!("distance row {a}: {} entries for {} nodes", row.len(), self.nodes));
             }
             if row[a] != 10 {
-                return err(format!(
-                    "distance[{a}][{a}] = {}: a node's distance to itself must be 10",
-                    row[a]
-                ));
+                return err(format!("distance[{a}][{a}] = {}: a node's distance to itself must be 10", row[a]));
             }
             for (b, &d) in row.iter().enumerate() {
                 if d != self.distance[b][a] {
@@ -273,9 +226,7 @@ impl Machine {
                     ));
                 }
                 if a != b && !(10..=255).contains(&d) {
-                    return err(format!(
-                        "distance[{a}][{b}] = {d}: remote distances must be 10..=255"
-                    ));
+                    return err(format!("distance[{a}][{b}] = {d}: remote distances must be 10..=255"));
                 }
             }
         }
@@ -284,13 +235,7 @@ impl Machine {
 }
 
 fn default_distance(nodes: usize, remote: u32) -> Vec<Vec<u32>> {
-    (0..nodes)
-        .map(|a| {
-            (0..nodes)
-                .map(|b| if a == b { 10 } else { remote })
-                .collect()
-        })
-        .collect()
+    (0..nodes).map(|a| (0..nodes).map(|b| if a == b { 10 } else { remote }).collect()).collect()
 }
 
 fn span_hint(text: &str, span: Option<std::ops::Range<usize>>) -> String {
@@ -323,41 +268,23 @@ mod tests {
     fn bad_presets_are_named() {
         assert!(Machine::preset("smp-0").unwrap_err().0.contains("1..=64"));
         assert!(Machine::preset("smp-x").unwrap_err().0.contains("'x'"));
-        assert!(Machine::preset("vax")
-            .unwrap_err()
-            .0
-            .contains("unknown machine 'vax'"));
+        assert!(Machine::preset("vax").unwrap_err().0.contains("unknown machine 'vax'"));
     }
 
     #[test]
     fn toml_machines_are_validated() {
-        let m =
-            Machine::from_toml("base = \"numa-4x4\"\nmhz = 500\n[costs]\nipi_latency_ns = 3000\n")
-                .unwrap();
+        let m = Machine::from_toml("base = \"numa-4x4\"\nmhz = 500\n[costs]\nipi_latency_ns = 3000\n").unwrap();
         assert_eq!(m.mhz, 500);
         assert_eq!(m.costs.ipi_latency_ns, 3000);
-        let m =
-            Machine::from_toml("cpus = 4\nnodes = 2\ndistance = [[10, 30], [30, 10]]\n").unwrap();
+        let m = Machine::from_toml("cpus = 4\nnodes = 2\ndistance = [[10, 30], [30, 10]]\n").unwrap();
         assert_eq!(m.node_of, vec![0, 0, 1, 1]);
         let cases = [
             ("cpus = 0", "cpus = 0"),
             ("cpus = 6\nnodes = 4", "divide"),
-            (
-                "cpus = 4\nnodes = 2\ndistance = [[10, 30], [20, 10]]",
-                "asymmetric",
-            ),
-            (
-                "cpus = 4\nnodes = 2\ndistance = [[10, 30, 30], [30, 10]]",
-                "row 0",
-            ),
-            (
-                "cpus = 4\nnodes = 2\ndistance = [[10, 30]]",
-                "1 rows for 2 nodes",
-            ),
-            (
-                "cpus = 4\nnodes = 2\ndistance = [[12, 30], [30, 10]]",
-                "itself must be 10",
-            ),
+            ("cpus = 4\nnodes = 2\ndistance = [[10, 30], [20, 10]]", "asymmetric"),
+            ("cpus = 4\nnodes = 2\ndistance = [[10, 30, 30], [30, 10]]", "row 0"),
+            ("cpus = 4\nnodes = 2\ndistance = [[10, 30]]", "1 rows for 2 nodes"),
+            ("cpus = 4\nnodes = 2\ndistance = [[12, 30], [30, 10]]", "itself must be 10"),
             ("cpus = 4\nspeed = 3", "unknown field `speed`"),
             ("base = \"smp-8\"\n[costs]\nwarp = 1", "warp"),
             ("cpus = \"four\"", "invalid type"),

@@ -64,7 +64,7 @@ pub struct SimPlatform {
     pub cost: CostModel,
     node_of: Vec<usize>,
     locks: RefCell<Vec<LockState>>,
-    lines: RefCell<Vec<LineState>>,
+    lines: Vec<Cell<LineState>>,
     task_lines: usize,
     queue_lines: usize,
     resched: RefCell<Vec<CpuId>>,
@@ -84,13 +84,7 @@ impl SimPlatform {
             cost,
             node_of,
             locks: RefCell::new(Vec::new()),
-            lines: RefCell::new(vec![
-                LineState {
-                    sharers: 0,
-                    dirty: NO_OWNER
-                };
-                nlines
-            ]),
+            lines: vec![Cell::new(LineState { sharers: 0, dirty: NO_OWNER }); nlines],
             task_lines: task_capacity,
             queue_lines,
             resched: RefCell::new(Vec::with_capacity(64)),
@@ -120,11 +114,7 @@ impl SimPlatform {
         out.append(&mut self.resched.borrow_mut());
     }
     pub fn lock_stats(&self) -> Vec<LockStats> {
-        self.locks
-            .borrow()
-            .iter()
-            .map(|l| l.stats.clone())
-            .collect()
+        self.locks.borrow().iter().map(|l| l.stats.clone()).collect()
     }
     /// Record the task-structure address of a new task: 8 KB blocks handed out in
     /// order, as the buddy allocator does on a freshly booted machine.
@@ -148,8 +138,9 @@ impl SimPlatform {
         }
     }
 
-    /// Latency of `cpu` accessing a line in state `st`, and the new state.
-    #[inline]
+    /// Latency of `cpu` accessing a line in state `st` that it does not hit in
+    /// its own cache, and the new state. (Hits are handled inline in `touch`.)
+    #[inline(never)]
     fn access(&self, st: &mut LineState, cpu: CpuId, access: Access) -> u64 {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
@@ -275,18 +266,12 @@ impl Platform for SimPlatform {
     fn new_lock<T>(&self, name: &str, value: T) -> SimLock<T> {
         let mut locks = self.locks.borrow_mut();
         locks.push(LockState {
-            stats: LockStats {
-                name: name.to_string(),
-                ..LockStats::default()
-            },
+            stats: LockStats { name: name.to_string(), ..LockStats::default() },
             free_at: 0,
             acquired_at: 0,
             last_cpu: None,
         });
-        SimLock {
-            id: locks.len() - 1,
-            data: RefCell::new(value),
-        }
+        SimLock { id: locks.len() - 1, data: RefCell::new(value) }
     }
     #[inline]
     fn this_cpu(&self) -> CpuId {
@@ -302,10 +287,21 @@ impl Platform for SimPlatform {
     }
     #[inline]
     fn touch(&self, line: Line, access: Access) {
-        let i = self.line_index(line);
-        let ns = {
-            let mut lines = self.lines.borrow_mut();
-            self.access(&mut lines[i], self.cpu.get(), access)
+        let cell = &self.lines[self.line_index(line)];
+        let mut st = cell.get();
+        let cpu = self.cpu.get();
+        let me = 1u64 << cpu;
+        // Fast path: a read of a line this CPU holds, or a write of a line it owns.
+        let hit = match access {
+            Access::Read => st.sharers & me != 0,
+            Access::Write => st.dirty as usize == cpu,
+        };
+        let ns = if hit {
+            self.cost.l2_hit_ns
+        } else {
+            let ns = self.access(&mut st, cpu, access);
+            cell.set(st);
+            ns
         };
         self.advance(ns);
     }
@@ -334,10 +330,7 @@ mod tests {
         let released = p.cursor();
         // CPU 1 wants it before it was released: waits until `released`.
         p.begin(1, 1100);
-        assert!(
-            l.try_with(&p, |_| ()).is_none(),
-            "trylock of a held lock fails"
-        );
+        assert!(l.try_with(&p, |_| ()).is_none(), "trylock of a held lock fails");
         p.begin(1, 1100);
         l.with(&p, |_| ());
         assert!(p.cursor() >= released + p.cost.transfer_ns(0, 0));

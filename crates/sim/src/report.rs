@@ -121,9 +121,7 @@ impl Report {
             r.contention_pct = round3(100.0 * contended[i] as f64 / n);
             r.hold_mean_ns = round3(hold_total[i] as f64 / n);
             r.wait_mean_ns = round3(wait_total[i] as f64 / n);
-            r.utilisation_pct = round3(
-                100.0 * hold_total[i] as f64 / (virtual_ns.max(1) as f64 * r.instances as f64),
-            );
+            r.utilisation_pct = round3(100.0 * hold_total[i] as f64 / (virtual_ns.max(1) as f64 * r.instances as f64));
         }
         out
     }
@@ -136,17 +134,8 @@ impl Report {
             "schedlab sim — {} on {} ({} CPUs), policy {}, seed {}",
             self.workload, self.machine, self.cpus, self.policy, self.seed
         );
-        let _ = writeln!(
-            s,
-            "  throughput        {:.1} {}",
-            self.throughput, self.throughput_unit
-        );
-        let _ = writeln!(
-            s,
-            "  completed         {} in {:.6} virtual s",
-            self.completed,
-            self.virtual_ns as f64 / 1e9
-        );
+        let _ = writeln!(s, "  throughput        {:.1} {}", self.throughput, self.throughput_unit);
+        let _ = writeln!(s, "  completed         {} in {:.6} virtual s", self.completed, self.virtual_ns as f64 / 1e9);
         let _ = writeln!(
             s,
             "  messages          {} sent, {} received; {} tasks",
@@ -170,28 +159,25 @@ impl Report {
             l.p50, l.p99, l.max, l.count
         );
         let q = &self.runqueue_len;
-        let _ = writeln!(
-            s,
-            "  run-queue length  mean {:.2}  max {}  per-queue stddev {:.2}",
-            q.mean, q.max, q.stddev_mean
-        );
+        let _ =
+            writeln!(s, "  run-queue length  mean {:.2}  max {}  per-queue stddev {:.2}", q.mean, q.max, q.stddev_mean);
         let _ = writeln!(
             s,
             "  locks             {:<16} {:>5} {:>12} {:>9} {:>10} {:>10} {:>10} {:>7}",
-            "name",
-            "inst",
-            "acquisitions",
-            "contend%",
-            "hold mean",
-            "hold max",
-            "wait mean",
-            "util%"
+            "name", "inst", "acquisitions", "contend%", "hold mean", "hold max", "wait mean", "util%"
         );
         for r in &self.locks {
             let _ = writeln!(
                 s,
                 "                    {:<16} {:>5} {:>12} {:>9.2} {:>8.0}ns {:>8}ns {:>8.0}ns {:>7.2}",
-                r.name, r.instances, r.acquisitions, r.contention_pct, r.hold_mean_ns, r.hold_max_ns, r.wait_mean_ns, r.utilisation_pct
+                r.name,
+                r.instances,
+                r.acquisitions,
+                r.contention_pct,
+                r.hold_mean_ns,
+                r.hold_max_ns,
+                r.wait_mean_ns,
+                r.utilisation_pct
             );
         }
         let _ = writeln!(

@@ -27,10 +27,7 @@ pub struct Dss<P: Platform> {
 
 impl<P: Platform> Dss<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
-        Dss {
-            common: SchedCommon::new(topo, 1, capacity, hz),
-            runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)),
-        }
+        Dss { common: SchedCommon::new(topo, 1, capacity, hz), runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)) }
     }
 
     /// `can_schedule(t, cpu)`: allowed here and not running elsewhere (prev, running
@@ -127,12 +124,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
             p.charge(Work::ListOp);
             rq.push_front(&self.common.tasks, id);
             self.common.publish_len(RQ, rq.len());
-            let here_ok = self
-                .common
-                .tasks
-                .get(id)
-                .cpus_allowed()
-                .contains(p.this_cpu());
+            let here_ok = self.common.tasks.get(id).cpus_allowed().contains(p.this_cpu());
             if !sync || !here_ok {
                 self.reschedule_idle(p, id);
             }
@@ -156,10 +148,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
                     if let Some(t) = prev {
                         let ts = tasks.get(t);
                         p.touch(Line::Task(t), Access::Write);
-                        if prev_state == PrevState::Runnable
-                            && ts.class() == SchedClass::Rr
-                            && ts.counter() == 0
-                        {
+                        if prev_state == PrevState::Runnable && ts.class() == SchedClass::Rr && ts.counter() == 0 {
                             ts.set_counter(nice_to_ticks(ts.nice(), self.common.hz));
                             p.charge(Work::ListOp);
                             rq.move_to_back(tasks, t);
@@ -217,9 +206,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
         let tasks = &self.common.tasks;
         self.runqueue.with(p, |rq| {
             p.touch(Line::Queue(RQ), Access::Write);
-            let running = (0..self.common.ncpus())
-                .filter(|&c| self.common.cpu(c).curr().is_some())
-                .count();
+            let running = (0..self.common.ncpus()).filter(|&c| self.common.cpu(c).curr().is_some()).count();
             if rq.len() > running {
                 p.touch(Line::Task(curr), Access::Write);
                 let t = tasks.get(curr);

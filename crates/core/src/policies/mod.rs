@@ -25,10 +25,7 @@ pub(crate) fn check_lists<'a, P: Platform + 'a>(
             for t in rq.iter(tasks) {
                 n += 1;
                 if n > rq.len() {
-                    return Err(format!(
-                        "queue {q}: walk is longer than len {} (cycle?)",
-                        rq.len()
-                    ));
+                    return Err(format!("queue {q}: walk is longer than len {} (cycle?)", rq.len()));
                 }
                 let slot: &mut Option<usize> = &mut seen[t as usize];
                 if let Some(other) = *slot {
@@ -36,36 +33,24 @@ pub(crate) fn check_lists<'a, P: Platform + 'a>(
                 }
                 *slot = Some(q);
                 if tasks.get(t).on_rq() != Some(q) {
-                    return Err(format!(
-                        "task {t} is on queue {q} but on_rq = {:?}",
-                        tasks.get(t).on_rq()
-                    ));
+                    return Err(format!("task {t} is on queue {q} but on_rq = {:?}", tasks.get(t).on_rq()));
                 }
                 if !tasks.get(t).live() {
                     return Err(format!("exited task {t} is still on queue {q}"));
                 }
             }
             if n != rq.len() {
-                return Err(format!(
-                    "queue {q}: walk found {n} tasks, len says {}",
-                    rq.len()
-                ));
+                return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()));
             }
             if common.queue_len(q) != n {
-                return Err(format!(
-                    "queue {q}: published length {} != {n}",
-                    common.queue_len(q)
-                ));
+                return Err(format!("queue {q}: published length {} != {n}", common.queue_len(q)));
             }
             Ok(())
         })?;
     }
     for (t, s) in seen.iter().enumerate() {
         if s.is_none() && tasks.get(t as TaskId).on_rq().is_some() {
-            return Err(format!(
-                "task {t} claims queue {:?} but is on no list",
-                tasks.get(t as TaskId).on_rq()
-            ));
+            return Err(format!("task {t} claims queue {:?} but is on no list", tasks.get(t as TaskId).on_rq()));
         }
     }
     Ok(())
