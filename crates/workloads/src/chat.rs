@@ -80,14 +80,7 @@ pub struct ChatParams {
 
 impl Default for ChatParams {
     fn default() -> Self {
-        ChatParams {
-            rooms: 10,
-            messages: 100,
-            users: 20,
-            bytes: 100,
-            think: 0,
-            work: DEFAULT_WORK,
-        }
+        ChatParams { rooms: 10, messages: 100, users: 20, bytes: 100, think: 0, work: DEFAULT_WORK }
     }
 }
 
@@ -139,14 +132,7 @@ impl ChatParams {
     /// Build the workload (see the module documentation for its shape).
     pub fn build(&self) -> Result<Workload, SpecError> {
         self.check()?;
-        let &ChatParams {
-            rooms,
-            messages: m,
-            users,
-            bytes,
-            think,
-            work,
-        } = self;
+        let &ChatParams { rooms, messages: m, users, bytes, think, work } = self;
         let nusers = rooms * users; // ≤ 10^6
         let c2s = |u: u32| 3 * u;
         let queue = |u: u32| 3 * u + 1;
@@ -168,25 +154,16 @@ impl ChatParams {
         let mut root = Vec::with_capacity(4 * nusers as usize + 1);
         for u in 0..nusers {
             for role in [SERVER_SEND, SERVER_RECEIVE] {
-                root.push(Op::Spawn {
-                    program: prog(u, role),
-                    params: in_mm(SERVER_MM),
-                });
+                root.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
             }
         }
         for role in [CLIENT_RECEIVE, CLIENT_SEND] {
             for u in 0..nusers {
-                root.push(Op::Spawn {
-                    program: prog(u, role),
-                    params: in_mm(CLIENT_MM),
-                });
+                root.push(Op::Spawn { program: prog(u, role), params: in_mm(CLIENT_MM) });
             }
         }
         root.push(Op::Exit);
-        programs.push(Program {
-            role: "root".into(),
-            ops: root,
-        });
+        programs.push(Program { role: "root".into(), ops: root });
 
         for u in 0..nusers {
             let room_first = u / users * users;
@@ -196,16 +173,10 @@ impl ChatParams {
             if think > 0 {
                 body.push(Op::Compute { cycles: think });
             }
-            body.push(Op::Send {
-                chan: c2s(u),
-                bytes,
-            });
+            body.push(Op::Send { chan: c2s(u), bytes });
             let mut ops = Vec::with_capacity(1 + body.len());
             push_loop(&mut ops, m, &body);
-            programs.push(Program {
-                role: "client_send".into(),
-                ops,
-            });
+            programs.push(Program { role: "client_send".into(), ops });
 
             // server_receive: broadcast to the other users of the room.
             body.clear();
@@ -214,43 +185,21 @@ impl ChatParams {
                 body.push(Op::Compute { cycles: work });
             }
             for v in (room_first..room_first + users).filter(|&v| v != u) {
-                body.push(Op::Send {
-                    chan: queue(v),
-                    bytes,
-                });
+                body.push(Op::Send { chan: queue(v), bytes });
             }
             let mut ops = Vec::with_capacity(1 + body.len());
             push_loop(&mut ops, m, &body);
-            programs.push(Program {
-                role: "server_receive".into(),
-                ops,
-            });
+            programs.push(Program { role: "server_receive".into(), ops });
 
             // server_send
             let mut ops = Vec::with_capacity(3);
-            push_loop(
-                &mut ops,
-                fanout,
-                &[
-                    Op::Recv { chan: queue(u) },
-                    Op::Send {
-                        chan: s2c(u),
-                        bytes,
-                    },
-                ],
-            );
-            programs.push(Program {
-                role: "server_send".into(),
-                ops,
-            });
+            push_loop(&mut ops, fanout, &[Op::Recv { chan: queue(u) }, Op::Send { chan: s2c(u), bytes }]);
+            programs.push(Program { role: "server_send".into(), ops });
 
             // client_receive
             let mut ops = Vec::with_capacity(2);
             push_loop(&mut ops, fanout, &[Op::Recv { chan: s2c(u) }]);
-            programs.push(Program {
-                role: "client_receive".into(),
-                ops,
-            });
+            programs.push(Program { role: "client_receive".into(), ops });
         }
 
         let channels = 3 * nusers;
@@ -262,10 +211,7 @@ impl ChatParams {
             channels,
             root: 0,
             root_params: in_mm(CLIENT_MM),
-            metric: Metric {
-                unit: "messages/s".into(),
-                counted,
-            },
+            metric: Metric { unit: "messages/s".into(), counted },
             expected_messages: nu * m * (1 + 2 * (users - 1)),
             expected_tasks: 4 * nu + 1,
         })

@@ -56,13 +56,7 @@ pub struct HackbenchParams {
 
 impl Default for HackbenchParams {
     fn default() -> Self {
-        HackbenchParams {
-            groups: 10,
-            loops: 100,
-            fds: 20,
-            bytes: 100,
-            threads: false,
-        }
+        HackbenchParams { groups: 10, loops: 100, fds: 20, bytes: 100, threads: false }
     }
 }
 
@@ -108,13 +102,7 @@ impl HackbenchParams {
     /// Build the workload (see the module documentation for its shape).
     pub fn build(&self) -> Result<Workload, SpecError> {
         self.check()?;
-        let &HackbenchParams {
-            groups,
-            loops,
-            fds,
-            bytes,
-            threads,
-        } = self;
+        let &HackbenchParams { groups, loops, fds, bytes, threads } = self;
         let chan = |g: u32, j: u32| g * fds + j;
         let ntasks = 2 * groups * fds;
         // Program ids: 0 = root, 1 + k = the k-th spawned task (receivers, then senders).
@@ -122,42 +110,27 @@ impl HackbenchParams {
         let mut root = Vec::with_capacity(ntasks as usize + 1);
         for k in 0..ntasks {
             let mm = if threads { 1 } else { 2 + k };
-            root.push(Op::Spawn {
-                program: 1 + k,
-                params: in_mm(mm),
-            });
+            root.push(Op::Spawn { program: 1 + k, params: in_mm(mm) });
         }
         root.push(Op::Exit);
-        programs.push(Program {
-            role: "root".into(),
-            ops: root,
-        });
+        programs.push(Program { role: "root".into(), ops: root });
 
         for g in 0..groups {
             for j in 0..fds {
                 let mut ops = Vec::with_capacity(2);
                 // fds·loops ≤ 10^9 < 2^32.
                 push_loop(&mut ops, fds * loops, &[Op::Recv { chan: chan(g, j) }]);
-                programs.push(Program {
-                    role: "receiver".into(),
-                    ops,
-                });
+                programs.push(Program { role: "receiver".into(), ops });
             }
         }
         let mut body = Vec::with_capacity(fds as usize);
         for g in 0..groups {
             body.clear();
-            body.extend((0..fds).map(|j| Op::Send {
-                chan: chan(g, j),
-                bytes,
-            }));
+            body.extend((0..fds).map(|j| Op::Send { chan: chan(g, j), bytes }));
             for _ in 0..fds {
                 let mut ops = Vec::with_capacity(1 + body.len());
                 push_loop(&mut ops, loops, &body);
-                programs.push(Program {
-                    role: "sender".into(),
-                    ops,
-                });
+                programs.push(Program { role: "sender".into(), ops });
             }
         }
 
@@ -169,10 +142,7 @@ impl HackbenchParams {
             channels,
             root: 0,
             root_params: in_mm(1),
-            metric: Metric {
-                unit: "messages/s".into(),
-                counted: vec![true; channels as usize],
-            },
+            metric: Metric { unit: "messages/s".into(), counted: vec![true; channels as usize] },
             expected_messages: g * f * f * l,
             expected_tasks: 2 * g * f + 1,
         })

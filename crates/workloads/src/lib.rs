@@ -50,28 +50,18 @@ pub(crate) fn check_range<T: PartialOrd + Display>(
     if range.contains(&v) {
         Ok(())
     } else {
-        Err(SpecError(format!(
-            "workload '{workload}': {key}={v} is out of range {}..={}",
-            range.start(),
-            range.end()
-        )))
+        Err(SpecError(format!("workload '{workload}': {key}={v} is out of range {}..={}", range.start(), range.end())))
     }
 }
 
 /// Default task parameters in address space `mm`.
 pub(crate) fn in_mm(mm: u32) -> TaskParams {
-    TaskParams {
-        mm,
-        ..TaskParams::default()
-    }
+    TaskParams { mm, ..TaskParams::default() }
 }
 
 /// Builder helper: append `Loop { count, body }` followed by the body ops.
 pub(crate) fn push_loop(ops: &mut Vec<Op>, count: u32, body: &[Op]) {
     debug_assert!(count >= 1 && !body.is_empty());
-    ops.push(Op::Loop {
-        count,
-        body: body.len() as u32,
-    });
+    ops.push(Op::Loop { count, body: body.len() as u32 });
     ops.extend_from_slice(body);
 }

@@ -41,11 +41,7 @@ pub struct PingPongParams {
 
 impl Default for PingPongParams {
     fn default() -> Self {
-        PingPongParams {
-            rounds: 10_000,
-            bytes: 100,
-            compute: 0,
-        }
+        PingPongParams { rounds: 10_000, bytes: 100, compute: 0 }
     }
 }
 
@@ -85,63 +81,31 @@ impl PingPongParams {
     /// Build the workload (see the module documentation for its shape).
     pub fn build(&self) -> Result<Workload, SpecError> {
         self.check()?;
-        let &PingPongParams {
-            rounds,
-            bytes,
-            compute,
-        } = self;
+        let &PingPongParams { rounds, bytes, compute } = self;
         let work = (compute > 0).then_some(Op::Compute { cycles: compute });
         let send = |chan| Op::Send { chan, bytes };
         let recv = |chan| Op::Recv { chan };
 
-        let ping_body: Vec<Op> = work
-            .into_iter()
-            .chain([send(CHAN_A), recv(CHAN_B)])
-            .collect();
-        let pong_body: Vec<Op> = [recv(CHAN_A)]
-            .into_iter()
-            .chain(work)
-            .chain([send(CHAN_B)])
-            .collect();
+        let ping_body: Vec<Op> = work.into_iter().chain([send(CHAN_A), recv(CHAN_B)]).collect();
+        let pong_body: Vec<Op> = [recv(CHAN_A)].into_iter().chain(work).chain([send(CHAN_B)]).collect();
         let mut ping = Vec::new();
         push_loop(&mut ping, rounds, &ping_body);
         let mut pong = Vec::new();
         push_loop(&mut pong, rounds, &pong_body);
 
-        let root = vec![
-            Op::Spawn {
-                program: 2,
-                params: in_mm(3),
-            },
-            Op::Spawn {
-                program: 1,
-                params: in_mm(2),
-            },
-            Op::Exit,
-        ];
+        let root =
+            vec![Op::Spawn { program: 2, params: in_mm(3) }, Op::Spawn { program: 1, params: in_mm(2) }, Op::Exit];
         Ok(Workload {
             spec: self.canonical(),
             programs: vec![
-                Program {
-                    role: "root".into(),
-                    ops: root,
-                },
-                Program {
-                    role: "ping".into(),
-                    ops: ping,
-                },
-                Program {
-                    role: "pong".into(),
-                    ops: pong,
-                },
+                Program { role: "root".into(), ops: root },
+                Program { role: "ping".into(), ops: ping },
+                Program { role: "pong".into(), ops: pong },
             ],
             channels: 2,
             root: 0,
             root_params: in_mm(1),
-            metric: Metric {
-                unit: "round trips/s".into(),
-                counted: vec![false, true],
-            },
+            metric: Metric { unit: "round trips/s".into(), counted: vec![false, true] },
             expected_messages: 2 * rounds as u64,
             expected_tasks: 3,
         })

@@ -26,10 +26,7 @@ impl WorkloadSpec {
             "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(&mut spec)?),
             "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(&mut spec)?),
             other => {
-                return Err(SpecError(format!(
-                    "unknown workload '{other}' (known: {})",
-                    WORKLOAD_NAMES.join(", ")
-                )))
+                return Err(SpecError(format!("unknown workload '{other}' (known: {})", WORKLOAD_NAMES.join(", "))))
             }
         })
     }

@@ -8,14 +8,12 @@ fn check_params(p: &TaskParams) -> Result<(), String> {
         return Err(format!("nice {} is outside -20..=19", p.nice));
     }
     match p.class {
-        SchedClass::Other if p.rt_priority != 0 => Err(format!(
-            "rt_priority {} given for SCHED_OTHER (must be 0)",
-            p.rt_priority
-        )),
-        SchedClass::Fifo | SchedClass::Rr if !(1..=99).contains(&p.rt_priority) => Err(format!(
-            "rt_priority {} is outside 1..=99 for {:?}",
-            p.rt_priority, p.class
-        )),
+        SchedClass::Other if p.rt_priority != 0 => {
+            Err(format!("rt_priority {} given for SCHED_OTHER (must be 0)", p.rt_priority))
+        }
+        SchedClass::Fifo | SchedClass::Rr if !(1..=99).contains(&p.rt_priority) => {
+            Err(format!("rt_priority {} is outside 1..=99 for {:?}", p.rt_priority, p.class))
+        }
         _ if p.cpus_allowed.is_empty() => Err("cpus_allowed is empty".into()),
         _ => Ok(()),
     }
@@ -45,10 +43,7 @@ impl Workload {
             return Err("workload has no programs".into());
         }
         if self.root as usize >= nprogs {
-            return Err(format!(
-                "root program {} out of range ({} programs)",
-                self.root, nprogs
-            ));
+            return Err(format!("root program {} out of range ({} programs)", self.root, nprogs));
         }
         check_params(&self.root_params).map_err(|e| format!("root_params: {e}"))?;
         if self.metric.counted.len() != self.channels as usize {
@@ -72,11 +67,7 @@ impl Workload {
                 if chan < self.channels {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "{}: channel {chan} out of range ({} channels)",
-                        at(i),
-                        self.channels
-                    ))
+                    Err(format!("{}: channel {chan} out of range ({} channels)", at(i), self.channels))
                 }
             };
             loop_ends.clear();
@@ -134,17 +125,13 @@ impl Workload {
             while let Some((p, next)) = stack.last_mut() {
                 let p = *p;
                 let ops = &self.programs[p].ops;
-                let child = ops[*next..]
-                    .iter()
-                    .position(|op| matches!(op, Op::Spawn { .. }));
+                let child = ops[*next..].iter().position(|op| matches!(op, Op::Spawn { .. }));
                 let Some(off) = child else {
                     colour[p] = 2;
                     stack.pop();
                     continue;
                 };
-                let Op::Spawn { program, .. } = ops[*next + off] else {
-                    unreachable!()
-                };
+                let Op::Spawn { program, .. } = ops[*next + off] else { unreachable!() };
                 *next += off + 1;
                 let c = program as usize;
                 match colour[c] {
@@ -154,9 +141,9 @@ impl Workload {
                     }
                     1 => {
                         return Err(format!(
-                        "spawn cycle: program {c} ('{}') can spawn itself (via program {p} ('{}'))",
-                        self.programs[c].role, self.programs[p].role
-                    ))
+                            "spawn cycle: program {c} ('{}') can spawn itself (via program {p} ('{}'))",
+                            self.programs[c].role, self.programs[p].role
+                        ))
                     }
                     _ => {}
                 }

@@ -83,10 +83,7 @@ fn chat_spawn_order_servers_then_receivers_then_senders() {
         "client_send" => 2,
         other => panic!("unexpected role {other}"),
     };
-    assert!(
-        roles.windows(2).all(|p| rank(p[0]) <= rank(p[1])),
-        "{roles:?}"
-    );
+    assert!(roles.windows(2).all(|p| rank(p[0]) <= rank(p[1])), "{roles:?}");
     assert_eq!(w.programs[w.root as usize].ops.last(), Some(&Op::Exit));
 }
 
@@ -94,12 +91,7 @@ fn chat_spawn_order_servers_then_receivers_then_senders() {
 fn chat_compute_options() {
     let w = parse_workload("chat:rooms=1,messages=2,users=2,think=500,work=0").unwrap();
     check_static(&w);
-    let has = |role: &str, op: Op| {
-        w.programs
-            .iter()
-            .filter(|p| p.role == role)
-            .all(|p| p.ops.contains(&op))
-    };
+    let has = |role: &str, op: Op| w.programs.iter().filter(|p| p.role == role).all(|p| p.ops.contains(&op));
     assert!(has("client_send", Op::Compute { cycles: 500 }));
     assert!(w
         .programs
@@ -118,8 +110,7 @@ fn chat_compute_options() {
 fn hackbench_counts() {
     for (g, l) in [(10, 100), (1, 1), (25, 1000)] {
         for threads in [0, 1] {
-            let w = parse_workload(&format!("hackbench:groups={g},loops={l},threads={threads}"))
-                .unwrap();
+            let w = parse_workload(&format!("hackbench:groups={g},loops={l},threads={threads}")).unwrap();
             let t = check_static(&w);
             let (g, l) = (g as u64, l as u64);
             assert_eq!(w.expected_tasks, 40 * g + 1);
@@ -204,12 +195,7 @@ fn programs_are_compact() {
     assert_eq!(big.expected_tasks, 2401);
     assert_eq!(big.programs.len(), 2401);
     // Longest program besides the root: server_receive, Loop + Recv + Compute + 19 Sends.
-    let longest = big
-        .programs
-        .iter()
-        .filter(|p| p.role != "root")
-        .map(|p| p.ops.len())
-        .max();
+    let longest = big.programs.iter().filter(|p| p.role != "root").map(|p| p.ops.len()).max();
     assert_eq!(longest, Some(22));
 }
 

@@ -1,9 +1,7 @@
 //! Spec parsing: errors name the bad part; canonical specs round-trip.
 
 use proptest::prelude::*;
-use schedlab_workloads::{
-    parse_workload, ChatParams, HackbenchParams, PingPongParams, WorkloadSpec, WORKLOAD_NAMES,
-};
+use schedlab_workloads::{parse_workload, ChatParams, HackbenchParams, PingPongParams, WorkloadSpec, WORKLOAD_NAMES};
 
 fn err(s: &str) -> String {
     parse_workload(s).unwrap_err().0
@@ -45,18 +43,12 @@ fn bad_values_name_key_and_value() {
 fn unknown_keys_are_rejected_with_accepted_list() {
     let e = err("chat:rooms=3,romos=4");
     assert!(e.contains("unknown key 'romos'"), "{e}");
-    assert!(
-        e.contains("rooms, messages, users, bytes, think, work"),
-        "{e}"
-    );
+    assert!(e.contains("rooms, messages, users, bytes, think, work"), "{e}");
     let e = err("hackbench:groups=1,rounds=3");
     assert!(e.contains("unknown key 'rounds'"), "{e}");
     assert!(e.contains("groups, loops, fds, bytes, threads"), "{e}");
     let e = err("pingpong:loops=3");
-    assert!(
-        e.contains("unknown key 'loops'") && e.contains("rounds, bytes, compute"),
-        "{e}"
-    );
+    assert!(e.contains("unknown key 'loops'") && e.contains("rounds, bytes, compute"), "{e}");
     assert!(err("chat:rooms").contains("'rooms' is not key=value"));
     assert!(err("chat:rooms=1,rooms=2").contains("given twice"));
 }
@@ -70,50 +62,25 @@ fn defaults_and_canonical_forms() {
     assert_eq!(w.spec, "chat:rooms=30,messages=300");
     let w = parse_workload("chat:rooms=2,messages=3,work=300,users=20,think=7").unwrap();
     assert_eq!(w.spec, "chat:rooms=2,messages=3,think=7");
+    assert_eq!(parse_workload("hackbench").unwrap().spec, "hackbench:groups=10,loops=100");
     assert_eq!(
-        parse_workload("hackbench").unwrap().spec,
-        "hackbench:groups=10,loops=100"
-    );
-    assert_eq!(
-        parse_workload("hackbench:threads=1,fds=5,groups=2")
-            .unwrap()
-            .spec,
+        parse_workload("hackbench:threads=1,fds=5,groups=2").unwrap().spec,
         "hackbench:groups=2,loops=100,fds=5,threads=1"
     );
+    assert_eq!(parse_workload("pingpong").unwrap().spec, "pingpong:rounds=10000");
     assert_eq!(
-        parse_workload("pingpong").unwrap().spec,
-        "pingpong:rounds=10000"
-    );
-    assert_eq!(
-        parse_workload("pingpong:compute=9,bytes=8,rounds=5")
-            .unwrap()
-            .spec,
+        parse_workload("pingpong:compute=9,bytes=8,rounds=5").unwrap().spec,
         "pingpong:rounds=5,bytes=8,compute=9"
     );
 }
 
 #[test]
 fn param_structs_check_ranges_when_built_directly() {
-    let e = ChatParams {
-        users: 1,
-        ..ChatParams::default()
-    }
-    .build()
-    .unwrap_err();
+    let e = ChatParams { users: 1, ..ChatParams::default() }.build().unwrap_err();
     assert!(e.0.contains("users=1"), "{e}");
-    let e = HackbenchParams {
-        loops: 0,
-        ..HackbenchParams::default()
-    }
-    .build()
-    .unwrap_err();
+    let e = HackbenchParams { loops: 0, ..HackbenchParams::default() }.build().unwrap_err();
     assert!(e.0.contains("loops=0"), "{e}");
-    let e = PingPongParams {
-        bytes: 0,
-        ..PingPongParams::default()
-    }
-    .build()
-    .unwrap_err();
+    let e = PingPongParams { bytes: 0, ..PingPongParams::default() }.build().unwrap_err();
     assert!(e.0.contains("bytes=0"), "{e}");
 }
 

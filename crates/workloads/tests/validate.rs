@@ -5,24 +5,15 @@ use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload};
 
 /// A small valid workload: root spawns a sender and a receiver over channel 0.
 fn base() -> Workload {
-    let p = |role: &str, ops: Vec<Op>| Program {
-        role: role.into(),
-        ops,
-    };
+    let p = |role: &str, ops: Vec<Op>| Program { role: role.into(), ops };
     Workload {
         spec: "test".into(),
         programs: vec![
             p(
                 "root",
                 vec![
-                    Op::Spawn {
-                        program: 2,
-                        params: TaskParams::default(),
-                    },
-                    Op::Spawn {
-                        program: 1,
-                        params: TaskParams::default(),
-                    },
+                    Op::Spawn { program: 2, params: TaskParams::default() },
+                    Op::Spawn { program: 1, params: TaskParams::default() },
                 ],
             ),
             p(
@@ -36,18 +27,12 @@ fn base() -> Workload {
                     Op::Exit,
                 ],
             ),
-            p(
-                "receiver",
-                vec![Op::Loop { count: 6, body: 1 }, Op::Recv { chan: 0 }],
-            ),
+            p("receiver", vec![Op::Loop { count: 6, body: 1 }, Op::Recv { chan: 0 }]),
         ],
         channels: 1,
         root: 0,
         root_params: TaskParams::default(),
-        metric: Metric {
-            unit: "messages/s".into(),
-            counted: vec![true],
-        },
+        metric: Metric { unit: "messages/s".into(), counted: vec![true] },
         expected_messages: 6,
         expected_tasks: 3,
     }
@@ -95,10 +80,7 @@ fn rejects_bad_program_ids() {
     w.root = 3;
     rejects(&w, "root program 3 out of range");
     let mut w = base();
-    w.programs[0].ops[0] = Op::Spawn {
-        program: 9,
-        params: TaskParams::default(),
-    };
+    w.programs[0].ops[0] = Op::Spawn { program: 9, params: TaskParams::default() };
     rejects(&w, "Spawn of program 9 out of range");
     let mut w = base();
     w.programs.clear();
@@ -111,19 +93,10 @@ fn rejects_bad_program_ids() {
 #[test]
 fn rejects_spawn_cycles() {
     let mut w = base();
-    w.programs[2].ops.push(Op::Spawn {
-        program: 0,
-        params: TaskParams::default(),
-    });
+    w.programs[2].ops.push(Op::Spawn { program: 0, params: TaskParams::default() });
     rejects(&w, "spawn cycle");
     let mut w = base();
-    w.programs[1].ops.insert(
-        0,
-        Op::Spawn {
-            program: 1,
-            params: TaskParams::default(),
-        },
-    );
+    w.programs[1].ops.insert(0, Op::Spawn { program: 1, params: TaskParams::default() });
     rejects(&w, "spawn cycle: program 1 ('sender')");
 }
 
@@ -159,31 +132,17 @@ fn rejects_bad_compute_and_params() {
     let mut w = base();
     w.programs[0].ops[1] = Op::Spawn {
         program: 1,
-        params: TaskParams {
-            class: SchedClass::Fifo,
-            rt_priority: 0,
-            ..TaskParams::default()
-        },
+        params: TaskParams { class: SchedClass::Fifo, rt_priority: 0, ..TaskParams::default() },
     };
     rejects(&w, "program 0 ('root') op 1: Spawn: rt_priority 0");
     let mut w = base();
-    w.programs[0].ops[1] = Op::Spawn {
-        program: 1,
-        params: TaskParams {
-            rt_priority: 5,
-            ..TaskParams::default()
-        },
-    };
+    w.programs[0].ops[1] = Op::Spawn { program: 1, params: TaskParams { rt_priority: 5, ..TaskParams::default() } };
     rejects(&w, "SCHED_OTHER");
     let mut w = base();
     w.root_params.cpus_allowed = CpuMask(0);
     rejects(&w, "cpus_allowed is empty");
     // A real-time task with a valid priority is fine.
     let mut w = base();
-    w.root_params = TaskParams {
-        class: SchedClass::Rr,
-        rt_priority: 50,
-        ..TaskParams::default()
-    };
+    w.root_params = TaskParams { class: SchedClass::Rr, rt_priority: 50, ..TaskParams::default() };
     w.validate().unwrap();
 }

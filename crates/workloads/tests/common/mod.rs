@@ -15,11 +15,9 @@ pub struct Effects {
 
 impl Effects {
     fn add(&mut self, other: &Effects, times: u64) {
-        for (dst, src) in [
-            (&mut self.sends, &other.sends),
-            (&mut self.recvs, &other.recvs),
-            (&mut self.spawns, &other.spawns),
-        ] {
+        for (dst, src) in
+            [(&mut self.sends, &other.sends), (&mut self.recvs, &other.recvs), (&mut self.spawns, &other.spawns)]
+        {
             for (&k, &v) in src {
                 *dst.entry(k).or_default() += v * times;
             }
@@ -75,11 +73,7 @@ pub struct Totals {
 }
 
 pub fn static_totals(w: &Workload) -> Totals {
-    let per_prog: Vec<Effects> = w
-        .programs
-        .iter()
-        .map(|p| eval_block(&p.ops, 0, p.ops.len()).0)
-        .collect();
+    let per_prog: Vec<Effects> = w.programs.iter().map(|p| eval_block(&p.ops, 0, p.ops.len()).0).collect();
     let mut t = Totals::default();
     // Propagate instance counts down the (acyclic) spawn tree.
     let mut work = vec![(w.root, 1u64)];
@@ -98,12 +92,7 @@ pub fn static_totals(w: &Workload) -> Totals {
             work.push((q, k * n));
         }
     }
-    t.counted = t
-        .recvs
-        .iter()
-        .filter(|(&c, _)| w.metric.counted[c as usize])
-        .map(|(_, &k)| k)
-        .sum();
+    t.counted = t.recvs.iter().filter(|(&c, _)| w.metric.counted[c as usize]).map(|(_, &k)| k).sum();
     t
 }
 
@@ -140,11 +129,7 @@ pub fn run(w: &Workload, seed: u64, max_steps: u64) -> RunResult {
     let mut res = RunResult::default();
     let mut queues = vec![0u64; w.channels as usize];
     let mut waiters: Vec<VecDeque<usize>> = vec![VecDeque::new(); w.channels as usize];
-    let mut tasks: Vec<Task> = vec![Task {
-        prog: w.root,
-        pc: 0,
-        loops: vec![],
-    }];
+    let mut tasks: Vec<Task> = vec![Task { prog: w.root, pc: 0, loops: vec![] }];
     res.tasks = 1;
     let mut runnable: Vec<usize> = vec![0];
     let mut live = 1u64;
@@ -205,11 +190,7 @@ pub fn run(w: &Workload, seed: u64, max_steps: u64) -> RunResult {
                 }
                 Op::Spawn { program, .. } => {
                     t.pc += 1;
-                    tasks.push(Task {
-                        prog: program,
-                        pc: 0,
-                        loops: vec![],
-                    });
+                    tasks.push(Task { prog: program, pc: 0, loops: vec![] });
                     runnable.push(tasks.len() - 1);
                     res.tasks += 1;
                     live += 1;
