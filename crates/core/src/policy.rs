@@ -72,12 +72,7 @@ impl PolicySpec {
         let out = match spec.name.as_str() {
             "dss" => PolicySpec::Dss,
             "mqs" => PolicySpec::Mqs,
-            other => {
-                return Err(SpecError(format!(
-                    "unknown policy '{other}' (known: {})",
-                    POLICY_NAMES.join(", ")
-                )))
-            }
+            other => return Err(SpecError(format!("unknown policy '{other}' (known: {})", POLICY_NAMES.join(", ")))),
         };
         spec.finish(&[])?;
         Ok(out)
@@ -101,6 +96,6 @@ pub fn build_policy<P: Platform + 'static>(
 ) -> Box<dyn Policy<P>> {
     match spec {
         PolicySpec::Dss => Box::new(crate::policies::dss::Dss::new(p, topo, capacity, hz)),
-        PolicySpec::Mqs => Box::new(crate::policies::dss::Dss::new(p, topo, capacity, hz)),
+        PolicySpec::Mqs => Box::new(crate::policies::mqs::Mqs::new(p, topo, capacity, hz)),
     }
 }

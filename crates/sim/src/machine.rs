@@ -160,7 +160,7 @@ impl Machine {
         if m.cpus > MAX_CPUS {
             return Err(MachineError(format!("cpus = {}: at most {MAX_CPUS} CPUs are supported", m.cpus)));
         }
-        if m.nodes == 0 || m.cpus % m.nodes != 0 {
+        if m.nodes == 0 || !m.cpus.is_multiple_of(m.nodes) {
             return Err(MachineError(format!(
                 "nodes = {}: must be ≥ 1 and divide cpus = {} (nodes hold contiguous, equal groups of CPUs)",
                 m.nodes, m.cpus
@@ -198,7 +198,7 @@ impl Machine {
         }
         let way = self.l2_assoc as u64 * self.line_bytes as u64;
         let bytes = self.l2_kb as u64 * 1024;
-        if self.l2_assoc == 0 || self.l2_kb == 0 || bytes % way != 0 || !(bytes / way).is_power_of_two() {
+        if self.l2_assoc == 0 || self.l2_kb == 0 || !bytes.is_multiple_of(way) || !(bytes / way).is_power_of_two() {
             return err(format!(
                 "l2_kb = {}, l2_assoc = {}: the cache must hold a power-of-two number of sets of {}-byte lines",
                 self.l2_kb, self.l2_assoc, self.line_bytes

@@ -179,6 +179,14 @@ impl<P: Platform> Policy<P> for Dss<P> {
                     }
                     cur = rq.next(tasks, t);
                 }
+                // Claim `next` while still holding the lock (2.4 sets has_cpu here), so
+                // no other CPU can pick it between the unlock and the switch.
+                if c != 0 {
+                    if let Some(n) = next {
+                        p.touch(Line::Task(n), Access::Write);
+                        tasks.get(n).set_has_cpu(true);
+                    }
+                }
                 (next, c)
             });
             first_pass = false;
@@ -226,6 +234,8 @@ impl<P: Platform> Policy<P> for Dss<P> {
         self.common.queue_len(q)
     }
     fn check_invariants(&self) -> Result<(), String> {
-        crate::policies::check_lists::<P>(&self.common, std::iter::once(&self.runqueue))
+        let mut check = crate::policies::ListChecker::new(&self.common);
+        self.runqueue.inspect(|rq| check.list(&self.common, rq))?;
+        check.finish(&self.common)
     }
 }

@@ -1,9 +1,818 @@
-//! MQS placeholder (being written).
-use crate::cpu::Topology;
-use crate::platform::Platform;
-pub struct Mqs<P: Platform>(crate::policies::dss::Dss<P>);
+//! MQS: the IBM Linux Technology Center multi-queue scheduler (Kravetz/Franke), as in
+//! the 2.5.0 RFC patch of 7 Dec 2001 (spec §1.2).
+//!
+//! The global run list of DSS is split into one run queue per CPU, each under its own
+//! lock; a task belongs to queue `processor` (the CPU it last ran on, or was placed
+//! on). The design goal is *functional equivalence* with DSS: each decision should be
+//! the globally best one DSS would make, but taken with only the local lock held.
+//!
+//! * `schedule()` runs in two phases. **Phase 1** (`scan_runqueue`) scans the local
+//!   list with `local_goodness` (no CPU term: every local task has it) and, on the
+//!   way, records the *second best* schedulable, non-running task as this queue's
+//!   `max_na_*` ("maximum non-affinity goodness"). The local winner then gets the
+//!   affinity bonus `PROC_CHANGE_PENALTY`. **Phase 2** (`examine_rmt_rqs`) reads every
+//!   other queue's `max_na_goodness` *without its lock*; a remote task is stolen only if
+//!   its na_goodness still beats the boosted local best after a `trylock` of its queue.
+//!   A remote task therefore wins exactly when it is more than 15 better, which is the
+//!   DSS trade-off between the same two tasks. If every trylock failed and the CPU
+//!   would go idle, it rescans (`premature_idle`).
+//! * `reschedule_idle(p)` (wakeup placement) builds an on-stack list of every allowed
+//!   CPU's current na_goodness (idle CPUs sort by how long they have been idle, longest
+//!   first; busy remote CPUs pay `PROC_CHANGE_PENALTY`) and tries the CPUs whose value
+//!   is below `na_goodness(p)` in increasing order, moving `p` to the first one whose
+//!   current task it would preempt (trylock again).
+//! * `max_na_*` is maintained incrementally: adding a non-running task raises it if the
+//!   task beats it; removing the max_na task rescans and takes the *first* schedulable
+//!   task with positive na_goodness ("good enough" approximation of the patch).
+//!
+//! Locking: only the local (or the task's own) queue is ever `lock`ed; remote queues are
+//! only `trylock`ed, so there is no lock-ordering problem. The `max_na_*` fields are
+//! written under the queue lock and mirrored in per-queue atomics that other CPUs read
+//! locklessly (charged as a read of the queue's cache line).
+//!
+//! Deviations from the patch, each for a stated reason:
+//! * The premature-idle rescan is bounded by [`PREMATURE_IDLE_RESCANS`]: in the patch
+//!   the loop is unbounded because the lock holder eventually releases; in a simulator
+//!   that runs a policy call atomically a held lock might never be released during it.
+//! * `has_cpu(next)` and `curr` are set under the local lock (as the patch's
+//!   `update_sched_data` does); [`SchedCommon::switch_to`] repeats them afterwards.
+//! * Time for idle ordering is the platform's ns clock instead of TSC cycles.
+
+use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
+use crate::goodness::{local_goodness, na_goodness, nice_to_ticks, recalc_counter, MIN_GOODNESS, PROC_CHANGE_PENALTY};
+use crate::percpu::SchedCommon;
+use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policy::{Policy, PrevState};
+use crate::runlist::RunList;
+use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// How many times phase 2 rescans the remote queues when every trylock it needed
+/// failed and the CPU would otherwise go idle (the patch loops until it succeeds).
+pub const PREMATURE_IDLE_RESCANS: u32 = 3;
+
+/// `runqueue_data[cpu]`: one CPU's run queue, guarded by its `runqueue_lock`.
+#[derive(Debug)]
+pub struct MqRq {
+    /// The tasks of this queue, running ones included; new and woken at the front.
+    list: RunList,
+    /// Tasks linked on `list` (the patch's `nt_running`).
+    nt_running: usize,
+    /// na_goodness of `max_na_ptr` when it was recorded, `MIN_GOODNESS` if none.
+    max_na_goodness: i32,
+    /// A schedulable, non-running task of this queue that another CPU may steal.
+    max_na_ptr: Option<TaskId>,
+    /// Copy of `max_na_ptr`'s `cpus_allowed`, so that remote CPUs need not touch the task.
+    max_na_cpus_allowed: CpuMask,
+}
+
+/// The fields of [`MqRq`] that other CPUs read without the lock. Written only with the
+/// queue lock held, so under the lock they equal the `MqRq` fields.
+#[derive(Debug)]
+struct RqPublished {
+    max_na_goodness: AtomicI32,
+    max_na_cpus_allowed: AtomicU64,
+    nt_running: AtomicU32,
+    /// The CPU runs a task (not idle); `sched_yield` counts pending tasks with it.
+    running_non_idle: AtomicBool,
+}
+
+pub struct Mqs<P: Platform> {
+    common: SchedCommon,
+    /// Queue `q` belongs to CPU `q`.
+    rqs: Box<[P::Lock<MqRq>]>,
+    published: Box<[RqPublished]>,
+    /// Failed remote trylocks in phase 2 (the patch's `premature_idle` events).
+    premature_idle: AtomicU64,
+}
+
+/// Outcome of one locked pass of `schedule()`.
+enum Pick {
+    Next(Option<TaskId>),
+    /// Every runnable counter is 0: recalculate and repeat.
+    Recalculate,
+}
+
 impl<P: Platform> Mqs<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
-        Mqs(crate::policies::dss::Dss::new(p, topo, capacity, hz))
+        let n = topo.ncpus();
+        assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
+        Mqs {
+            common: SchedCommon::new(topo, n, capacity, hz),
+            rqs: (0..n)
+                .map(|q| {
+                    p.new_lock(
+                        &format!("runqueue_lock[{q}]"),
+                        MqRq {
+                            list: RunList::new(q),
+                            nt_running: 0,
+                            max_na_goodness: MIN_GOODNESS,
+                            max_na_ptr: None,
+                            max_na_cpus_allowed: CpuMask(0),
+                        },
+                    )
+                })
+                .collect(),
+            published: (0..n)
+                .map(|_| RqPublished {
+                    max_na_goodness: AtomicI32::new(MIN_GOODNESS),
+                    max_na_cpus_allowed: AtomicU64::new(0),
+                    nt_running: AtomicU32::new(0),
+                    running_non_idle: AtomicBool::new(false),
+                })
+                .collect(),
+            premature_idle: AtomicU64::new(0),
+        }
+    }
+
+    /// Observation (uncharged, takes the lock): queue `q`'s `(max_na_goodness, max_na_ptr)`.
+    pub fn max_na(&self, q: usize) -> (i32, Option<TaskId>) {
+        self.rqs[q].inspect(|rq| (rq.max_na_goodness, rq.max_na_ptr))
+    }
+
+    /// Observation: failed remote trylocks in `schedule()` so far.
+    pub fn premature_idle_count(&self) -> u64 {
+        self.premature_idle.load(Relaxed)
+    }
+
+    // ---- queue primitives (caller holds the queue's lock) ----------------------
+
+    /// Set this queue's `max_na_*`, locked copy and published copy together.
+    fn set_max_na(&self, rq: &mut MqRq, na: Option<(TaskId, i32, CpuMask)>) {
+        let pb = &self.published[rq.list.queue()];
+        match na {
+            Some((t, g, mask)) => {
+                rq.max_na_ptr = Some(t);
+                rq.max_na_goodness = g;
+                rq.max_na_cpus_allowed = mask;
+                pb.max_na_cpus_allowed.store(mask.0, Relaxed);
+                pb.max_na_goodness.store(g, Relaxed);
+            }
+            None => {
+                // As in the patch, the mask is left stale: a remote CPU never uses it
+                // because MIN_GOODNESS is never above its own best.
+                rq.max_na_ptr = None;
+                rq.max_na_goodness = MIN_GOODNESS;
+                pb.max_na_goodness.store(MIN_GOODNESS, Relaxed);
+            }
+        }
+    }
+
+    fn publish_len(&self, rq: &MqRq) {
+        let q = rq.list.queue();
+        self.common.publish_len(q, rq.list.len());
+        self.published[q].nt_running.store(rq.nt_running as u32, Relaxed);
+    }
+
+    /// `add_to_runqueue` (front of the list). With `upd`, a non-running task that beats
+    /// the queue's max_na becomes it, so remote CPUs can see it before the next local
+    /// `schedule()`. The caller has touched the task.
+    fn add_to_runqueue(&self, p: &P, rq: &mut MqRq, t: TaskId, upd: bool) {
+        let tasks = &self.common.tasks;
+        p.charge(Work::ListOp);
+        rq.list.push_front(tasks, t);
+        rq.nt_running += 1;
+        self.publish_len(rq);
+        if upd {
+            let ts = tasks.get(t);
+            if !ts.has_cpu() {
+                p.charge(Work::Goodness);
+                let g = na_goodness(ts);
+                if g > rq.max_na_goodness {
+                    self.set_max_na(rq, Some((t, g, ts.cpus_allowed())));
+                }
+            }
+        }
+    }
+
+    /// `del_from_runqueue`. If `t` was the max_na task, `rescan` looks for a
+    /// replacement (the FIRST non-running task with positive na_goodness, not the best:
+    /// the patch's cheap approximation); without it max_na is just cleared, for callers
+    /// that recompute it before unlocking.
+    fn del_from_runqueue(&self, p: &P, rq: &mut MqRq, t: TaskId, rescan: bool) {
+        let tasks = &self.common.tasks;
+        p.charge(Work::ListOp);
+        rq.list.remove(tasks, t);
+        rq.nt_running -= 1;
+        self.publish_len(rq);
+        if rq.max_na_ptr != Some(t) {
+            return;
+        }
+        let mut found = None;
+        if rescan {
+            let mut cur = rq.list.first();
+            while let Some(u) = cur {
+                p.touch(Line::Task(u), Access::Read);
+                let us = tasks.get(u);
+                if !us.has_cpu() {
+                    p.charge(Work::Goodness);
+                    let g = na_goodness(us);
+                    if g > 0 {
+                        found = Some((u, g, us.cpus_allowed()));
+                        break;
+                    }
+                }
+                cur = rq.list.next(tasks, u);
+            }
+        }
+        self.set_max_na(rq, found);
+    }
+
+    /// `lock_task_rq_verify`: lock `t`'s run queue and run `f` on it. `processor` may
+    /// change (a steal or a wakeup placement) between reading it and getting the lock,
+    /// so re-check under the lock and chase the task if it moved.
+    fn with_task_rq<R>(&self, p: &P, t: TaskId, f: impl FnOnce(&mut MqRq) -> R) -> R {
+        let ts = self.common.tasks.get(t);
+        let mut f = Some(f);
+        loop {
+            p.touch(Line::Task(t), Access::Read);
+            let q = ts.processor();
+            let r = self.rqs[q].with(p, |rq| {
+                p.touch(Line::Queue(q), Access::Write);
+                if ts.processor() != q {
+                    return None;
+                }
+                Some((f.take().expect("called once"))(rq))
+            });
+            if let Some(r) = r {
+                return r;
+            }
+        }
+    }
+
+    // ---- goodness --------------------------------------------------------------
+
+    /// `can_schedule(t, cpu)`: allowed here and not running on another CPU (`prev`,
+    /// still running here, is schedulable).
+    #[inline]
+    fn can_schedule(ts: &TaskSched, t: TaskId, cpu: CpuId, prev: Option<TaskId>) -> bool {
+        ts.cpus_allowed().contains(cpu) && (!ts.has_cpu() || Some(t) == prev)
+    }
+
+    /// The patch's full `goodness(t, cpu, mm)`: `local_goodness` plus
+    /// `PROC_CHANGE_PENALTY` for a positive SCHED_OTHER task that last ran on `cpu`.
+    /// Unlike DSS's it gives no bonus to `mm == NULL` and ignores SCHED_YIELD for RT.
+    #[inline]
+    fn goodness(t: &TaskSched, cpu: CpuId, mm: u32) -> i32 {
+        let g = local_goodness(t, mm);
+        if g > 0 && t.class() == SchedClass::Other && t.processor() == cpu {
+            g + PROC_CHANGE_PENALTY
+        } else {
+            g
+        }
+    }
+
+    /// `preemption_goodness(curr, t, cpu)` with MQS's goodness, against the address
+    /// space loaded on `cpu`. Positive means "replace".
+    fn preemption_goodness(&self, p: &P, curr: TaskId, t: TaskId, cpu: CpuId) -> i32 {
+        let tasks = &self.common.tasks;
+        p.touch(Line::Task(curr), Access::Read);
+        p.charge(Work::Goodness);
+        p.charge(Work::Goodness);
+        let mm = self.common.cpu(cpu).active_mm.load(Relaxed);
+        Self::goodness(tasks.get(t), cpu, mm) - Self::goodness(tasks.get(curr), cpu, mm)
+    }
+
+    // ---- wakeup placement --------------------------------------------------------
+
+    /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
+    /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
+    /// that should run it, if any.
+    fn reschedule_idle(&self, p: &P, t: TaskId, src: &mut MqRq) {
+        let tasks = &self.common.tasks;
+        let ts = tasks.get(t);
+        p.touch(Line::Task(t), Access::Read);
+        let tsk_cpu = ts.processor();
+        debug_assert_eq!(src.list.queue(), tsk_cpu);
+        let allowed = ts.cpus_allowed();
+        let on_rq = ts.on_rq().is_some();
+
+        // 1. The task's own CPU is idle: its cache is there and nobody is disturbed.
+        if allowed.contains(tsk_cpu) {
+            p.touch(Line::CpuData(tsk_cpu), Access::Read);
+            if self.common.cpu(tsk_cpu).curr().is_none() {
+                if !on_rq {
+                    self.add_to_runqueue(p, src, t, true);
+                }
+                p.resched(tsk_cpu);
+                return;
+            }
+        }
+
+        // 2. Lockless snapshot of what every allowed CPU runs. Only CPUs below
+        // na_goodness(t) are candidates; `saved` marks "not a candidate".
+        p.charge(Work::Goodness);
+        let saved = na_goodness(ts);
+        let now = p.now();
+        let ncpus = self.common.ncpus();
+        let mut list = [saved; MAX_CPUS];
+        for (cpu, slot) in list.iter_mut().enumerate().take(ncpus) {
+            if !allowed.contains(cpu) {
+                continue;
+            }
+            p.charge(Work::Examine);
+            p.touch(Line::CpuData(cpu), Access::Read);
+            let cs = self.common.cpu(cpu);
+            let g = cs.curr_na_goodness.load(Relaxed);
+            *slot = if g == MIN_GOODNESS {
+                // Idle: minus the idle time, so the longest-idle CPU (coldest cache,
+                // least likely to be about to get work) sorts lowest.
+                let idle = now.saturating_sub(cs.last_schedule.load(Relaxed));
+                if idle > i32::MAX as u64 {
+                    i32::MIN
+                } else {
+                    -(idle as i32)
+                }
+            } else if cpu != tsk_cpu {
+                // Moving away costs the task its cache: the DSS affinity term.
+                g + PROC_CHANGE_PENALTY
+            } else {
+                g
+            };
+        }
+
+        // 3. Try the candidates, lowest value first.
+        while let Some(target) = lowest_below(&list[..ncpus], saved) {
+            list[target] = saved;
+            if target == tsk_cpu {
+                // Already holding this queue's lock. It cannot be idle (step 1), so
+                // preempt only a worse task; else the patch's trylock of its own held
+                // lock would fail, so move on.
+                p.touch(Line::CpuData(target), Access::Read);
+                let preempt = match self.common.cpu(target).curr() {
+                    None => true,
+                    Some(curr) => self.preemption_goodness(p, curr, t, target) > 0,
+                };
+                if preempt {
+                    if !on_rq {
+                        self.add_to_runqueue(p, src, t, true);
+                    }
+                    p.resched(target);
+                    return;
+                }
+                continue;
+            }
+            let moved = self.rqs[target].try_with(p, |dst| {
+                p.touch(Line::Queue(target), Access::Write);
+                p.touch(Line::CpuData(target), Access::Read);
+                let take = match self.common.cpu(target).curr() {
+                    None => true,
+                    Some(curr) => self.preemption_goodness(p, curr, t, target) > 0,
+                };
+                if take {
+                    if on_rq {
+                        self.del_from_runqueue(p, src, t, true);
+                    }
+                    p.touch(Line::Task(t), Access::Write);
+                    ts.set_processor(target);
+                    self.add_to_runqueue(p, dst, t, true);
+                    p.resched(target);
+                }
+                take
+            });
+            if moved == Some(true) {
+                return;
+            }
+        }
+
+        // 4. Nowhere better: stay on the current queue; its CPU runs something at
+        // least as good.
+        if !on_rq {
+            self.add_to_runqueue(p, src, t, true);
+        }
+    }
+
+    // ---- schedule() phases -------------------------------------------------------
+
+    /// Phase 1, `scan_runqueue`: best local task by `local_goodness` and, as a by-product,
+    /// this queue's max_na (the best schedulable non-running task that is not `next`).
+    /// Returns `(next, c)` with the affinity boost already added to a positive `c`.
+    fn scan_runqueue(
+        &self,
+        p: &P,
+        rq: &mut MqRq,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        this_mm: u32,
+    ) -> (Option<TaskId>, i32) {
+        let tasks = &self.common.tasks;
+        let (mut next, mut c) = (None::<TaskId>, MIN_GOODNESS);
+        let (mut second, mut second_w) = (None::<TaskId>, MIN_GOODNESS);
+        let mut cur = rq.list.first();
+        while let Some(t) = cur {
+            p.touch(Line::Task(t), Access::Read);
+            let ts = tasks.get(t);
+            if Self::can_schedule(ts, t, cpu, prev) {
+                p.charge(Work::Goodness);
+                let w = local_goodness(ts, this_mm);
+                if w > c {
+                    // The displaced best becomes the runner-up, unless it is running
+                    // (prev, or the idle task): a running task cannot be stolen.
+                    if let Some(n) = next.filter(|&n| !tasks.get(n).has_cpu()) {
+                        second = Some(n);
+                        second_w = c;
+                    }
+                    c = w;
+                    next = Some(t);
+                } else if w > second_w && !ts.has_cpu() {
+                    second = Some(t);
+                    second_w = w;
+                }
+            }
+            cur = rq.list.next(tasks, t);
+        }
+        let na = second.map(|s| {
+            let ss = tasks.get(s);
+            p.charge(Work::Goodness);
+            (s, na_goodness(ss), ss.cpus_allowed())
+        });
+        self.set_max_na(rq, na);
+        if c > 0 {
+            c += PROC_CHANGE_PENALTY;
+        }
+        (next, c)
+    }
+
+    /// Phase 2, `examine_rmt_rqs`: steal a remote max_na task if it beats `c`. Called
+    /// with the local queue `rq` locked; remote queues are only trylocked.
+    fn examine_rmt_rqs(&self, p: &P, rq: &mut MqRq, cpu: CpuId, c: &mut i32, next: Option<TaskId>) -> Option<TaskId> {
+        let tasks = &self.common.tasks;
+        let ncpus = self.common.ncpus();
+        let mut rescans = 0;
+        loop {
+            let mut premature_idle = 0u32;
+            // Lockless snapshot of the remote max_na values worth trying.
+            let mut list = [MIN_GOODNESS; MAX_CPUS];
+            for (r, slot) in list.iter_mut().enumerate().take(ncpus) {
+                if r == cpu {
+                    continue;
+                }
+                p.charge(Work::Examine);
+                p.touch(Line::Queue(r), Access::Read);
+                let pb = &self.published[r];
+                let g = pb.max_na_goodness.load(Relaxed);
+                if g > *c && CpuMask(pb.max_na_cpus_allowed.load(Relaxed)).contains(cpu) {
+                    *slot = g;
+                }
+            }
+            // Highest first; the snapshot may be stale, so re-validate under the lock.
+            while let Some(r) = highest_above(&list[..ncpus], *c) {
+                list[r] = MIN_GOODNESS;
+                let stolen = self.rqs[r].try_with(p, |rrq| {
+                    p.touch(Line::Queue(r), Access::Write);
+                    let s = rrq.max_na_ptr?;
+                    if rrq.max_na_goodness <= *c || !rrq.max_na_cpus_allowed.contains(cpu) {
+                        return None;
+                    }
+                    // The local best is displaced but still runnable here: it becomes
+                    // this queue's max_na so that other CPUs can find it.
+                    if let Some(n) = next {
+                        p.touch(Line::Task(n), Access::Read);
+                        let ns = tasks.get(n);
+                        if !ns.has_cpu() {
+                            p.charge(Work::Goodness);
+                            self.set_max_na(rq, Some((n, na_goodness(ns), ns.cpus_allowed())));
+                        }
+                    }
+                    *c = rrq.max_na_goodness;
+                    p.touch(Line::Task(s), Access::Write);
+                    self.del_from_runqueue(p, rrq, s, true);
+                    tasks.get(s).set_processor(cpu);
+                    // No max_na update: it is about to run here.
+                    self.add_to_runqueue(p, rq, s, false);
+                    Some(s)
+                });
+                match stolen {
+                    Some(Some(s)) => return Some(s),
+                    Some(None) => {}
+                    None => {
+                        premature_idle += 1;
+                        self.premature_idle.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+            // Going idle only because remote queues were busy: their tasks are probably
+            // still there. Clear our own max_na first (nothing runnable here anyway) so
+            // that no other CPU is spinning to steal from us, and look again.
+            if next.is_none() && premature_idle > 0 && rescans < PREMATURE_IDLE_RESCANS {
+                rescans += 1;
+                self.set_max_na(rq, None);
+                continue;
+            }
+            return next;
+        }
+    }
+
+    /// `update_sched_data`, under the local lock: `curr` and `curr_na_goodness` (read
+    /// locklessly by `reschedule_idle` on other CPUs) and `has_cpu(next)`, so that no
+    /// other CPU can pick or steal `next` once the lock is dropped.
+    fn update_sched_data(&self, p: &P, cpu: CpuId, next: Option<TaskId>) {
+        let cs = self.common.cpu(cpu);
+        p.touch(Line::CpuData(cpu), Access::Write);
+        cs.set_curr(next);
+        let pb = &self.published[cpu];
+        match next {
+            Some(n) => {
+                p.touch(Line::Task(n), Access::Write);
+                let ns = self.common.tasks.get(n);
+                ns.set_has_cpu(true);
+                p.charge(Work::Goodness);
+                cs.curr_na_goodness.store(na_goodness(ns), Relaxed);
+                pb.running_non_idle.store(true, Relaxed);
+            }
+            None => {
+                cs.curr_na_goodness.store(MIN_GOODNESS, Relaxed);
+                pb.running_non_idle.store(false, Relaxed);
+            }
+        }
+    }
+
+    /// Recalculate every task's counter (outside any run-queue lock, as 2.4 does
+    /// under `tasklist_lock`).
+    fn recalculate(&self, p: &P) {
+        let tasks = &self.common.tasks;
+        for id in tasks.live_ids() {
+            p.touch(Line::Task(id), Access::Write);
+            p.charge(Work::Recalc);
+            let t = tasks.get(id);
+            t.set_counter(recalc_counter(t.counter(), t.nice(), self.common.hz));
+        }
+    }
+
+    /// The uncharged structural check of one queue (the generic `check_lists` takes
+    /// `Lock<RunList>`, and MQS's lock guards a whole `MqRq`).
+    fn check_queue(&self, q: usize, rq: &MqRq, checker: &mut crate::policies::ListChecker) -> Result<(), String> {
+        let tasks = &self.common.tasks;
+        if rq.list.queue() != q {
+            return Err(format!("queue {q}: list says queue {}", rq.list.queue()));
+        }
+        let n = checker.list(&self.common, &rq.list)?;
+        for t in rq.list.iter(tasks) {
+            let ts = tasks.get(t);
+            if ts.processor() != q {
+                return Err(format!("task {t} is on queue {q} but processor = {}", ts.processor()));
+            }
+        }
+        let published = self.published[q].nt_running.load(Relaxed) as usize;
+        if n != rq.list.len() || n != rq.nt_running || n != published || n != self.common.queue_len(q) {
+            return Err(format!(
+                "queue {q}: walk {n}, len {}, nt_running {}, published {published}/{}",
+                rq.list.len(),
+                rq.nt_running,
+                self.common.queue_len(q)
+            ));
+        }
+        let pb = &self.published[q];
+        if pb.max_na_goodness.load(Relaxed) != rq.max_na_goodness {
+            return Err(format!("queue {q}: published max_na_goodness differs"));
+        }
+        match rq.max_na_ptr {
+            Some(t) => {
+                let ts = tasks.get(t);
+                if ts.on_rq() != Some(q) {
+                    return Err(format!("queue {q}: max_na task {t} is on {:?}", ts.on_rq()));
+                }
+                if ts.has_cpu() {
+                    return Err(format!("queue {q}: max_na task {t} is running"));
+                }
+                if rq.max_na_goodness == MIN_GOODNESS {
+                    return Err(format!("queue {q}: max_na task {t} with MIN_GOODNESS"));
+                }
+                if pb.max_na_cpus_allowed.load(Relaxed) != rq.max_na_cpus_allowed.0
+                    || rq.max_na_cpus_allowed != ts.cpus_allowed()
+                {
+                    return Err(format!("queue {q}: max_na_cpus_allowed is not task {t}'s"));
+                }
+            }
+            None if rq.max_na_goodness != MIN_GOODNESS => {
+                return Err(format!("queue {q}: max_na_goodness without a task"));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+/// Index of the smallest value `< bound` (first on ties), if any.
+#[inline]
+fn lowest_below(list: &[i32], bound: i32) -> Option<usize> {
+    let mut best: Option<(usize, i32)> = None;
+    for (i, &v) in list.iter().enumerate() {
+        if v < best.map_or(bound, |b| b.1) {
+            best = Some((i, v));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Index of the largest value `> bound` (first on ties), if any.
+#[inline]
+fn highest_above(list: &[i32], bound: i32) -> Option<usize> {
+    let mut best: Option<(usize, i32)> = None;
+    for (i, &v) in list.iter().enumerate() {
+        if v > best.map_or(bound, |b| b.1) {
+            best = Some((i, v));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+impl<P: Platform> Policy<P> for Mqs<P> {
+    fn name(&self) -> &str {
+        "mqs"
+    }
+    fn tasks(&self) -> &TaskTable {
+        &self.common.tasks
+    }
+
+    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
+        self.common.task_new(p, id, params, parent);
+    }
+
+    fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
+        p.charge(Work::WakeupEntry);
+        let here = p.this_cpu();
+        self.with_task_rq(p, id, |rq| {
+            let ts = self.common.tasks.get(id);
+            p.touch(Line::Task(id), Access::Write);
+            if ts.on_rq().is_some() {
+                return;
+            }
+            // A synchronous wakeup of a task allowed here skips placement: the waker is
+            // about to sleep, and the task stays on its own queue.
+            if !sync || !ts.cpus_allowed().contains(here) {
+                self.reschedule_idle(p, id, rq);
+            } else {
+                self.add_to_runqueue(p, rq, id, true);
+            }
+        });
+    }
+
+    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
+        let cpu = p.this_cpu();
+        let tasks = &self.common.tasks;
+        p.charge(Work::ScheduleEntry);
+        // prev->active_mm: switch_to keeps the CPU's active_mm equal to it.
+        p.touch(Line::CpuData(cpu), Access::Read);
+        let this_mm = self.common.cpu(cpu).active_mm.load(Relaxed);
+        let prev_runnable = prev.filter(|_| prev_state == PrevState::Runnable);
+        let mut first_pass = true;
+        // prev is runnable but may no longer run here: taken off this queue, so
+        // schedule_tail must place it whatever its SCHED_YIELD state.
+        let mut displaced = false;
+        let next = loop {
+            let pick = self.rqs[cpu].with(p, |rq| {
+                p.touch(Line::Queue(cpu), Access::Write);
+                if first_pass {
+                    if let Some(t) = prev {
+                        let ts = tasks.get(t);
+                        p.touch(Line::Task(t), Access::Write);
+                        if prev_state == PrevState::Runnable && ts.class() == SchedClass::Rr && ts.counter() == 0 {
+                            ts.set_counter(nice_to_ticks(ts.nice(), self.common.hz));
+                            if rq.list.contains(tasks, t) {
+                                p.charge(Work::ListOp);
+                                rq.list.move_to_back(tasks, t);
+                            }
+                        }
+                        if prev_state != PrevState::Runnable && rq.list.contains(tasks, t) {
+                            // max_na is recomputed by the scan below.
+                            self.del_from_runqueue(p, rq, t, false);
+                        }
+                    }
+                }
+                let (next, mut c) = self.scan_runqueue(p, rq, cpu, prev, this_mm);
+                let next = if self.common.ncpus() > 1 { self.examine_rmt_rqs(p, rq, cpu, &mut c, next) } else { next };
+                if c == 0 {
+                    return Pick::Recalculate;
+                }
+                self.update_sched_data(p, cpu, next);
+                if let Some(t) = prev_runnable {
+                    let ts = tasks.get(t);
+                    if !ts.cpus_allowed().contains(cpu) && rq.list.contains(tasks, t) {
+                        self.del_from_runqueue(p, rq, t, true);
+                        let first = (0..self.common.ncpus()).find(|&c| ts.cpus_allowed().contains(c)).unwrap_or(cpu);
+                        ts.set_processor(first);
+                        displaced = true;
+                    }
+                }
+                Pick::Next(next)
+            });
+            first_pass = false;
+            match pick {
+                Pick::Next(next) => break next,
+                Pick::Recalculate => self.recalculate(p),
+            }
+        };
+        let yielded = self.common.switch_to(p, prev, prev_state, next);
+        // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
+        if let Some(t) = prev_runnable {
+            if next != Some(t) && (!yielded || displaced) {
+                self.with_task_rq(p, t, |rq| {
+                    let ts = tasks.get(t);
+                    // Another CPU may have stolen and started it meanwhile.
+                    if ts.live() && !ts.has_cpu() {
+                        self.reschedule_idle(p, t, rq);
+                    }
+                });
+            }
+        }
+        next
+    }
+
+    fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
+        let need_resched = self.common.tick(p, curr);
+        if let Some(t) = curr {
+            // Keep curr_na_goodness current so that wakeups on other CPUs compare
+            // against the running task's remaining quantum.
+            let cpu = p.this_cpu();
+            let cs = self.common.cpu(cpu);
+            if cs.curr_na_goodness.load(Relaxed) != MIN_GOODNESS {
+                p.charge(Work::Goodness);
+                p.touch(Line::CpuData(cpu), Access::Write);
+                cs.curr_na_goodness.store(na_goodness(self.common.tasks.get(t)), Relaxed);
+            }
+        }
+        need_resched
+    }
+
+    fn yield_now(&self, p: &P, curr: TaskId) {
+        // Pending tasks machine-wide: queued minus running, read without locks.
+        let mut pending = 0i64;
+        for q in 0..self.common.ncpus() {
+            p.charge(Work::Examine);
+            p.touch(Line::Queue(q), Access::Read);
+            let pb = &self.published[q];
+            pending += pb.nt_running.load(Relaxed) as i64;
+            pending -= pb.running_non_idle.load(Relaxed) as i64;
+        }
+        if pending <= 0 {
+            return;
+        }
+        let tasks = &self.common.tasks;
+        p.touch(Line::Task(curr), Access::Write);
+        let t = tasks.get(curr);
+        if t.class() == SchedClass::Other {
+            t.set_yielded(true);
+        }
+        self.with_task_rq(p, curr, |rq| {
+            if rq.list.contains(tasks, curr) {
+                p.charge(Work::ListOp);
+                rq.list.move_to_back(tasks, curr);
+            }
+        });
+    }
+
+    fn nr_queues(&self) -> usize {
+        self.common.ncpus()
+    }
+    fn queue_len(&self, q: usize) -> usize {
+        self.common.queue_len(q)
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let tasks = &self.common.tasks;
+        let hw = tasks.high_water() as usize;
+        let mut checker = crate::policies::ListChecker::new(&self.common);
+        for (q, lock) in self.rqs.iter().enumerate() {
+            lock.inspect(|rq| self.check_queue(q, rq, &mut checker))?;
+        }
+        checker.finish(&self.common)?;
+        let mut running_on: Vec<Option<CpuId>> = vec![None; hw];
+        for cpu in 0..self.common.ncpus() {
+            let cs = self.common.cpu(cpu);
+            let na = cs.curr_na_goodness.load(Relaxed);
+            let non_idle = self.published[cpu].running_non_idle.load(Relaxed);
+            match cs.curr() {
+                Some(t) => {
+                    let slot =
+                        running_on.get_mut(t as usize).ok_or_else(|| format!("cpu {cpu} runs unknown task {t}"))?;
+                    if let Some(other) = slot.replace(cpu) {
+                        return Err(format!("task {t} is curr of cpus {other} and {cpu}"));
+                    }
+                    let ts = tasks.get(t);
+                    if !ts.has_cpu() || ts.on_rq() != Some(cpu) {
+                        return Err(format!(
+                            "cpu {cpu} runs task {t} with has_cpu {} on queue {:?}",
+                            ts.has_cpu(),
+                            ts.on_rq()
+                        ));
+                    }
+                    if na == MIN_GOODNESS || !non_idle {
+                        return Err(format!("cpu {cpu} runs task {t} but looks idle"));
+                    }
+                }
+                None if na != MIN_GOODNESS || non_idle => {
+                    return Err(format!("cpu {cpu} is idle but curr_na_goodness = {na}"));
+                }
+                None => {}
+            }
+        }
+        for t in tasks.live_ids() {
+            let ts = tasks.get(t);
+            if ts.has_cpu() && running_on[t as usize] != Some(ts.processor()) {
+                return Err(format!("task {t} has_cpu but is not curr of cpu {}", ts.processor()));
+            }
+        }
+        Ok(())
     }
 }

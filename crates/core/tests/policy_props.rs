@@ -1,0 +1,380 @@
+//! Property and stress tests run against every 2.4-family policy: random sequences of
+//! fork / wakeup / schedule / tick / yield on random small machines must keep each
+//! policy's structural invariants, never run one task on two CPUs, and never lose or
+//! duplicate a runnable task.
+
+use proptest::prelude::*;
+use schedlab_core::cpu::{CpuId, CpuMask};
+use schedlab_core::{
+    build_policy, NullPlatform, Policy, PolicySpec, PrevState, SchedClass, TaskId, TaskParams, Topology,
+};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const CAP: usize = 40;
+const HZ: u32 = 100;
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Fork a task on `cpu` (child of that CPU's current task if `fork`) and wake it.
+    New { cpu: usize, nice: i8, mm: u32, mask: u64, class: u8, fork: bool, sync: bool },
+    /// Wake the `pick`-th sleeping task from `cpu`.
+    Wake { pick: usize, cpu: usize, sync: bool },
+    /// `schedule()` on `cpu`; its current task is preempted (0, 1), blocks (2) or exits (3).
+    Schedule { cpu: usize, state: u8 },
+    /// Timer tick on `cpu`; reschedule if the quantum ran out.
+    Tick { cpu: usize },
+    /// `sched_yield()` by `cpu`'s current task, then `schedule()`.
+    Yield { cpu: usize },
+    /// Deliver every pending reschedule request.
+    Resched,
+    /// Advance the clock.
+    Advance { ns: u64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0usize..8, -20i8..20, 0u32..4, any::<u64>(), 0u8..10, any::<bool>(), any::<bool>())
+            .prop_map(|(cpu, nice, mm, mask, class, fork, sync)| Op::New {
+                cpu, nice, mm, mask, class, fork, sync
+            }),
+        3 => (any::<usize>(), 0usize..8, any::<bool>())
+            .prop_map(|(pick, cpu, sync)| Op::Wake { pick, cpu, sync }),
+        4 => (0usize..8, 0u8..4).prop_map(|(cpu, state)| Op::Schedule { cpu, state }),
+        4 => (0usize..8).prop_map(|cpu| Op::Tick { cpu }),
+        1 => (0usize..8).prop_map(|cpu| Op::Yield { cpu }),
+        2 => Just(Op::Resched),
+        1 => (1u64..50_000_000).prop_map(|ns| Op::Advance { ns }),
+    ]
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    Sleeping,
+    Runnable,
+    Exited,
+}
+
+/// The engine's view: what each CPU runs and what state each task is in.
+struct Harness {
+    spec: PolicySpec,
+    ncpus: usize,
+    p: NullPlatform,
+    pol: Box<dyn Policy<NullPlatform>>,
+    curr: Vec<Option<TaskId>>,
+    state: Vec<St>,
+    pending_resched: Vec<CpuId>,
+    now: u64,
+}
+
+impl Harness {
+    fn new(spec: PolicySpec, ncpus: usize) -> Harness {
+        let p = NullPlatform::new(0);
+        let pol = build_policy(&spec, &p, &Topology::smp(ncpus), CAP, HZ);
+        Harness { spec, ncpus, p, pol, curr: vec![None; ncpus], state: Vec::new(), pending_resched: Vec::new(), now: 0 }
+    }
+
+    fn collect_resched(&mut self) -> Result<(), String> {
+        for cpu in self.p.take_resched() {
+            if cpu >= self.ncpus {
+                return Err(format!("reschedule request for cpu {cpu}"));
+            }
+            self.pending_resched.push(cpu);
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, cpu: CpuId, state: PrevState) -> Result<(), String> {
+        let prev = self.curr[cpu];
+        let state = if prev.is_none() { PrevState::Runnable } else { state };
+        self.p.cpu = cpu;
+        let next = self.pol.schedule(&self.p, prev, state);
+        if let Some(t) = prev {
+            match state {
+                PrevState::Runnable => {}
+                PrevState::Blocked => self.state[t as usize] = St::Sleeping,
+                PrevState::Exited => self.state[t as usize] = St::Exited,
+            }
+        }
+        self.curr[cpu] = None;
+        if let Some(n) = next {
+            if self.state.get(n as usize) != Some(&St::Runnable) {
+                return Err(format!("cpu {cpu} picked task {n} which is not runnable"));
+            }
+            if let Some(other) = self.curr.iter().position(|&c| c == Some(n)) {
+                return Err(format!("cpu {cpu} picked task {n}, running on cpu {other}"));
+            }
+            if !self.pol.tasks().get(n).cpus_allowed().contains(cpu) {
+                return Err(format!("cpu {cpu} picked task {n}, not allowed there"));
+            }
+        } else {
+            self.check_idle_is_justified(cpu)?;
+        }
+        self.curr[cpu] = next;
+        Ok(())
+    }
+
+    /// A CPU may go idle only if nothing it could run was visible to it: DSS sees the
+    /// whole list; MQS at least its own queue (remote tasks may hide behind a stale
+    /// max_na, as in the patch).
+    fn check_idle_is_justified(&self, cpu: CpuId) -> Result<(), String> {
+        let tasks = self.pol.tasks();
+        for (t, &s) in self.state.iter().enumerate() {
+            let ts = tasks.get(t as TaskId);
+            let visible = match self.spec {
+                PolicySpec::Dss => true,
+                PolicySpec::Mqs => ts.on_rq() == Some(cpu),
+            };
+            if s == St::Runnable
+                && visible
+                && ts.cpus_allowed().contains(cpu)
+                && !self.curr.contains(&Some(t as TaskId))
+            {
+                return Err(format!("cpu {cpu} went idle although task {t} could run"));
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, op: &Op) -> Result<(), String> {
+        let n = self.ncpus;
+        match *op {
+            Op::New { cpu, nice, mm, mask, class, fork, sync } => {
+                let id = self.state.len() as TaskId;
+                if id as usize >= CAP {
+                    return Ok(());
+                }
+                let cpu = cpu % n;
+                let mut allowed = CpuMask(mask & CpuMask::first(n).0);
+                if allowed.is_empty() || mask % 3 != 0 {
+                    // Mostly unrestricted, sometimes pinned or partially restricted.
+                    allowed = CpuMask::all();
+                }
+                let (class, rt_priority) = match class {
+                    0 => (SchedClass::Rr, 1 + (mask % 99) as u8),
+                    1 => (SchedClass::Fifo, 1 + (mask % 99) as u8),
+                    _ => (SchedClass::Other, 0),
+                };
+                let params = TaskParams { nice, class, rt_priority, mm, cpus_allowed: allowed };
+                let parent = if fork { self.curr[cpu] } else { None };
+                self.p.cpu = cpu;
+                self.pol.task_new(&self.p, id, &params, parent);
+                self.state.push(St::Sleeping);
+                self.pol.wake_up(&self.p, id, sync);
+                self.state[id as usize] = St::Runnable;
+            }
+            Op::Wake { pick, cpu, sync } => {
+                let sleeping: Vec<usize> = (0..self.state.len()).filter(|&t| self.state[t] == St::Sleeping).collect();
+                if !sleeping.is_empty() {
+                    let t = sleeping[pick % sleeping.len()];
+                    self.p.cpu = cpu % n;
+                    self.pol.wake_up(&self.p, t as TaskId, sync);
+                    self.state[t] = St::Runnable;
+                }
+            }
+            Op::Schedule { cpu, state } => {
+                let state = match state {
+                    2 => PrevState::Blocked,
+                    3 => PrevState::Exited,
+                    _ => PrevState::Runnable,
+                };
+                self.schedule(cpu % n, state)?;
+            }
+            Op::Tick { cpu } => {
+                let cpu = cpu % n;
+                self.p.cpu = cpu;
+                if self.pol.tick(&self.p, self.curr[cpu]) {
+                    self.schedule(cpu, PrevState::Runnable)?;
+                }
+            }
+            Op::Yield { cpu } => {
+                let cpu = cpu % n;
+                if let Some(t) = self.curr[cpu] {
+                    self.p.cpu = cpu;
+                    self.pol.yield_now(&self.p, t);
+                    self.schedule(cpu, PrevState::Runnable)?;
+                }
+            }
+            Op::Resched => {
+                self.collect_resched()?;
+                let mut targets = std::mem::take(&mut self.pending_resched);
+                targets.sort_unstable();
+                targets.dedup();
+                for cpu in targets {
+                    self.schedule(cpu, PrevState::Runnable)?;
+                }
+            }
+            Op::Advance { ns } => {
+                self.now += ns;
+                self.p.set_now(self.now);
+            }
+        }
+        self.collect_resched()?;
+        self.check()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.pol.check_invariants()?;
+        let tasks = self.pol.tasks();
+        for (t, &s) in self.state.iter().enumerate() {
+            let ts = tasks.get(t as TaskId);
+            let running = self.curr.iter().filter(|&&c| c == Some(t as TaskId)).count();
+            if running > 1 {
+                return Err(format!("task {t} is curr of {running} cpus"));
+            }
+            if ts.has_cpu() != (running == 1) {
+                return Err(format!("task {t}: has_cpu {} but running on {running}", ts.has_cpu()));
+            }
+            // Runnable tasks (running ones included) are on exactly one queue; others on none.
+            if (s == St::Runnable) != ts.on_rq().is_some() {
+                return Err(format!("task {t} is {s:?} but on_rq = {:?}", ts.on_rq()));
+            }
+            if ts.live() != (s != St::Exited) {
+                return Err(format!("task {t} is {s:?} but live = {}", ts.live()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn run(spec: PolicySpec, ncpus: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(spec.clone(), ncpus);
+    for (i, op) in ops.iter().enumerate() {
+        h.step(op).map_err(|e| TestCaseError::fail(format!("{spec:?}, step {i} {op:?}: {e}")))?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dss_keeps_invariants_under_random_operations(
+        ncpus in 1usize..=8,
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        run(PolicySpec::Dss, ncpus, &ops)?;
+    }
+
+    #[test]
+    fn mqs_keeps_invariants_under_random_operations(
+        ncpus in 1usize..=8,
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        run(PolicySpec::Mqs, ncpus, &ops)?;
+    }
+}
+
+// ------------------------------------------------------ concurrent stress ---------
+
+/// Real threads, one per CPU, on `NullPlatform`'s real locks. Each thread schedules,
+/// ticks, yields, blocks its task and wakes sleeping tasks. A task's `owner` slot is
+/// claimed when a CPU starts running it and released before that CPU calls
+/// `schedule()` again, so a failed claim means two CPUs picked the same task.
+fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
+    const NONE: usize = usize::MAX;
+    let p0 = NullPlatform::new(0);
+    let pol: Arc<dyn Policy<NullPlatform> + Send + Sync> = match spec {
+        PolicySpec::Dss => Arc::new(schedlab_core::policies::dss::Dss::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
+        PolicySpec::Mqs => Arc::new(schedlab_core::policies::mqs::Mqs::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
+    };
+    for t in 0..ntasks as TaskId {
+        let params = TaskParams { nice: (t % 7) as i8 - 3, mm: t % 3, ..TaskParams::default() };
+        let mut p = NullPlatform::new(t as usize % ncpus);
+        p.on(t as usize % ncpus);
+        pol.task_new(&p, t, &params, None);
+        pol.wake_up(&p, t, false);
+    }
+    let owner: Arc<Vec<AtomicUsize>> = Arc::new((0..ntasks).map(|_| AtomicUsize::new(NONE)).collect());
+    let sleeping = Arc::new(parking_lot::Mutex::new(Vec::<TaskId>::new()));
+    let need_resched: Arc<Vec<AtomicBool>> = Arc::new((0..ncpus).map(|_| AtomicBool::new(true)).collect());
+    let threads: Vec<_> = (0..ncpus)
+        .map(|cpu| {
+            let (pol, owner, sleeping, need_resched) =
+                (pol.clone(), owner.clone(), sleeping.clone(), need_resched.clone());
+            std::thread::spawn(move || {
+                let p = NullPlatform::new(cpu);
+                let mut curr: Option<TaskId> = None;
+                let mut rng = 0x9e3779b97f4a7c15u64 ^ (cpu as u64 + 1);
+                let mut rand = move || {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng
+                };
+                for i in 0..iters {
+                    p.set_now(i as u64 * 1000);
+                    let r = rand() % 100;
+                    let mut state = None;
+                    if r < 40 {
+                        if pol.tick(&p, curr) {
+                            state = Some(PrevState::Runnable);
+                        }
+                    } else if r < 55 {
+                        if let Some(t) = curr {
+                            pol.yield_now(&p, t);
+                            state = Some(PrevState::Runnable);
+                        }
+                    } else if r < 70 {
+                        if curr.is_some() {
+                            state = Some(PrevState::Blocked);
+                        }
+                    } else if r < 85 {
+                        let t = sleeping.lock().pop();
+                        if let Some(t) = t {
+                            pol.wake_up(&p, t, rand() % 4 == 0);
+                        }
+                    } else {
+                        state = Some(PrevState::Runnable);
+                    }
+                    if need_resched[cpu].swap(false, Ordering::Relaxed) && state.is_none() {
+                        state = Some(PrevState::Runnable);
+                    }
+                    if let Some(state) = state {
+                        if let Some(t) = curr {
+                            owner[t as usize].store(NONE, Ordering::SeqCst);
+                        }
+                        let next = pol.schedule(&p, curr, state);
+                        if state == PrevState::Blocked {
+                            sleeping.lock().push(curr.unwrap());
+                        }
+                        if let Some(n) = next {
+                            if let Err(other) =
+                                owner[n as usize].compare_exchange(NONE, cpu, Ordering::SeqCst, Ordering::SeqCst)
+                            {
+                                panic!("task {n} picked by cpu {cpu} while running on cpu {other}");
+                            }
+                        }
+                        curr = next;
+                    }
+                    for target in p.take_resched() {
+                        need_resched[target].store(true, Ordering::Relaxed);
+                    }
+                }
+                curr
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("cpu thread panicked");
+    }
+    pol.check_invariants().expect("invariants after the stress run");
+}
+
+#[test]
+fn mqs_concurrent_stress_never_runs_a_task_twice() {
+    for _ in 0..4 {
+        stress(PolicySpec::Mqs, 4, 12, 20_000);
+        stress(PolicySpec::Mqs, 8, 24, 10_000);
+    }
+}
+
+/// DSS sets `has_cpu(next)` only in `SchedCommon::switch_to`, after dropping the run
+/// queue lock, so with real concurrency two CPUs can pick the same task (2.4 does
+/// `task_set_cpu(next)` under `runqueue_lock`). Ignored until that is fixed.
+#[test]
+fn dss_concurrent_stress_never_runs_a_task_twice() {
+    for _ in 0..4 {
+        stress(PolicySpec::Dss, 4, 12, 20_000);
+    }
+}

@@ -1,0 +1,178 @@
+//! End-to-end properties of the simulator: conservation, determinism, invariants,
+//! deadlock detection, and physically necessary trends.
+
+use proptest::prelude::*;
+use schedlab_core::{PolicySpec, TaskParams};
+use schedlab_sim::{simulate, Machine, Report, SimConfig, SimError};
+use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload};
+
+const POLICIES: &[&str] = &["dss", "mqs"];
+
+fn run(machine: &Machine, policy: &str, workload: &Workload, seed: u64, check: bool) -> Result<Report, SimError> {
+    let cfg = SimConfig { seed, check_invariants: check, ..SimConfig::default() };
+    simulate(machine, &PolicySpec::parse(policy).unwrap(), workload, &cfg)
+}
+
+fn deterministic_json(r: &Report) -> String {
+    let mut v = serde_json::to_value(r).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("wall_s");
+    o.remove("events_per_sec");
+    serde_json::to_string(&v).unwrap()
+}
+
+fn assert_conserved(r: &Report, w: &Workload) {
+    assert_eq!(r.messages_sent, w.expected_messages, "{} {}: sent", r.policy, r.workload);
+    assert_eq!(r.messages_received, w.expected_messages, "{} {}: received", r.policy, r.workload);
+    assert_eq!(r.tasks, w.expected_tasks, "{} {}: tasks", r.policy, r.workload);
+    assert!(r.virtual_ns > 0 && r.throughput > 0.0);
+}
+
+#[test]
+fn every_policy_machine_and_workload_conserves_messages_and_tasks() {
+    let workloads = ["chat:rooms=2,messages=10", "hackbench:groups=1,loops=10", "pingpong:rounds=500"];
+    for m in ["up", "smp-2", "smp-8", "numa-4x4"] {
+        let machine = Machine::preset(m).unwrap();
+        for p in POLICIES {
+            for ws in workloads {
+                let w = parse_workload(ws).unwrap();
+                let r = run(&machine, p, &w, 7, true).unwrap_or_else(|e| panic!("{m} {p} {ws}: {e}"));
+                assert_conserved(&r, &w);
+                // Every counted unit of these workloads is one received message on a counted channel.
+                assert!(r.completed > 0 && r.completed <= r.messages_received);
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_bytes_and_seed_is_echoed() {
+    let machine = Machine::preset("numa-4x4").unwrap();
+    let w = parse_workload("chat:rooms=3,messages=10,think=2000").unwrap();
+    for p in POLICIES {
+        let a = run(&machine, p, &w, 42, false).unwrap();
+        let b = run(&machine, p, &w, 42, false).unwrap();
+        assert_eq!(deterministic_json(&a), deterministic_json(&b), "{p}");
+        assert_eq!(a.seed, 42);
+    }
+}
+
+#[test]
+fn runs_are_deterministic_across_threads() {
+    // Parallel sweeps run simulations on several threads: results must not depend on it.
+    let machine = Machine::preset("smp-8").unwrap();
+    let w = parse_workload("hackbench:groups=2,loops=10").unwrap();
+    let serial: Vec<String> =
+        POLICIES.iter().map(|p| deterministic_json(&run(&machine, p, &w, 3, false).unwrap())).collect();
+    let handles: Vec<_> = POLICIES
+        .iter()
+        .map(|p| {
+            let (m, w) = (machine.clone(), w.clone());
+            std::thread::spawn(move || deterministic_json(&run(&m, p, &w, 3, false).unwrap()))
+        })
+        .collect();
+    let parallel: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(serial, parallel);
+}
+
+fn one_task_workload(ops: Vec<Op>, channels: u32) -> Workload {
+    let params = TaskParams::default();
+    Workload {
+        spec: "custom".into(),
+        programs: vec![
+            Program { role: "root".into(), ops: vec![Op::Spawn { program: 1, params }] },
+            Program { role: "worker".into(), ops },
+        ],
+        channels,
+        root: 0,
+        root_params: params,
+        metric: Metric { unit: "messages/s".into(), counted: vec![true; channels as usize] },
+        expected_messages: 0,
+        expected_tasks: 2,
+    }
+}
+
+#[test]
+fn a_receive_nobody_answers_is_reported_as_deadlock() {
+    let w = one_task_workload(vec![Op::Recv { chan: 0 }], 1);
+    let machine = Machine::preset("smp-2").unwrap();
+    for p in POLICIES {
+        match run(&machine, p, &w, 1, false) {
+            Err(SimError::Deadlock(msg)) => assert!(msg.contains("blocked"), "{msg}"),
+            other => panic!("{p}: expected a deadlock, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn sleep_and_yield_and_compute_take_the_time_they_should() {
+    // One task: compute 7000 cycles (10 µs at 700 MHz), sleep 1 ms, yield, exit.
+    let w = one_task_workload(vec![Op::Compute { cycles: 7000 }, Op::Sleep { ns: 1_000_000 }, Op::Yield], 0);
+    let machine = Machine::preset("up").unwrap();
+    for p in POLICIES {
+        let r = run(&machine, p, &w, 1, true).unwrap();
+        assert!(r.virtual_ns > 1_010_000, "{p}: {} ns is shorter than the work", r.virtual_ns);
+        assert!(r.virtual_ns < 1_200_000, "{p}: {} ns is far longer than the work", r.virtual_ns);
+    }
+}
+
+#[test]
+fn dss_lock_contention_grows_with_cpus() {
+    // One global lock taken by every schedule() and wake-up: more CPUs, more contention.
+    let w = parse_workload("chat:rooms=2,messages=20").unwrap();
+    let pct = |m: &str| run(&Machine::preset(m).unwrap(), "dss", &w, 1, false).unwrap().locks[0].contention_pct;
+    let (two, eight) = (pct("smp-2"), pct("smp-8"));
+    assert!(eight > two, "contention smp-8 {eight}% should exceed smp-2 {two}%");
+}
+
+#[test]
+fn mqs_has_a_lock_per_cpu_and_less_contention_than_dss_on_numa() {
+    let w = parse_workload("chat:rooms=4,messages=20").unwrap();
+    let m = Machine::preset("numa-4x4").unwrap();
+    let dss = run(&m, "dss", &w, 1, false).unwrap();
+    let mqs = run(&m, "mqs", &w, 1, false).unwrap();
+    assert_eq!(dss.locks.iter().map(|l| l.instances).sum::<u32>(), 1);
+    assert_eq!(mqs.locks.iter().map(|l| l.instances).sum::<u32>(), 16);
+    let wait = |r: &Report| r.locks.iter().map(|l| l.wait_mean_ns * l.acquisitions as f64).sum::<f64>();
+    assert!(wait(&mqs) < wait(&dss), "MQS total lock wait {} should be below DSS {}", wait(&mqs), wait(&dss));
+}
+
+fn machine_strategy() -> impl Strategy<Value = Machine> {
+    (1usize..=8, 0usize..3, prop::sample::select(vec![100u32, 250, 1000]), 10u32..=120).prop_map(
+        |(cpus, nodes_pow, hz, remote)| {
+            let nodes = (1usize << nodes_pow).min(cpus);
+            let nodes = if cpus % nodes == 0 { nodes } else { 1 };
+            let text = format!("cpus = {cpus}\nnodes = {nodes}\nhz = {hz}\nremote_distance = {remote}\n");
+            Machine::from_toml(&text).unwrap()
+        },
+    )
+}
+
+fn workload_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1u32..=2, 1u32..=6, 2u32..=5, 0u64..3000)
+            .prop_map(|(r, m, u, t)| format!("chat:rooms={r},messages={m},users={u},think={t}")),
+        (1u32..=2, 1u32..=6, 1u32..=5).prop_map(|(g, l, f)| format!("hackbench:groups={g},loops={l},fds={f}")),
+        (1u32..=200, 0u64..5000).prop_map(|(n, c)| format!("pingpong:rounds={n},compute={c}")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_machines_and_workloads_conserve_and_keep_invariants(
+        machine in machine_strategy(),
+        ws in workload_strategy(),
+        policy in prop::sample::select(POLICIES.to_vec()),
+        seed in 0u64..1000,
+    ) {
+        let w = parse_workload(&ws).unwrap();
+        let r = run(&machine, policy, &w, seed, true);
+        prop_assert!(r.is_ok(), "{} cpus / {} nodes, {policy}, {ws}: {:?}", machine.cpus, machine.nodes, r.err());
+        let r = r.unwrap();
+        prop_assert_eq!(r.messages_sent, w.expected_messages);
+        prop_assert_eq!(r.messages_received, w.expected_messages);
+        prop_assert_eq!(r.tasks, w.expected_tasks);
+    }
+}
