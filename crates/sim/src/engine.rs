@@ -68,7 +68,8 @@ impl std::error::Error for SimError {}
 const NONE: u32 = u32::MAX;
 /// "No event pending" in a CPU's event slots.
 const NEVER: u64 = u64::MAX;
-const MAX_LOOP_DEPTH: usize = 8;
+/// Deepest loop nesting a program may use (checked before the run).
+const MAX_LOOP_DEPTH: usize = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TState {
@@ -88,8 +89,9 @@ struct LoopFrame {
 
 #[derive(Clone, Debug)]
 struct TaskRt {
-    prog: u32,
+    /// Absolute index into the engine's flattened op array, and the program's end.
     pc: u32,
+    end: u32,
     loops: [LoopFrame; MAX_LOOP_DEPTH],
     depth: u8,
     state: TState,
@@ -141,6 +143,10 @@ struct Engine<'w> {
     node_of: Vec<usize>,
     tasks: Vec<TaskRt>,
     chans: Vec<Chan>,
+    /// Every program's ops, concatenated (one contiguous array: the event loop reads
+    /// a different task's program at nearly every event), and each program's start.
+    ops: Vec<Op>,
+    prog_start: Vec<u32>,
     /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
     next_at: Vec<u64>,
     /// Sleep timers (the only events not tied to a CPU slot).
@@ -178,14 +184,28 @@ pub fn simulate(
     machine.validate().map_err(|e| SimError::Workload(format!("machine: {e}")))?;
     workload.validate().map_err(SimError::Workload)?;
     let wall = std::time::Instant::now();
-    let mut e = Engine::new(machine, policy, workload, cfg);
+    let mut e = Engine::new(machine, policy, workload, cfg)?;
     e.run(cfg.max_virtual_ns)?;
     let wall_s = wall.elapsed().as_secs_f64();
     Ok(e.report(machine, policy, cfg.seed, wall_s))
 }
 
 impl<'w> Engine<'w> {
-    fn new(m: &Machine, spec: &PolicySpec, w: &'w Workload, cfg: &SimConfig) -> Engine<'w> {
+    fn new(m: &Machine, spec: &PolicySpec, w: &'w Workload, cfg: &SimConfig) -> Result<Engine<'w>, SimError> {
+        let mut ops = Vec::with_capacity(w.programs.iter().map(|p| p.ops.len()).sum());
+        let mut prog_start = Vec::with_capacity(w.programs.len() + 1);
+        for (i, p) in w.programs.iter().enumerate() {
+            let depth = loop_depth(&p.ops);
+            if depth > MAX_LOOP_DEPTH {
+                return Err(SimError::Workload(format!(
+                    "program {i} ({}) nests loops {depth} deep; the simulator supports {MAX_LOOP_DEPTH}",
+                    p.role
+                )));
+            }
+            prog_start.push(ops.len() as u32);
+            ops.extend_from_slice(&p.ops);
+        }
+        prog_start.push(ops.len() as u32);
         let capacity = w.expected_tasks.max(1) as usize;
         let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
         let topo = Topology { node_of: m.node_of.clone() };
@@ -205,8 +225,10 @@ impl<'w> Engine<'w> {
                 idle_ns: 0,
             })
             .collect();
-        Engine {
+        Ok(Engine {
             w,
+            ops,
+            prog_start,
             plat,
             policy,
             cpus,
@@ -235,7 +257,7 @@ impl<'w> Engine<'w> {
             rq_sd_sum: 0.0,
             rq_max: 0,
             rq_samples: 0,
-        }
+        })
     }
 
     fn run(&mut self, max_ns: u64) -> Result<(), SimError> {
@@ -555,8 +577,8 @@ impl<'w> Engine<'w> {
         let id = self.tasks.len() as TaskId;
         self.plat.alloc_task_struct(id);
         self.tasks.push(TaskRt {
-            prog,
-            pc: 0,
+            pc: self.prog_start[prog as usize],
+            end: self.prog_start[prog as usize + 1],
             loops: [LoopFrame::default(); MAX_LOOP_DEPTH],
             depth: 0,
             state: TState::Blocked,
@@ -584,9 +606,8 @@ impl<'w> Engine<'w> {
 
     /// The instruction at the task's pc, after resolving loop control.
     fn fetch(&mut self, task: TaskId) -> Op {
-        let w = self.w;
         let t = &mut self.tasks[task as usize];
-        let ops = &w.programs[t.prog as usize].ops;
+        let ops = &self.ops;
         loop {
             if t.depth > 0 {
                 let f = &mut t.loops[t.depth as usize - 1];
@@ -599,6 +620,9 @@ impl<'w> Engine<'w> {
                     }
                     continue;
                 }
+            }
+            if t.pc >= t.end {
+                return Op::Exit;
             }
             match ops.get(t.pc as usize) {
                 None => return Op::Exit,
@@ -806,4 +830,18 @@ impl<'w> Engine<'w> {
             locks: Report::lock_reports(&stats, virtual_ns),
         }
     }
+}
+
+/// Deepest loop nesting in a program.
+fn loop_depth(ops: &[Op]) -> usize {
+    let mut ends: Vec<usize> = Vec::new();
+    let mut max = 0;
+    for (i, op) in ops.iter().enumerate() {
+        ends.retain(|&e| e > i);
+        if let Op::Loop { body, .. } = op {
+            ends.push(i + 1 + *body as usize);
+            max = max.max(ends.len());
+        }
+    }
+    max
 }

@@ -79,17 +79,20 @@ pub struct Report {
 }
 
 impl Report {
+    /// Aggregate per-instance statistics by lock name; per-CPU instances named
+    /// `name[i]` are reported together as `name` with `instances` = their number.
     pub fn lock_reports(stats: &[LockStats], virtual_ns: u64) -> Vec<LockReport> {
         let mut out: Vec<LockReport> = Vec::new();
         let mut hold_total: Vec<u64> = Vec::new();
         let mut wait_total: Vec<u64> = Vec::new();
         let mut contended: Vec<u64> = Vec::new();
         for s in stats {
-            let i = match out.iter().position(|r| r.name == s.name) {
+            let base = s.name.split('[').next().unwrap_or(&s.name);
+            let i = match out.iter().position(|r| r.name == base) {
                 Some(i) => i,
                 None => {
                     out.push(LockReport {
-                        name: s.name.clone(),
+                        name: base.to_string(),
                         instances: 0,
                         acquisitions: 0,
                         contention_pct: 0.0,
