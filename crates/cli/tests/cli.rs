@@ -1,0 +1,114 @@
+//! The `schedlab` binary: bad input is named and exits with code 2, never a panic;
+//! good input produces the documented JSON fields, deterministically.
+
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("run schedlab")
+}
+
+fn sim(machine: &str, policy: &str, workload: &str, extra: &[&str]) -> Output {
+    let mut a = vec!["sim", "--machine", machine, "--policy", policy, "--workload", workload];
+    a.extend_from_slice(extra);
+    schedlab(&a)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn bad_arguments_are_named_and_exit_2() {
+    let dir = std::env::temp_dir().join(format!("schedlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad_machine = dir.join("bad.toml");
+    std::fs::write(&bad_machine, "cpus = 4\nnodes = 2\ndistance = [[10, 30], [20, 10]]\n").unwrap();
+    let bad_machine = bad_machine.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["sim", "--machine", "vax-11", "--policy", "dss", "--workload", "pingpong"], "unknown machine 'vax-11'"),
+        (&["sim", "--machine", "smp-0", "--policy", "dss", "--workload", "pingpong"], "CPU count"),
+        (&["sim", "--machine", "smp-2", "--policy", "cfs", "--workload", "pingpong"], "unknown policy 'cfs'"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss:x=1", "--workload", "pingpong"], "unknown key 'x'"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "chat:rooms=zero"], "rooms='zero'"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "chat:romos=3"], "romos"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "tpcc"], "unknown workload"),
+        (&["sim", "--machine", bad_machine, "--policy", "dss", "--workload", "pingpong"], "asymmetric"),
+        (&["sim", "--machine", "/nonexistent/m.toml", "--policy", "dss", "--workload", "pingpong"], "m.toml"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--seed=-3"], "--seed"),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--format", "xml"], "xml"),
+        (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--max-virtual-s", "0"],
+            "max-virtual-s",
+        ),
+        (&["sim", "--policy", "dss", "--workload", "pingpong"], "--machine"),
+        (&["frobnicate"], "frobnicate"),
+    ];
+    for (args, want) in cases {
+        let o = schedlab(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: exit {:?}, stderr {err}", o.status.code());
+        assert!(err.contains(want), "{args:?}: stderr {err:?} should mention {want:?}");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    }
+}
+
+#[test]
+fn an_impossible_workload_is_reported_not_hung() {
+    // A virtual-time limit shorter than the work: a clear message and exit code 2.
+    let o = sim("up", "dss", "pingpong:rounds=100000", &["--max-virtual-s", "0.001"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("virtual-time limit"), "{}", stderr(&o));
+}
+
+#[test]
+fn json_has_the_documented_fields_and_is_deterministic() {
+    let run = || sim("numa-4x4", "mqs", "chat:rooms=1,messages=5", &["--format", "json", "--seed", "9"]);
+    let (a, b) = (run(), run());
+    assert!(a.status.success(), "{}", stderr(&a));
+    let va: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let mut vb: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    for k in [
+        "throughput",
+        "virtual_ns",
+        "sim_events",
+        "wall_s",
+        "events_per_sec",
+        "context_switches",
+        "migrations",
+        "wakeup_latency_ns",
+        "runqueue_len",
+        "locks",
+        "machine",
+        "policy",
+        "workload",
+        "seed",
+    ] {
+        assert!(va.get(k).is_some(), "missing field {k}");
+    }
+    for k in ["p50", "p99", "max"] {
+        assert!(va["wakeup_latency_ns"].get(k).is_some(), "missing wakeup_latency_ns.{k}");
+    }
+    for k in ["name", "acquisitions", "contention_pct", "hold_mean_ns", "hold_max_ns", "wait_mean_ns"] {
+        assert!(va["locks"][0].get(k).is_some(), "missing locks[].{k}");
+    }
+    assert_eq!(va["seed"], 9);
+    assert_eq!(va["policy"], "mqs");
+    let mut va = va;
+    for v in [&mut va, &mut vb] {
+        let o = v.as_object_mut().unwrap();
+        o.remove("wall_s");
+        o.remove("events_per_sec");
+    }
+    assert_eq!(va, vb);
+}
+
+#[test]
+fn help_and_list_work() {
+    let o = schedlab(&["sim", "--help"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--workload"));
+    let o = schedlab(&["list"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("numa-4x4") && out.contains("mqs") && out.contains("hackbench"));
+}
