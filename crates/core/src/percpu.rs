@@ -2,7 +2,7 @@
 //! HZ, and the run-queue lengths published for observation.
 
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{nice_to_ticks, MIN_GOODNESS};
+use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS};
 use crate::platform::{Access, Line, Platform, Work};
 use crate::policy::PrevState;
 use crate::task::{TaskId, TaskParams, TaskTable, NIL};
@@ -120,6 +120,18 @@ impl SchedCommon {
         } else {
             ts.set_counter(c);
             false
+        }
+    }
+
+    /// Recalculate every task's counter when all runnable counters are exhausted:
+    /// `counter = counter/2 + NICE_TO_TICKS(nice)` for *all* tasks, sleeping ones too
+    /// (2.4 does this outside the run-queue lock, under `tasklist_lock`).
+    pub fn recalculate<P: Platform + ?Sized>(&self, p: &P) {
+        for id in self.tasks.live_ids() {
+            p.touch(Line::Task(id), Access::Write);
+            p.charge(Work::Recalc);
+            let t = self.tasks.get(id);
+            t.set_counter(recalc_counter(t.counter(), t.nice(), self.hz));
         }
     }
 

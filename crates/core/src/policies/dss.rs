@@ -9,7 +9,7 @@
 //! `preemption_goodness > 1`.
 
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{goodness, nice_to_ticks, preemption_goodness, recalc_counter, MIN_GOODNESS};
+use crate::goodness::{goodness, nice_to_ticks, preemption_goodness, MIN_GOODNESS};
 use crate::percpu::SchedCommon;
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policy::{Policy, PrevState};
@@ -85,18 +85,6 @@ impl<P: Platform> Dss<P> {
             p.resched(cpu);
         } else if let Some(cpu) = preempt {
             p.resched(cpu);
-        }
-    }
-
-    /// Recalculate every task's counter (2.4 does this outside `runqueue_lock`,
-    /// under `tasklist_lock`, then retakes the run-queue lock).
-    fn recalculate(&self, p: &P) {
-        let tasks = &self.common.tasks;
-        for id in tasks.live_ids() {
-            p.touch(Line::Task(id), Access::Write);
-            p.charge(Work::Recalc);
-            let t = tasks.get(id);
-            t.set_counter(recalc_counter(t.counter(), t.nice(), self.common.hz));
         }
     }
 }
@@ -191,7 +179,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
             });
             first_pass = false;
             if c == 0 {
-                self.recalculate(p);
+                self.common.recalculate(p);
                 continue;
             }
             break next;

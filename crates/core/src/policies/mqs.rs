@@ -39,7 +39,7 @@
 //! * Time for idle ordering is the platform's ns clock instead of TSC cycles.
 
 use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
-use crate::goodness::{local_goodness, na_goodness, nice_to_ticks, recalc_counter, MIN_GOODNESS, PROC_CHANGE_PENALTY};
+use crate::goodness::{local_goodness, na_goodness, nice_to_ticks, MIN_GOODNESS, PROC_CHANGE_PENALTY};
 use crate::percpu::SchedCommon;
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policy::{Policy, PrevState};
@@ -527,18 +527,6 @@ impl<P: Platform> Mqs<P> {
         }
     }
 
-    /// Recalculate every task's counter (outside any run-queue lock, as 2.4 does
-    /// under `tasklist_lock`).
-    fn recalculate(&self, p: &P) {
-        let tasks = &self.common.tasks;
-        for id in tasks.live_ids() {
-            p.touch(Line::Task(id), Access::Write);
-            p.charge(Work::Recalc);
-            let t = tasks.get(id);
-            t.set_counter(recalc_counter(t.counter(), t.nice(), self.common.hz));
-        }
-    }
-
     /// The uncharged structural check of one queue (the generic `check_lists` takes
     /// `Lock<RunList>`, and MQS's lock guards a whole `MqRq`).
     fn check_queue(&self, q: usize, rq: &MqRq, checker: &mut crate::policies::ListChecker) -> Result<(), String> {
@@ -700,7 +688,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
             first_pass = false;
             match pick {
                 Pick::Next(next) => break next,
-                Pick::Recalculate => self.recalculate(p),
+                Pick::Recalculate => self.common.recalculate(p),
             }
         };
         let yielded = self.common.switch_to(p, prev, prev_state, next);
