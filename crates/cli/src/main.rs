@@ -5,6 +5,7 @@ use schedlab_core::policy::POLICY_NAMES;
 use schedlab_core::PolicySpec;
 use schedlab_sim::{machine::PRESETS, simulate, Machine, SimConfig, SimError};
 use schedlab_workloads::{parse_workload, WORKLOAD_NAMES};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -52,6 +53,31 @@ enum Cmd {
         /// Check policy invariants and message conservation after every event (slow).
         #[arg(long)]
         check: bool,
+        /// Record every run queue's length over virtual time, at most once per INTERVAL
+        /// (e.g. 10ms, 500us, 1s; a bare number is ns; default 10ms = every tick at HZ=100).
+        /// Exported as `rq_series` in JSON output.
+        #[arg(long, value_name = "INTERVAL", num_args = 0..=1, default_missing_value = "10ms")]
+        rq_series: Option<String>,
+        /// Draw the run-queue length series (per queue, and the deviation from the mean) as an SVG file (implies --rq-series).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
+    },
+    /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.
+    #[command(
+        after_help = "Writes results.json, results.csv, table.md, chart.svg and timing.json (wall-clock figures) to --out\n(default out/<name>) and prints the table. Example:\n  schedlab sweep --quick experiments/chat-smp.toml"
+    )]
+    Sweep {
+        /// Use the experiment's [quick] overrides (small workloads and seeds, for CI).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default out/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The experiment file (TOML).
+        experiment: PathBuf,
     },
     /// List machine presets, policies and workloads.
     List,
@@ -66,7 +92,8 @@ fn main() -> ExitCode {
             println!("workloads: {}", WORKLOAD_NAMES.join(", "));
             ExitCode::SUCCESS
         }
-        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check } => {
+        Cmd::Sweep { quick, out, threads, experiment } => sweep(quick, out, threads, &experiment),
+        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot } => {
             let usage = |msg: String| {
                 eprintln!("schedlab sim: {msg}");
                 ExitCode::from(2)
@@ -86,13 +113,31 @@ fn main() -> ExitCode {
             if !(max_virtual_s.is_finite() && max_virtual_s > 0.0) {
                 return usage(format!("--max-virtual-s {max_virtual_s}: must be a positive number of seconds"));
             }
+            let rq_series = match (rq_series, &plot) {
+                (Some(s), _) => Some(s),
+                (None, Some(_)) => Some("10ms".to_string()),
+                (None, None) => None,
+            };
+            let rq_series_interval_ns = match rq_series.as_deref().map(parse_interval_ns) {
+                None => None,
+                Some(Ok(ns)) => Some(ns),
+                Some(Err(e)) => return usage(format!("--rq-series: {e}")),
+            };
             let cfg = SimConfig {
                 seed,
                 max_virtual_ns: (max_virtual_s * 1e9).min(u64::MAX as f64 / 2.0) as u64,
                 check_invariants: check,
+                rq_series_interval_ns,
             };
             match simulate(&machine, &policy, &workload, &cfg) {
                 Ok(r) => {
+                    if let (Some(path), Some(series)) = (&plot, &r.rq_series) {
+                        let title = format!("{} on {}, policy {}, seed {}", r.workload, r.machine, r.policy, r.seed);
+                        if let Err(e) = schedlab_lab::plot::rq_series_svg(path, &title, series) {
+                            eprintln!("schedlab sim: --plot {}: {e}", path.display());
+                            return ExitCode::from(1);
+                        }
+                    }
                     match format {
                         Format::Text => print!("{}", r.to_text()),
                         Format::Json => println!("{}", serde_json::to_string_pretty(&r).expect("report serialises")),
@@ -106,5 +151,61 @@ fn main() -> ExitCode {
                 Err(e) => usage(e.to_string()),
             }
         }
+    }
+}
+
+/// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive).
+fn parse_interval_ns(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x * mult >= 1.0 && x * mult < 1e18 => Ok((x * mult).round() as u64),
+        _ => Err(format!("'{s}' is not a positive interval (e.g. 10ms, 500us, 1s, or ns)")),
+    }
+}
+
+fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, file: &std::path::Path) -> ExitCode {
+    let fail = |e: schedlab_lab::LabError| {
+        eprintln!("schedlab sweep: {e}");
+        ExitCode::from(e.exit_code())
+    };
+    if threads == Some(0) {
+        eprintln!("schedlab sweep: --threads 0: must be at least 1");
+        return ExitCode::from(2);
+    }
+    let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan(quick)) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
+    let n = plan.runs().len();
+    let opts = schedlab_lab::SweepOptions { threads: threads.unwrap_or(0), progress: true };
+    let sweep = match schedlab_lab::run_sweep(plan, &opts) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    print!("{}", sweep.table().to_markdown());
+    match schedlab_lab::write_outputs(&sweep, &dir) {
+        Ok(o) => {
+            println!();
+            println!(
+                "{n} runs in {:.2} s wall on {} threads; results in {}/ (results.json, results.csv, table.md, chart.svg, timing.json)",
+                sweep.wall_s,
+                sweep.threads,
+                o.dir.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
     }
 }

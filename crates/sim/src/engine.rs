@@ -13,7 +13,7 @@ use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
 use crate::machine::Machine;
 use crate::platform::SimPlatform;
-use crate::report::{round3, Latency, QueueLen, Report};
+use crate::report::{round3, Latency, QueueLen, Report, RqSeries};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,12 +30,31 @@ pub struct SimConfig {
     pub max_virtual_ns: u64,
     /// Check the policy's invariants and the engine's conservation laws after every event (slow).
     pub check_invariants: bool,
+    /// Record every run queue's length at most once per this many virtual ns (sampled
+    /// at CPU 0's timer ticks) into [`Report::rq_series`]; `None` = off.
+    pub rq_series_interval_ns: Option<u64>,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { seed: 1, max_virtual_ns: 3_600 * 1_000_000_000, check_invariants: false }
+        SimConfig {
+            seed: 1,
+            max_virtual_ns: 3_600 * 1_000_000_000,
+            check_invariants: false,
+            rq_series_interval_ns: None,
+        }
     }
+}
+
+/// Run-queue length samples being collected (flat, row-major: one row of
+/// `queues` lengths per sample; only amortised pushes in the event loop).
+#[derive(Debug)]
+struct SeriesBuf {
+    interval: u64,
+    next_at: u64,
+    t_ns: Vec<u64>,
+    lens: Vec<u32>,
+    stddev: Vec<f64>,
 }
 
 /// Why a simulation could not complete.
@@ -172,6 +191,7 @@ struct Engine<'w> {
     rq_sd_sum: f64,
     rq_max: u64,
     rq_samples: u64,
+    rq_series: Option<SeriesBuf>,
 }
 
 /// Run `workload` under `policy` on `machine`.
@@ -257,6 +277,13 @@ impl<'w> Engine<'w> {
             rq_sd_sum: 0.0,
             rq_max: 0,
             rq_samples: 0,
+            rq_series: cfg.rq_series_interval_ns.map(|i| SeriesBuf {
+                interval: i.max(1),
+                next_at: 0,
+                t_ns: Vec::with_capacity(1024),
+                lens: Vec::with_capacity(1024 * m.cpus),
+                stddev: Vec::with_capacity(1024),
+            }),
         })
     }
 
@@ -499,7 +526,7 @@ impl<'w> Engine<'w> {
 
     fn tick(&mut self, cpu: CpuId, t: u64) -> Result<(), SimError> {
         if cpu == 0 {
-            self.sample_queues();
+            self.sample_queues(t);
             self.check_progress()?;
         }
         match self.cpus[cpu].mode {
@@ -536,20 +563,37 @@ impl<'w> Engine<'w> {
         self.handle_resched(cpu);
     }
 
-    fn sample_queues(&mut self) {
+    fn sample_queues(&mut self, t: u64) {
         let n = self.policy.nr_queues();
+        let record = match &self.rq_series {
+            Some(s) => t >= s.next_at,
+            None => false,
+        };
         let (mut sum, mut sq, mut max) = (0u64, 0u64, 0u64);
         for q in 0..n {
             let l = self.policy.queue_len(q) as u64;
             sum += l;
             sq += l * l;
             max = max.max(l);
+            if record {
+                if let Some(s) = self.rq_series.as_mut() {
+                    s.lens.push(l as u32);
+                }
+            }
         }
         let mean = sum as f64 / n as f64;
+        let sd = (sq as f64 / n as f64 - mean * mean).max(0.0).sqrt();
         self.rq_sum += mean;
-        self.rq_sd_sum += (sq as f64 / n as f64 - mean * mean).max(0.0).sqrt();
+        self.rq_sd_sum += sd;
         self.rq_max = self.rq_max.max(max);
         self.rq_samples += 1;
+        if record {
+            if let Some(s) = self.rq_series.as_mut() {
+                s.t_ns.push(t);
+                s.stddev.push(sd);
+                s.next_at = (t / s.interval + 1) * s.interval;
+            }
+        }
     }
 
     /// Detect a workload that can never finish, or a policy that lost a task.
@@ -828,6 +872,10 @@ impl<'w> Engine<'w> {
                 samples: self.rq_samples,
             },
             locks: Report::lock_reports(&stats, virtual_ns),
+            rq_series: self.rq_series.take().map(|s| {
+                let queues = self.policy.nr_queues();
+                RqSeries::from_rows(s.interval, queues, s.t_ns, &s.lens, &s.stddev)
+            }),
         }
     }
 }

@@ -24,4 +24,4 @@ pub mod report;
 pub use cost::{CostModel, CostParams};
 pub use engine::{simulate, SimConfig, SimError};
 pub use machine::{Machine, MachineError};
-pub use report::Report;
+pub use report::{Report, RqSeries};

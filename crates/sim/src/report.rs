@@ -76,6 +76,45 @@ pub struct Report {
     pub wakeup_latency_ns: Latency,
     pub runqueue_len: QueueLen,
     pub locks: Vec<LockReport>,
+    /// Run-queue lengths over virtual time (only when asked for:
+    /// [`crate::SimConfig::rq_series_interval_ns`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rq_series: Option<RqSeries>,
+}
+
+/// Every run queue's length sampled over virtual time, at CPU 0's timer ticks at most
+/// once per `interval_ns`, with the per-sample deviation of the queue lengths from
+/// their mean (standard deviation: the PMQS authors' measure of balancer efficacy).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RqSeries {
+    pub interval_ns: u64,
+    pub queues: usize,
+    /// Virtual time of each sample.
+    pub t_ns: Vec<u64>,
+    /// `len[q][i]`: length of queue `q` at sample `i`.
+    pub len: Vec<Vec<u32>>,
+    /// Mean queue length at each sample.
+    pub mean: Vec<f64>,
+    /// Standard deviation of the queue lengths from their mean at each sample.
+    pub deviation: Vec<f64>,
+}
+
+impl RqSeries {
+    /// Build from row-major samples (`rows[i * queues + q]`).
+    pub fn from_rows(interval_ns: u64, queues: usize, t_ns: Vec<u64>, rows: &[u32], deviation: &[f64]) -> RqSeries {
+        let n = t_ns.len();
+        let mut len = vec![Vec::with_capacity(n); queues];
+        let mut mean = Vec::with_capacity(n);
+        for row in rows.chunks(queues.max(1)).take(n) {
+            let mut sum = 0u64;
+            for (q, &l) in row.iter().enumerate() {
+                len[q].push(l);
+                sum += l as u64;
+            }
+            mean.push(round3(sum as f64 / queues.max(1) as f64));
+        }
+        RqSeries { interval_ns, queues, t_ns, len, mean, deviation: deviation.iter().map(|&d| round3(d)).collect() }
+    }
 }
 
 impl Report {

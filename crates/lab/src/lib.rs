@@ -1,0 +1,323 @@
+//! # schedlab-lab: experiment sweeps
+//!
+//! An experiment file names machines, policies, workloads and seeds; [`run_sweep`]
+//! runs the whole matrix in parallel (rayon) and [`write_outputs`] writes
+//! `results.json` (every report minus wall-clock fields), `results.csv` (one row per
+//! run), `table.md` (percentage differences from the baseline policy), `chart.svg`
+//! and `timing.json` (the only wall-clock output). Results are collected by matrix
+//! position, so every deterministic output is identical whatever the thread count.
+
+pub mod experiment;
+pub mod plot;
+pub mod table;
+
+pub use experiment::{metric_value, Experiment, Plan, Quick, RunKey, WALL_FIELDS};
+pub use table::{pct_diff, PctCell, Table};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use schedlab_sim::{simulate, Report, SimConfig, SimError};
+use serde_json::{json, Value};
+use std::fmt;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What went wrong: a bad experiment (exit code 2), a failed run or output (1).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabError {
+    Config(String),
+    Run(String),
+    Io(String),
+}
+
+impl LabError {
+    pub fn message(&self) -> &str {
+        match self {
+            LabError::Config(s) | LabError::Run(s) | LabError::Io(s) => s,
+        }
+    }
+    /// Process exit code: 2 for a bad experiment or spec, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            LabError::Config(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for LabError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+impl std::error::Error for LabError {}
+
+/// How to run a sweep.
+#[derive(Clone, Debug, Default)]
+pub struct SweepOptions {
+    /// Worker threads; 0 = all cores.
+    pub threads: usize,
+    /// Show a progress bar on stderr (only drawn when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// One finished run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub key: RunKey,
+    pub report: Report,
+}
+
+/// A finished sweep.
+pub struct Sweep {
+    pub plan: Plan,
+    /// In matrix order ([`Plan::runs`]).
+    pub runs: Vec<RunResult>,
+    pub wall_s: f64,
+    pub threads: usize,
+}
+
+/// Run every cell of the plan's matrix.
+pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
+    let keys = plan.runs();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| LabError::Run(format!("thread pool: {e}")))?;
+    let threads = pool.current_num_threads();
+    let pb = if opts.progress && std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(Some(keys.len() as u64), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    pb.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} runs, {elapsed} ({eta} left) {msg}")
+            .expect("progress template")
+            .progress_chars("=> "),
+    );
+    pb.set_prefix(plan.name.clone());
+    let start = Instant::now();
+    let results: Vec<Result<Report, SimError>> = pool.install(|| {
+        keys.par_iter()
+            .map(|k| {
+                let cfg =
+                    SimConfig { seed: plan.seeds[k.seed], max_virtual_ns: plan.max_virtual_ns, ..SimConfig::default() };
+                let r =
+                    simulate(&plan.machines[k.machine], &plan.policies[k.policy], &plan.workloads[k.workload], &cfg);
+                pb.inc(1);
+                r
+            })
+            .collect()
+    });
+    pb.finish_and_clear();
+    let wall_s = start.elapsed().as_secs_f64();
+    let mut runs = Vec::with_capacity(keys.len());
+    for (k, r) in keys.into_iter().zip(results) {
+        match r {
+            Ok(report) => runs.push(RunResult { key: k, report }),
+            Err(e) => {
+                return Err(LabError::Run(format!(
+                    "run machine {} policy {} workload {} seed {}: {e}",
+                    plan.machine_specs[k.machine],
+                    plan.policy_specs[k.policy],
+                    plan.workload_specs[k.workload],
+                    plan.seeds[k.seed]
+                )))
+            }
+        }
+    }
+    Ok(Sweep { plan, runs, wall_s, threads })
+}
+
+/// A report as JSON without its wall-clock fields.
+pub fn deterministic_report(r: &Report) -> Value {
+    let mut v = serde_json::to_value(r).expect("report serialises");
+    if let Some(o) = v.as_object_mut() {
+        for f in WALL_FIELDS {
+            o.remove(*f);
+        }
+    }
+    v
+}
+
+impl Sweep {
+    fn metric_of(&self, r: &RunResult) -> f64 {
+        metric_value(&deterministic_report(&r.report), &self.plan.metric).unwrap_or(f64::NAN)
+    }
+
+    fn run_index(&self, machine: usize, policy: usize, workload: usize, seed: usize) -> usize {
+        let p = &self.plan;
+        ((machine * p.policies.len() + policy) * p.workloads.len() + workload) * p.seeds.len() + seed
+    }
+
+    /// Metric values over seeds for one (machine, policy, workload).
+    pub fn values(&self, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
+        (0..self.plan.seeds.len())
+            .map(|s| self.metric_of(&self.runs[self.run_index(machine, policy, workload, s)]))
+            .collect()
+    }
+
+    /// The comparison table (rows: workload × machine; columns: policies vs baseline).
+    pub fn table(&self) -> Table {
+        let p = &self.plan;
+        let b = p.policy_specs.iter().position(|x| *x == p.baseline).expect("baseline validated");
+        let compared: Vec<usize> = (0..p.policies.len()).filter(|&i| i != b).collect();
+        let mut rows = Vec::new();
+        for w in 0..p.workloads.len() {
+            for m in 0..p.machines.len() {
+                let base = self.values(m, b, w);
+                let (bm, bsd) = table::mean_sd(&base);
+                let means = (0..p.policies.len()).map(|i| table::mean_sd(&self.values(m, i, w)).0).collect();
+                let cells = compared.iter().map(|&i| pct_diff(&self.values(m, i, w), &base)).collect();
+                rows.push(table::Row {
+                    workload: p.workload_specs[w].clone(),
+                    machine: p.machine_specs[m].clone(),
+                    baseline_mean: bm,
+                    baseline_sd: bsd,
+                    means,
+                    cells,
+                });
+            }
+        }
+        Table {
+            title: p.title.clone(),
+            metric: p.metric.clone(),
+            baseline: p.baseline.clone(),
+            compared: compared.iter().map(|&i| p.policy_specs[i].clone()).collect(),
+            rows,
+        }
+    }
+
+    /// `results.json`: the plan and every report minus wall-clock fields.
+    pub fn results_json(&self) -> String {
+        let p = &self.plan;
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "machine": p.machine_specs[r.key.machine],
+                    "policy": p.policy_specs[r.key.policy],
+                    "workload": p.workload_specs[r.key.workload],
+                    "seed": p.seeds[r.key.seed],
+                    "metric": self.metric_of(r),
+                    "report": deterministic_report(&r.report),
+                })
+            })
+            .collect();
+        let v = json!({
+            "name": p.name,
+            "title": p.title,
+            "quick": p.quick,
+            "metric": p.metric,
+            "baseline": p.baseline,
+            "machines": p.machine_specs,
+            "policies": p.policy_specs,
+            "workloads": p.workload_specs,
+            "seeds": p.seeds,
+            "runs": runs,
+        });
+        serde_json::to_string_pretty(&v).expect("json") + "\n"
+    }
+
+    /// `results.csv`: one row per run.
+    pub fn results_csv(&self) -> String {
+        let p = &self.plan;
+        let mut s = String::from(
+            "machine,policy,workload,seed,metric,value,throughput,throughput_unit,completed,virtual_ns,sim_events,context_switches,migrations,ipis,schedule_calls,cpu_busy_pct,lock_spin_ns,wakeup_p50_ns,wakeup_p99_ns,rq_len_mean,rq_len_max,rq_stddev_mean\n",
+        );
+        for r in &self.runs {
+            let x = &r.report;
+            let fields = [
+                csv_field(&p.machine_specs[r.key.machine]),
+                csv_field(&p.policy_specs[r.key.policy]),
+                csv_field(&p.workload_specs[r.key.workload]),
+                p.seeds[r.key.seed].to_string(),
+                csv_field(&p.metric),
+                self.metric_of(r).to_string(),
+                x.throughput.to_string(),
+                csv_field(&x.throughput_unit),
+                x.completed.to_string(),
+                x.virtual_ns.to_string(),
+                x.sim_events.to_string(),
+                x.context_switches.to_string(),
+                x.migrations.to_string(),
+                x.ipis.to_string(),
+                x.schedule_calls.to_string(),
+                x.cpu_busy_pct.to_string(),
+                x.lock_spin_ns.to_string(),
+                x.wakeup_latency_ns.p50.to_string(),
+                x.wakeup_latency_ns.p99.to_string(),
+                x.runqueue_len.mean.to_string(),
+                x.runqueue_len.max.to_string(),
+                x.runqueue_len.stddev_mean.to_string(),
+            ];
+            s.push_str(&fields.join(","));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `timing.json`: the wall-clock figures kept out of the deterministic outputs.
+    pub fn timing_json(&self) -> String {
+        let p = &self.plan;
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "machine": p.machine_specs[r.key.machine],
+                    "policy": p.policy_specs[r.key.policy],
+                    "workload": p.workload_specs[r.key.workload],
+                    "seed": p.seeds[r.key.seed],
+                    "wall_s": r.report.wall_s,
+                    "events_per_sec": r.report.events_per_sec,
+                })
+            })
+            .collect();
+        let v = json!({ "wall_s": self.wall_s, "threads": self.threads, "runs": runs });
+        serde_json::to_string_pretty(&v).expect("json") + "\n"
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Paths of the files [`write_outputs`] wrote.
+#[derive(Clone, Debug)]
+pub struct Outputs {
+    pub dir: PathBuf,
+    pub files: Vec<PathBuf>,
+}
+
+/// Write results.json, results.csv, table.md, chart.svg and timing.json into `dir`.
+pub fn write_outputs(sweep: &Sweep, dir: &Path) -> Result<Outputs, LabError> {
+    let io = |p: &Path, e: std::io::Error| LabError::Io(format!("{}: {e}", p.display()));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let table = sweep.table();
+    let mut files = Vec::new();
+    for (name, text) in [
+        ("results.json", sweep.results_json()),
+        ("results.csv", sweep.results_csv()),
+        ("table.md", table.to_markdown()),
+        ("timing.json", sweep.timing_json()),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        files.push(path);
+    }
+    let chart = dir.join("chart.svg");
+    let p = &sweep.plan;
+    let groups: Vec<(String, String)> = table.rows.iter().map(|r| (r.workload.clone(), r.machine.clone())).collect();
+    let values: Vec<Vec<f64>> = table.rows.iter().map(|r| r.means.clone()).collect();
+    plot::bar_chart_svg(&chart, &p.title, &p.metric, &groups, &p.policy_specs, &values)
+        .map_err(|e| LabError::Io(format!("{}: {e}", chart.display())))?;
+    files.push(chart);
+    Ok(Outputs { dir: dir.to_path_buf(), files })
+}
