@@ -288,15 +288,16 @@ impl<'w> Engine<'w> {
     }
 
     fn run(&mut self, max_ns: u64) -> Result<(), SimError> {
-        // Boot: the root task is forked on CPU 0 at time 0; ticks start on every CPU,
-        // staggered so that CPUs' timer interrupts do not all fall on one instant.
+        // Boot: the root task is forked on CPU 0 at time 0; ticks start on every CPU.
         self.plat.begin(0, 0);
         self.spawn(self.w.root, self.w.root_params, None);
         self.handle_resched(0);
+        // Each CPU's local timer has an arbitrary phase on real hardware; draw it from
+        // the seed. This is the simulation's source of run-to-run variation for
+        // workloads without random operations (Chat, hackbench, ping-pong).
         let tick = self.plat.cost.tick_ns;
-        let n = self.cpus.len() as u64;
         for c in 0..self.cpus.len() {
-            self.cpus[c].tick_at = tick + c as u64 * tick / n;
+            self.cpus[c].tick_at = tick + self.rng.gen_range(0..tick);
             self.refresh(c);
         }
         while self.live > 0 {
