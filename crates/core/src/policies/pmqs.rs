@@ -32,9 +32,10 @@
 //!   change that can create an imbalance: a global pass.
 //!
 //! **A pass** reads every queue's `nt_running` locklessly (one `Work::Examine` and a
-//! read of the queue line each), then repeatedly picks the longest queue (the source)
-//! and the shortest queue in a *different* pool (the destination; fixed for a pull
-//! pass) and, if they differ by at least 2, moves half the difference — toward the
+//! read of the queue line each), then repeatedly picks the (source, destination) pair
+//! of queues in *different* pools whose lengths differ most (for each source the
+//! shortest queue outside its pool; the destination is fixed for a pull pass) and, if
+//! they differ by at least 2, moves half the difference — toward the
 //! average — of the source's non-running tasks allowed on the destination
 //! ([`Mqs::migrate`]: both queue locks in ascending order, a `ListOp` per list
 //! operation, task lines touched). A source that yields no movable task is skipped;
@@ -134,19 +135,23 @@ impl<P: Platform> Pmqs<P> {
         let mut skip = [false; MAX_CPUS];
         let mut moved = 0;
         for _ in 0..n {
-            let src_pool_ok = |q: usize| pull_to.is_none_or(|d| !self.inner.pool_of(d).contains(&q));
-            let Some(src) = (0..n).filter(|&q| !skip[q] && src_pool_ok(q)).max_by_key(|&q| (len[q], usize::MAX - q))
-            else {
-                break;
-            };
-            let src_pool = self.inner.pool_of(src);
-            let dst = match pull_to {
-                Some(d) => d,
-                None => match (0..n).filter(|q| !src_pool.contains(q)).min_by_key(|&q| (len[q], q)) {
+            // The cross-pool pair with the largest difference (longest source first).
+            let mut best: Option<(usize, usize)> = None;
+            for src in (0..n).filter(|&q| !skip[q]) {
+                let src_pool = self.inner.pool_of(src);
+                let dst = match pull_to {
+                    Some(d) if src_pool.contains(&d) => continue,
                     Some(d) => d,
-                    None => break,
-                },
-            };
+                    None => match (0..n).filter(|q| !src_pool.contains(q)).min_by_key(|&q| (len[q], q)) {
+                        Some(d) => d,
+                        None => continue,
+                    },
+                };
+                if best.is_none_or(|(s, d)| len[src] as isize - len[dst] as isize > len[s] as isize - len[d] as isize) {
+                    best = Some((src, dst));
+                }
+            }
+            let Some((src, dst)) = best else { break };
             if len[src] < len[dst] + 2 {
                 break;
             }
