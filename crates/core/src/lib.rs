@@ -41,6 +41,6 @@ pub mod task;
 
 pub use cpu::{CpuId, CpuMask, Topology};
 pub use platform::{Access, Line, NullPlatform, Platform, SchedLock, Work};
-pub use policy::{build_policy, Policy, PolicySpec, PrevState, SpecError};
+pub use policy::{build_policy, Balancer, LbReading, Policy, PolicySpec, PrevState, SpecError};
 pub use runlist::RunList;
 pub use task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};

@@ -6,7 +6,8 @@
 use proptest::prelude::*;
 use schedlab_core::cpu::{CpuId, CpuMask};
 use schedlab_core::{
-    build_policy, NullPlatform, Policy, PolicySpec, PrevState, SchedClass, TaskId, TaskParams, Topology,
+    build_policy, Balancer, LbReading, NullPlatform, Policy, PolicySpec, PrevState, SchedClass, TaskId, TaskParams,
+    Topology,
 };
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -70,7 +71,7 @@ struct Harness {
 impl Harness {
     fn new(spec: PolicySpec, ncpus: usize) -> Harness {
         let p = NullPlatform::new(0);
-        let pol = build_policy(&spec, &p, &Topology::smp(ncpus), CAP, HZ);
+        let pol = build_policy(&spec, &p, &Topology::smp(ncpus), CAP, HZ).expect("valid spec");
         Harness { spec, ncpus, p, pol, curr: vec![None; ncpus], state: Vec::new(), pending_resched: Vec::new(), now: 0 }
     }
 
@@ -123,7 +124,7 @@ impl Harness {
             let ts = tasks.get(t as TaskId);
             let visible = match self.spec {
                 PolicySpec::Dss => true,
-                PolicySpec::Mqs => ts.on_rq() == Some(cpu),
+                PolicySpec::Mqs | PolicySpec::Pmqs { .. } => ts.on_rq() == Some(cpu),
             };
             if s == St::Runnable
                 && visible
@@ -183,7 +184,9 @@ impl Harness {
             Op::Tick { cpu } => {
                 let cpu = cpu % n;
                 self.p.cpu = cpu;
-                if self.pol.tick(&self.p, self.curr[cpu]) {
+                let resched = self.pol.tick(&self.p, self.curr[cpu]);
+                self.pol.balance(&self.p);
+                if resched {
                     self.schedule(cpu, PrevState::Runnable)?;
                 }
             }
@@ -263,6 +266,21 @@ proptest! {
     ) {
         run(PolicySpec::Mqs, ncpus, &ops)?;
     }
+
+    /// PMQS with every balancer and a pool size dividing the CPU count.
+    #[test]
+    fn pmqs_keeps_invariants_under_random_operations(
+        ncpus in prop_oneof![Just(1usize), Just(2), Just(4), Just(6), Just(8)],
+        pool_pick in 0usize..4,
+        lb in prop_oneof![Just(Balancer::Off), Just(Balancer::Ip), Just(Balancer::Lbp), Just(Balancer::Lbc)],
+        threshold in any::<bool>(),
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        let divisors: Vec<usize> = (1..=ncpus).filter(|d| ncpus % d == 0).collect();
+        let pool = divisors[pool_pick % divisors.len()];
+        let reading = if threshold { LbReading::Threshold } else { LbReading::Period };
+        run(PolicySpec::Pmqs { pool: Some(pool), lb, period: 10, reading }, ncpus, &ops)?;
+    }
 }
 
 // ------------------------------------------------------ concurrent stress ---------
@@ -277,6 +295,16 @@ fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
     let pol: Arc<dyn Policy<NullPlatform> + Send + Sync> = match spec {
         PolicySpec::Dss => Arc::new(schedlab_core::policies::dss::Dss::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
         PolicySpec::Mqs => Arc::new(schedlab_core::policies::mqs::Mqs::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
+        PolicySpec::Pmqs { pool, lb, period, reading } => Arc::new(
+            schedlab_core::policies::pmqs::Pmqs::new(
+                &p0,
+                &Topology::smp(ncpus),
+                ntasks,
+                HZ,
+                schedlab_core::policies::pmqs::PmqsConfig { pool, lb, period, reading },
+            )
+            .expect("valid pool"),
+        ),
     };
     for t in 0..ntasks as TaskId {
         let params = TaskParams { nice: (t % 7) as i8 - 3, mm: t % 3, ..TaskParams::default() };
@@ -310,6 +338,7 @@ fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
                         if pol.tick(&p, curr) {
                             state = Some(PrevState::Runnable);
                         }
+                        pol.balance(&p);
                     } else if r < 55 {
                         if let Some(t) = curr {
                             pol.yield_now(&p, t);
@@ -359,6 +388,15 @@ fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
         t.join().expect("cpu thread panicked");
     }
     pol.check_invariants().expect("invariants after the stress run");
+}
+
+#[test]
+fn pmqs_concurrent_stress_never_runs_a_task_twice() {
+    for lb in [Balancer::Lbp, Balancer::Lbc, Balancer::Ip] {
+        let spec = |pool| PolicySpec::Pmqs { pool: Some(pool), lb, period: 1, reading: LbReading::Period };
+        stress(spec(2), 4, 12, 10_000);
+        stress(spec(4), 8, 24, 5_000);
+    }
 }
 
 #[test]

@@ -62,6 +62,9 @@ struct SeriesBuf {
 pub enum SimError {
     /// The workload description is malformed.
     Workload(String),
+    /// The policy spec does not fit the machine (e.g. a PMQS pool size that does not
+    /// divide the CPU count).
+    Policy(String),
     /// Live tasks remain but nothing can ever make progress.
     Deadlock(String),
     /// Virtual-time limit reached.
@@ -74,6 +77,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Workload(s) => write!(f, "invalid workload: {s}"),
+            SimError::Policy(s) => write!(f, "invalid policy: {s}"),
             SimError::Deadlock(s) => write!(f, "simulation cannot progress: {s}"),
             SimError::TimeLimit(ns) => {
                 write!(f, "virtual-time limit of {:.3} s reached before the workload finished", *ns as f64 / 1e9)
@@ -229,7 +233,7 @@ impl<'w> Engine<'w> {
         let capacity = w.expected_tasks.max(1) as usize;
         let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
         let topo = Topology { node_of: m.node_of.clone() };
-        let policy = build_policy(spec, &plat, &topo, capacity, m.hz);
+        let policy = build_policy(spec, &plat, &topo, capacity, m.hz).map_err(|e| SimError::Policy(e.0))?;
         let cpus = (0..m.cpus)
             .map(|_| CpuRt {
                 curr: None,

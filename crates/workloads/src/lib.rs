@@ -13,6 +13,7 @@
 //! | `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300]` | IBM LTC Chat (VolanoMark-like), [`chat`] |
 //! | `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]` | Rusty Russell's hackbench, [`hackbench`] |
 //! | `pingpong:rounds=N[,bytes=100,compute=0]` | two tasks bouncing one message, [`pingpong`] |
+//! | `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]` | B concurrent `make -j J` builds, [`mkbench`] |
 //!
 //! Every builder produces a workload that passes [`Workload::validate`], whose
 //! `expected_messages`/`expected_tasks` agree with a static execution of its programs
@@ -24,6 +25,7 @@
 
 pub mod chat;
 pub mod hackbench;
+pub mod mkbench;
 pub mod pingpong;
 pub mod program;
 pub mod spec;
@@ -31,6 +33,7 @@ mod validate;
 
 pub use chat::ChatParams;
 pub use hackbench::HackbenchParams;
+pub use mkbench::MkbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
 pub use spec::{parse_workload, WorkloadSpec, WORKLOAD_NAMES};

@@ -1,11 +1,11 @@
 //! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
 
-use crate::{ChatParams, HackbenchParams, PingPongParams, Workload};
+use crate::{ChatParams, HackbenchParams, MkbenchParams, PingPongParams, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 
 /// Names accepted by [`parse_workload`].
-pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong"];
+pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong", "mkbench"];
 
 /// A parsed workload spec: the benchmark and its parameters, before building.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +13,7 @@ pub enum WorkloadSpec {
     Chat(ChatParams),
     Hackbench(HackbenchParams),
     PingPong(PingPongParams),
+    Mkbench(MkbenchParams),
 }
 
 impl WorkloadSpec {
@@ -25,6 +26,7 @@ impl WorkloadSpec {
             "chat" => WorkloadSpec::Chat(ChatParams::from_spec(&mut spec)?),
             "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(&mut spec)?),
             "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(&mut spec)?),
+            "mkbench" => WorkloadSpec::Mkbench(MkbenchParams::from_spec(&mut spec)?),
             other => {
                 return Err(SpecError(format!("unknown workload '{other}' (known: {})", WORKLOAD_NAMES.join(", "))))
             }
@@ -38,6 +40,7 @@ impl WorkloadSpec {
             WorkloadSpec::Chat(p) => p.canonical(),
             WorkloadSpec::Hackbench(p) => p.canonical(),
             WorkloadSpec::PingPong(p) => p.canonical(),
+            WorkloadSpec::Mkbench(p) => p.canonical(),
         }
     }
 
@@ -47,6 +50,7 @@ impl WorkloadSpec {
             WorkloadSpec::Chat(p) => p.build(),
             WorkloadSpec::Hackbench(p) => p.build(),
             WorkloadSpec::PingPong(p) => p.build(),
+            WorkloadSpec::Mkbench(p) => p.build(),
         }
     }
 }

@@ -178,11 +178,47 @@ fn dynamic_runs_complete_without_deadlock() {
         "hackbench:groups=2,loops=5,fds=4",
         "hackbench:groups=1,loops=3,threads=1",
         "pingpong:rounds=50",
+        "mkbench:builds=2,jobs=3,units=10",
+        "mkbench:builds=3,jobs=8,units=5,io_ns=0,link=0",
+        "mkbench:builds=1,jobs=1,units=4",
     ] {
         let w = parse_workload(s).unwrap();
         check_static(&w);
         check_dynamic(&w, 5);
     }
+}
+
+#[test]
+fn mkbench_counts_and_shape() {
+    for (b, j, u) in [(2, 8, 64), (1, 4, 4), (3, 16, 5), (4, 1, 9)] {
+        let w = parse_workload(&format!("mkbench:builds={b},jobs={j},units={u}")).unwrap();
+        let t = check_static(&w);
+        let (b64, u64_) = (b as u64, u as u64);
+        assert_eq!(w.expected_tasks, 1 + b64 * (1 + u64_));
+        assert_eq!(w.expected_messages, b64 * u64_);
+        // Throughput counts job completions: one per compile unit.
+        assert_eq!(t.counted, b64 * u64_);
+        assert_eq!(w.metric.unit, "jobs/s");
+        assert_eq!(w.channels, b);
+        // Programs: root + make and job per build, independent of units.
+        assert_eq!(w.programs.len(), 1 + 2 * b as usize);
+        for p in w.programs.iter().filter(|p| p.role == "job") {
+            assert!(p.ops.iter().any(|op| matches!(op, Op::ComputeUniform { .. })));
+            assert_eq!(p.ops.iter().filter(|op| matches!(op, Op::Sleep { .. })).count(), 2);
+        }
+        // make spawns min(J, U) jobs before its first receive: the pre-filled slots.
+        let make = w.programs.iter().find(|p| p.role == "make").unwrap();
+        let Op::Loop { count, .. } = make.ops[0] else { panic!("make starts with a loop") };
+        assert_eq!(count, j.min(u));
+        assert!(matches!(make.ops[1], Op::Spawn { .. }));
+        assert!(matches!(make.ops[make.ops.len() - 2], Op::Compute { .. }), "link step");
+    }
+    // The job-slot semaphore never deadlocks and conserves messages in every
+    // interleaving the dynamic interpreter tries.
+    let w = parse_workload("mkbench:builds=1,jobs=3,units=12").unwrap();
+    check_dynamic(&w, 10);
+    assert!(parse_workload("mkbench:unit_min=5,unit_max=4").unwrap_err().0.contains("unit_min=5"));
+    assert!(parse_workload("mkbench:jobs=0").is_err());
 }
 
 #[test]
@@ -236,6 +272,14 @@ proptest! {
         let t = check_static(&w);
         prop_assert_eq!(t.counted, (g * f * f * l) as u64);
         prop_assert_eq!(w.expected_tasks, 2 * (g * f) as u64 + 1);
+        check_dynamic(&w, 1);
+    }
+
+    #[test]
+    fn mkbench_conserves(b in 1u32..4, j in 1u32..10, u in 1u32..30, io in 0u64..2, link in 0u64..2) {
+        let w = parse_workload(&format!("mkbench:builds={b},jobs={j},units={u},io_ns={io},link={link}")).unwrap();
+        let t = check_static(&w);
+        prop_assert_eq!(t.counted, (b * u) as u64);
         check_dynamic(&w, 1);
     }
 

@@ -105,6 +105,9 @@ fn canonical_specs_round_trip() {
         "hackbench:threads=0",
         "pingpong",
         "pingpong:rounds=1,bytes=1,compute=100",
+        "mkbench",
+        "mkbench:builds=2,jobs=8,units=64",
+        "mkbench:builds=1,jobs=32,units=500,unit_min=1,unit_max=2,io_ns=0,link=0",
     ] {
         roundtrip(s);
     }
@@ -121,6 +124,12 @@ proptest! {
     fn hackbench_round_trips(g in 1u32..5, l in 1u32..1000, f in 1u32..30,
                              b in 1u32..2000, t in 0u32..2) {
         roundtrip(&format!("hackbench:threads={t},fds={f},bytes={b},loops={l},groups={g}"));
+    }
+
+    #[test]
+    fn mkbench_round_trips(b in 1u32..5, j in 1u32..64, u in 1u32..500, lo in 0u64..1000, d in 0u64..1000,
+                           io in 0u64..10_000, link in 0u64..1000) {
+        roundtrip(&format!("mkbench:link={link},io_ns={io},unit_max={},unit_min={lo},units={u},jobs={j},builds={b}", lo + d));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod dss;
 pub mod mqs;
+pub mod pmqs;
 
 use crate::percpu::SchedCommon;
 use crate::runlist::RunList;

@@ -79,6 +79,9 @@ struct RqPublished {
 
 pub struct Mqs<P: Platform> {
     common: SchedCommon,
+    /// Pool size: `schedule()` phase 2 and `reschedule_idle()` look only at the CPUs of
+    /// one pool of `pool` contiguous CPU ids (PMQS, spec §1.3). MQS is `pool == ncpus`.
+    pool: usize,
     /// Queue `q` belongs to CPU `q`.
     rqs: Box<[P::Lock<MqRq>]>,
     published: Box<[RqPublished]>,
@@ -95,10 +98,19 @@ enum Pick {
 
 impl<P: Platform> Mqs<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
+        Self::with_pool(p, topo, capacity, hz, topo.ncpus())
+    }
+
+    /// MQS restricted to pools of `pool` contiguous CPUs (the PMQS core). `pool` must
+    /// divide the CPU count; [`crate::policies::pmqs::Pmqs::new`] checks that and
+    /// reports a [`crate::SpecError`] instead of panicking.
+    pub fn with_pool(p: &P, topo: &Topology, capacity: usize, hz: u32, pool: usize) -> Self {
         let n = topo.ncpus();
         assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
+        assert!(pool >= 1 && n.is_multiple_of(pool), "pool size {pool} does not divide {n} CPUs");
         Mqs {
             common: SchedCommon::new(topo, n, capacity, hz),
+            pool,
             rqs: (0..n)
                 .map(|q| {
                     p.new_lock(
@@ -128,6 +140,18 @@ impl<P: Platform> Mqs<P> {
     /// Observation (uncharged, takes the lock): queue `q`'s `(max_na_goodness, max_na_ptr)`.
     pub fn max_na(&self, q: usize) -> (i32, Option<TaskId>) {
         self.rqs[q].inspect(|rq| (rq.max_na_goodness, rq.max_na_ptr))
+    }
+
+    /// Pool size (the CPU count for plain MQS).
+    pub fn pool_size(&self) -> usize {
+        self.pool
+    }
+
+    /// The pool of `cpu`: the patch's `first_cpu..=last_cpu` of `aligned_data[cpu]`.
+    #[inline]
+    pub fn pool_of(&self, cpu: CpuId) -> std::ops::Range<CpuId> {
+        let first = cpu / self.pool * self.pool;
+        first..first + self.pool
     }
 
     /// Observation: failed remote trylocks in `schedule()` so far.
@@ -240,6 +264,83 @@ impl<P: Platform> Mqs<P> {
         }
     }
 
+    // ---- balancing primitives (PMQS balancers) ----------------------------------
+
+    /// The shared state (task table, per-CPU data).
+    pub(crate) fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+
+    /// Lockless read of queue `q`'s `nt_running`, charged as examining the queue
+    /// (one `Work::Examine` and a read of its header line).
+    pub(crate) fn peek_nt_running(&self, p: &P, q: usize) -> usize {
+        p.charge(Work::Examine);
+        p.touch(Line::Queue(q), Access::Read);
+        self.published[q].nt_running.load(Relaxed) as usize
+    }
+
+    /// Move up to `max` non-running tasks allowed on CPU `dst` from queue `src` to
+    /// queue `dst`, taking them from the back of `src` (the tasks queued longest, whose
+    /// cache is coldest). Both queue locks are taken, in ascending queue order, so two
+    /// balancers cannot deadlock (MQS proper only ever blocks on one lock at a time).
+    /// Each visited task costs a read of its line, each move two `ListOp`s and a write.
+    /// `max_na` of both queues is maintained. Kicks `dst` if it is idle. Returns the
+    /// number of tasks moved. With `kick`, an idle `dst` CPU is sent a reschedule.
+    pub(crate) fn migrate(&self, p: &P, src: usize, dst: usize, max: usize, kick: bool) -> usize {
+        if src == dst || max == 0 {
+            return 0;
+        }
+        let (lo, hi) = (src.min(dst), src.max(dst));
+        let moved = self.rqs[lo].with(p, |a| {
+            p.touch(Line::Queue(lo), Access::Write);
+            self.rqs[hi].with(p, |b| {
+                p.touch(Line::Queue(hi), Access::Write);
+                let (s, d) = if src == lo { (a, b) } else { (b, a) };
+                self.move_tasks(p, s, d, max)
+            })
+        });
+        if moved > 0 && kick {
+            p.touch(Line::CpuData(dst), Access::Read);
+            if self.common.cpu(dst).curr().is_none() {
+                p.resched(dst);
+            }
+        }
+        moved
+    }
+
+    /// The body of [`Mqs::migrate`], both queues locked.
+    fn move_tasks(&self, p: &P, s: &mut MqRq, d: &mut MqRq, max: usize) -> usize {
+        let tasks = &self.common.tasks;
+        let dst = d.list.queue();
+        let mut victims = [0 as TaskId; 64];
+        let mut n = 0;
+        // Walk from the back: collect first, the list changes as tasks move.
+        let mut cur = s.list.first();
+        let mut walk: Vec<TaskId> = Vec::with_capacity(s.list.len());
+        while let Some(t) = cur {
+            walk.push(t);
+            cur = s.list.next(tasks, t);
+        }
+        for &t in walk.iter().rev() {
+            if n == max.min(victims.len()) {
+                break;
+            }
+            p.touch(Line::Task(t), Access::Read);
+            let ts = tasks.get(t);
+            if !ts.has_cpu() && ts.cpus_allowed().contains(dst) {
+                victims[n] = t;
+                n += 1;
+            }
+        }
+        for &t in &victims[..n] {
+            p.touch(Line::Task(t), Access::Write);
+            self.del_from_runqueue(p, s, t, true);
+            tasks.get(t).set_processor(dst);
+            self.add_to_runqueue(p, d, t, true);
+        }
+        n
+    }
+
     // ---- goodness --------------------------------------------------------------
 
     /// `can_schedule(t, cpu)`: allowed here and not running on another CPU (`prev`,
@@ -306,7 +407,10 @@ impl<P: Platform> Mqs<P> {
         let now = p.now();
         let ncpus = self.common.ncpus();
         let mut list = [saved; MAX_CPUS];
-        for (cpu, slot) in list.iter_mut().enumerate().take(ncpus) {
+        // PMQS: only the CPUs of the task's pool (its queue's), so that tasks leave a
+        // pool only through a balancer. For MQS the pool is the whole machine.
+        let pool = self.pool_of(tsk_cpu);
+        for (cpu, slot) in list.iter_mut().enumerate().take(pool.end).skip(pool.start) {
             if !allowed.contains(cpu) {
                 continue;
             }
@@ -443,7 +547,9 @@ impl<P: Platform> Mqs<P> {
             let mut premature_idle = 0u32;
             // Lockless snapshot of the remote max_na values worth trying.
             let mut list = [MIN_GOODNESS; MAX_CPUS];
-            for (r, slot) in list.iter_mut().enumerate().take(ncpus) {
+            // PMQS: remote queues of this CPU's pool only (all of them for MQS).
+            let pool = self.pool_of(cpu);
+            for (r, slot) in list.iter_mut().enumerate().take(pool.end).skip(pool.start) {
                 if r == cpu {
                     continue;
                 }
@@ -669,7 +775,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
                     }
                 }
                 let (next, mut c) = self.scan_runqueue(p, rq, cpu, prev, this_mm);
-                let next = if self.common.ncpus() > 1 { self.examine_rmt_rqs(p, rq, cpu, &mut c, next) } else { next };
+                let next = if self.pool > 1 { self.examine_rmt_rqs(p, rq, cpu, &mut c, next) } else { next };
                 if c == 0 {
                     return Pick::Recalculate;
                 }
@@ -678,7 +784,13 @@ impl<P: Platform> Policy<P> for Mqs<P> {
                     let ts = tasks.get(t);
                     if !ts.cpus_allowed().contains(cpu) && rq.list.contains(tasks, t) {
                         self.del_from_runqueue(p, rq, t, true);
-                        let first = (0..self.common.ncpus()).find(|&c| ts.cpus_allowed().contains(c)).unwrap_or(cpu);
+                        let allowed = ts.cpus_allowed();
+                        // Stay in this pool if possible (PMQS); MQS's pool is everything.
+                        let first = self
+                            .pool_of(cpu)
+                            .chain(0..self.common.ncpus())
+                            .find(|&c| allowed.contains(c))
+                            .unwrap_or(cpu);
                         ts.set_processor(first);
                         displaced = true;
                     }

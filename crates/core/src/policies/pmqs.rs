@@ -1,0 +1,279 @@
+//! PMQS: the pooled multi-queue scheduler (spec §1.3) and its load balancers (§1.4).
+//!
+//! PMQS is MQS with every loop over "all CPUs" restricted to the invoking CPU's
+//! *pool* of contiguous CPU ids (`first_cpu..=last_cpu` in the patch's
+//! `aligned_data`). That restriction lives in [`Mqs`] itself ([`Mqs::with_pool`],
+//! [`Mqs::pool_of`]): `schedule()` phase 2 examines only the remote queues of this
+//! CPU's pool, and `reschedule_idle()` only the CPUs of the woken task's pool. Plain
+//! MQS is the pool size `ncpus`. This file is the thin layer on top: pool
+//! configuration and the balancers, the only way a task crosses a pool boundary
+//! (apart from `cpus_allowed` forcing it: a task not allowed anywhere in its pool is
+//! placed on its first allowed CPU, as in MQS).
+//!
+//! The balancers' definitions are [UNKNOWN] in the recovered sources; the readings
+//! chosen here (see also `docs/policies.md`, section "balancer"):
+//!
+//! * **LBOFF** — no balancing.
+//! * **IP** (initial placement) — on fork, the new task is put on the least-loaded pool
+//!   (sum of `nt_running` of its queues; ties keep the forking CPU's pool, then the
+//!   lowest pool), then on the least-loaded allowed CPU of that pool (ties: the
+//!   forking CPU, then the lowest id). No migration afterwards.
+//! * **LBP-x** (periodic) — with `reading=period` (default) x is a period in ms: the
+//!   balancer is global, driven by the timer tick ([`Policy::balance`] is called on
+//!   every tick of every CPU); the first CPU whose tick finds that x ms have passed
+//!   since the last pass claims the pass (an atomic compare-exchange on the time of the
+//!   last pass) and runs it. With `reading=threshold` x is an imbalance threshold in %:
+//!   a pass is attempted once per tick period (same claiming) and moves tasks only
+//!   while the longest queue exceeds the average length by more than x %.
+//! * **LBC** (continuous, event-driven) — a pass runs (1) when `schedule()` is about to
+//!   leave a CPU idle: a *pull* pass towards this CPU, after which the CPU schedules
+//!   again so that a pulled task runs at once; and (2) after an enqueue (wakeup or fork
+//!   placement) that leaves the task's queue with at least 2 tasks, i.e. a queue length
+//!   change that can create an imbalance: a global pass.
+//!
+//! **A pass** reads every queue's `nt_running` locklessly (one `Work::Examine` and a
+//! read of the queue line each), then repeatedly picks the (source, destination) pair
+//! of queues in *different* pools whose lengths differ most (for each source the
+//! shortest queue outside its pool; the destination is fixed for a pull pass) and, if
+//! they differ by at least 2, moves half the difference — toward the
+//! average — of the source's non-running tasks allowed on the destination
+//! ([`Mqs::migrate`]: both queue locks in ascending order, a `ListOp` per list
+//! operation, task lines touched). A source that yields no movable task is skipped;
+//! the pass stops after `ncpus` rounds. Within a pool, MQS's own phase-2 stealing
+//! evens the queues out, so a pass never moves tasks inside a pool. Every move makes
+//! the length vector strictly more even, so passes cannot ping-pong.
+
+use crate::cpu::{CpuId, Topology, MAX_CPUS};
+use crate::platform::{Access, Line, Platform};
+use crate::policies::mqs::Mqs;
+use crate::policy::{Balancer, LbReading, Policy, PrevState, SpecError};
+use crate::task::{TaskId, TaskParams, TaskTable};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// PMQS configuration (the parsed `pmqs:` spec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PmqsConfig {
+    /// CPUs per pool; `None` = the whole machine (one pool).
+    pub pool: Option<usize>,
+    pub lb: Balancer,
+    /// LBP's x: period in ms, or threshold in % (see `reading`).
+    pub period: u32,
+    pub reading: LbReading,
+}
+
+pub struct Pmqs<P: Platform> {
+    inner: Mqs<P>,
+    cfg: PmqsConfig,
+    /// Time (ns) of the last periodic pass.
+    last_pass: AtomicU64,
+    /// Interval between periodic passes, ns.
+    interval_ns: u64,
+    /// Tasks moved across pools by the balancer (observation).
+    moved: AtomicU64,
+    /// Balancer passes run (observation).
+    passes: AtomicU64,
+}
+
+impl<P: Platform> Pmqs<P> {
+    /// Fails if the pool size does not divide the CPU count.
+    pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32, cfg: PmqsConfig) -> Result<Self, SpecError> {
+        let n = topo.ncpus();
+        let pool = cfg.pool.unwrap_or(n);
+        if pool == 0 || !n.is_multiple_of(pool) {
+            return Err(SpecError(format!(
+                "policy 'pmqs': pool={pool} does not divide the machine's {n} CPUs (pool size must be a divisor of {n})"
+            )));
+        }
+        let interval_ns = match cfg.reading {
+            LbReading::Period => cfg.period as u64 * 1_000_000,
+            LbReading::Threshold => 1_000_000_000 / hz.max(1) as u64,
+        };
+        Ok(Pmqs {
+            inner: Mqs::with_pool(p, topo, capacity, hz, pool),
+            cfg,
+            last_pass: AtomicU64::new(0),
+            interval_ns,
+            moved: AtomicU64::new(0),
+            passes: AtomicU64::new(0),
+        })
+    }
+
+    /// The MQS core.
+    pub fn inner(&self) -> &Mqs<P> {
+        &self.inner
+    }
+    pub fn config(&self) -> PmqsConfig {
+        self.cfg
+    }
+    /// Observation: tasks moved by the balancer so far.
+    pub fn moved_count(&self) -> u64 {
+        self.moved.load(Relaxed)
+    }
+    /// Observation: balancer passes run so far.
+    pub fn pass_count(&self) -> u64 {
+        self.passes.load(Relaxed)
+    }
+
+    fn ncpus(&self) -> usize {
+        self.inner.common().ncpus()
+    }
+
+    /// One balancing pass (see the module documentation). `pull_to` fixes the
+    /// destination; `threshold` (%) requires the source to exceed the average by more
+    /// than that. Returns the number of tasks moved.
+    fn pass(&self, p: &P, pull_to: Option<CpuId>, threshold: Option<u32>) -> usize {
+        let n = self.ncpus();
+        if self.inner.pool_size() == n {
+            return 0;
+        }
+        self.passes.fetch_add(1, Relaxed);
+        let mut len = [0usize; MAX_CPUS];
+        for (q, l) in len.iter_mut().enumerate().take(n) {
+            *l = self.inner.peek_nt_running(p, q);
+        }
+        let total: usize = len[..n].iter().sum();
+        let mut skip = [false; MAX_CPUS];
+        let mut moved = 0;
+        for _ in 0..n {
+            // The cross-pool pair with the largest difference (longest source first).
+            let mut best: Option<(usize, usize)> = None;
+            for src in (0..n).filter(|&q| !skip[q]) {
+                let src_pool = self.inner.pool_of(src);
+                let dst = match pull_to {
+                    Some(d) if src_pool.contains(&d) => continue,
+                    Some(d) => d,
+                    None => match (0..n).filter(|q| !src_pool.contains(q)).min_by_key(|&q| (len[q], q)) {
+                        Some(d) => d,
+                        None => continue,
+                    },
+                };
+                if best.is_none_or(|(s, d)| len[src] as isize - len[dst] as isize > len[s] as isize - len[d] as isize) {
+                    best = Some((src, dst));
+                }
+            }
+            let Some((src, dst)) = best else { break };
+            if len[src] < len[dst] + 2 {
+                break;
+            }
+            if let Some(x) = threshold {
+                // len[src] > avg · (1 + x/100), in integers.
+                if (len[src] * n * 100) as u64 <= (100 + x as u64) * total as u64 {
+                    break;
+                }
+            }
+            let m = self.inner.migrate(p, src, dst, (len[src] - len[dst]) / 2, pull_to.is_none());
+            if m == 0 {
+                skip[src] = true;
+                continue;
+            }
+            len[src] -= m;
+            len[dst] += m;
+            moved += m;
+        }
+        self.moved.fetch_add(moved as u64, Relaxed);
+        moved
+    }
+
+    /// IP: move the just-created task `id` to the least-loaded pool, then CPU.
+    fn initial_placement(&self, p: &P, id: TaskId) {
+        let n = self.ncpus();
+        let pool = self.inner.pool_size();
+        let here = p.this_cpu();
+        let ts = self.inner.common().tasks.get(id);
+        let allowed = ts.cpus_allowed();
+        let mut len = [0usize; MAX_CPUS];
+        for (q, l) in len.iter_mut().enumerate().take(n) {
+            *l = self.inner.peek_nt_running(p, q);
+        }
+        let home = here / pool;
+        let best_pool = (0..n / pool)
+            .filter(|&k| (k * pool..(k + 1) * pool).any(|c| allowed.contains(c)))
+            .min_by_key(|&k| (len[k * pool..(k + 1) * pool].iter().sum::<usize>(), k != home, k));
+        let Some(k) = best_pool else { return };
+        let target = (k * pool..(k + 1) * pool)
+            .filter(|&c| allowed.contains(c))
+            .min_by_key(|&c| (len[c], c != here, c))
+            .expect("pool has an allowed CPU");
+        if target != ts.processor() {
+            p.touch(Line::Task(id), Access::Write);
+            ts.set_processor(target);
+        }
+    }
+
+    /// LBC trigger (2): after an enqueue onto `id`'s queue.
+    fn after_enqueue(&self, p: &P, id: TaskId) {
+        if self.cfg.lb != Balancer::Lbc {
+            return;
+        }
+        p.touch(Line::Task(id), Access::Read);
+        let q = self.inner.common().tasks.get(id).processor();
+        if self.inner.peek_nt_running(p, q) >= 2 {
+            self.pass(p, None, None);
+        }
+    }
+}
+
+impl<P: Platform> Policy<P> for Pmqs<P> {
+    fn name(&self) -> &str {
+        "pmqs"
+    }
+    fn tasks(&self) -> &TaskTable {
+        self.inner.tasks()
+    }
+
+    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
+        self.inner.task_new(p, id, params, parent);
+        if self.cfg.lb == Balancer::Ip {
+            self.initial_placement(p, id);
+        }
+    }
+
+    fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
+        self.inner.wake_up(p, id, sync);
+        self.after_enqueue(p, id);
+    }
+
+    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
+        let next = self.inner.schedule(p, prev, prev_state);
+        if next.is_none() && self.cfg.lb == Balancer::Lbc && self.pass(p, Some(p.this_cpu()), None) > 0 {
+            // LBC trigger (1): pulled work onto this idle CPU; run it now.
+            return self.inner.schedule(p, None, PrevState::Runnable);
+        }
+        next
+    }
+
+    fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
+        self.inner.tick(p, curr)
+    }
+
+    fn yield_now(&self, p: &P, curr: TaskId) {
+        self.inner.yield_now(p, curr)
+    }
+
+    fn balance(&self, p: &P) {
+        if self.cfg.lb != Balancer::Lbp {
+            return;
+        }
+        let now = p.now();
+        let last = self.last_pass.load(Relaxed);
+        if now < last.saturating_add(self.interval_ns) {
+            return;
+        }
+        // One CPU claims each period.
+        if self.last_pass.compare_exchange(last, now, Relaxed, Relaxed).is_err() {
+            return;
+        }
+        let threshold = (self.cfg.reading == LbReading::Threshold).then_some(self.cfg.period);
+        self.pass(p, None, threshold);
+    }
+
+    fn nr_queues(&self) -> usize {
+        self.inner.nr_queues()
+    }
+    fn queue_len(&self, q: usize) -> usize {
+        self.inner.queue_len(q)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.inner.check_invariants()
+    }
+}
