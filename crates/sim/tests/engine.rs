@@ -7,6 +7,9 @@ use schedlab_sim::{simulate, Machine, Report, SimConfig, SimError};
 use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload};
 
 const POLICIES: &[&str] = &["dss", "mqs"];
+/// PMQS with each balancer; pool=1 divides every CPU count.
+const PMQS: &[&str] =
+    &["pmqs:pool=1,lb=off", "pmqs:pool=1,lb=ip", "pmqs:pool=1,lb=lbp,period=10", "pmqs:pool=1,lb=lbc"];
 
 fn run(machine: &Machine, policy: &str, workload: &Workload, seed: u64, check: bool) -> Result<Report, SimError> {
     let cfg = SimConfig { seed, check_invariants: check, ..SimConfig::default() };
@@ -30,10 +33,17 @@ fn assert_conserved(r: &Report, w: &Workload) {
 
 #[test]
 fn every_policy_machine_and_workload_conserves_messages_and_tasks() {
-    let workloads = ["chat:rooms=2,messages=10", "hackbench:groups=1,loops=10", "pingpong:rounds=500"];
+    let workloads = [
+        "chat:rooms=2,messages=10",
+        "hackbench:groups=1,loops=10",
+        "pingpong:rounds=500",
+        "mkbench:builds=1,jobs=3,units=6",
+    ];
+    let numa_pools = ["pmqs:pool=4,lb=off", "pmqs:pool=4,lb=ip", "pmqs:pool=8,lb=lbp,period=45", "pmqs:pool=4,lb=lbc"];
     for m in ["up", "smp-2", "smp-8", "numa-4x4"] {
         let machine = Machine::preset(m).unwrap();
-        for p in POLICIES {
+        let extra: &[&str] = if m == "numa-4x4" { &numa_pools } else { PMQS };
+        for p in POLICIES.iter().chain(extra) {
             for ws in workloads {
                 let w = parse_workload(ws).unwrap();
                 let r = run(&machine, p, &w, 7, true).unwrap_or_else(|e| panic!("{m} {p} {ws}: {e}"));
@@ -164,7 +174,7 @@ proptest! {
     fn random_machines_and_workloads_conserve_and_keep_invariants(
         machine in machine_strategy(),
         ws in workload_strategy(),
-        policy in prop::sample::select(POLICIES.to_vec()),
+        policy in prop::sample::select([POLICIES, PMQS].concat()),
         seed in 0u64..1000,
     ) {
         let w = parse_workload(&ws).unwrap();
