@@ -85,19 +85,26 @@ pub fn fmt_abs(x: f64) -> String {
 }
 
 impl Table {
-    /// A Markdown table.
+    /// A Markdown table: one row per policy (the baseline first, in absolute terms),
+    /// one column per workload × machine. Policies are many (a PMQS matrix has 20+),
+    /// workloads few, so this orientation stays readable on a screen and in a paper.
     pub fn to_markdown(&self) -> String {
-        let mut head =
-            vec!["workload".to_string(), "machine".to_string(), format!("{} mean {}", self.baseline, self.metric)];
-        head.extend(self.compared.iter().map(|p| format!("{p} vs {}", self.baseline)));
+        let multi_machine = self.rows.iter().any(|r| r.machine != self.rows[0].machine);
+        let mut head = vec!["policy".to_string()];
+        head.extend(self.rows.iter().map(|r| {
+            if multi_machine {
+                format!("{} @ {}", r.workload, r.machine)
+            } else {
+                r.workload.clone()
+            }
+        }));
         let mut rows: Vec<Vec<String>> = Vec::new();
-        for r in &self.rows {
-            let mut cells = vec![
-                r.workload.clone(),
-                r.machine.clone(),
-                format!("{} ± {}", fmt_abs(r.baseline_mean), fmt_abs(r.baseline_sd)),
-            ];
-            cells.extend(r.cells.iter().map(fmt_cell));
+        let mut base = vec![format!("{} ({}, absolute)", self.baseline, self.metric)];
+        base.extend(self.rows.iter().map(|r| format!("{} ± {}", fmt_abs(r.baseline_mean), fmt_abs(r.baseline_sd))));
+        rows.push(base);
+        for (j, p) in self.compared.iter().enumerate() {
+            let mut cells = vec![format!("{p} vs {}", self.baseline)];
+            cells.extend(self.rows.iter().map(|r| fmt_cell(&r.cells[j])));
             rows.push(cells);
         }
         let widths: Vec<usize> = (0..head.len())
@@ -106,26 +113,32 @@ impl Table {
         let line = |cells: &[String]| {
             let mut s = String::from("|");
             for (i, c) in cells.iter().enumerate() {
-                let pad = widths[i] - c.chars().count();
-                if i < 2 {
-                    let _ = write!(s, " {c}{} |", " ".repeat(pad));
+                let pad = " ".repeat(widths[i] - c.chars().count());
+                if i == 0 {
+                    let _ = write!(s, " {c}{pad} |");
                 } else {
-                    let _ = write!(s, " {}{c} |", " ".repeat(pad));
+                    let _ = write!(s, " {pad}{c} |");
                 }
             }
             s.push('\n');
             s
         };
+        let machine_note = match (multi_machine, self.rows.first()) {
+            (false, Some(r)) => format!(" Machine: {}.", r.machine),
+            _ => String::new(),
+        };
         let mut s = format!("## {}\n\n", self.title);
         let _ = writeln!(
             s,
-            "Cells: mean over seeds of 100·(X−B)/B for metric `{}`, baseline B = `{}` (same seed), with min..max; baseline column: absolute mean ± stddev.\n",
-            self.metric, self.baseline
+            "Cells: mean over seeds of 100·(X−B)/B for metric `{}`, baseline B = `{}` (same seed), with min..max over seeds; first row: the baseline's absolute mean ± stddev.{}\n",
+            self.metric,
+            self.baseline,
+            machine_note
         );
         s.push_str(&line(&head));
         let mut sep = String::from("|");
         for (i, w) in widths.iter().enumerate() {
-            if i < 2 {
+            if i == 0 {
                 let _ = write!(sep, "{}|", "-".repeat(w + 2));
             } else {
                 let _ = write!(sep, "{}:|", "-".repeat(w + 1));
