@@ -1,5 +1,7 @@
 //! `schedlab`: the scheduler laboratory's command-line tool.
 
+mod bench;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use schedlab_core::policy::POLICY_NAMES;
 use schedlab_core::PolicySpec;
@@ -79,6 +81,21 @@ enum Cmd {
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
+    /// Real-machine benchmarks: schedlab's runtime (every policy) beside Tokio, Go, kernel threads and the atomic limit.
+    #[command(
+        after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat and hackbench\non schedlab's runtime for every policy, then the peers: schedlab-peer-tokio (next to this binary;\nbuild it with `cargo build --release -p schedlab-peer-tokio`), the Go peer (built with\n`go build -o target/peers/schedlab-peer-go ./peers/go` when `go` is on PATH), kernel threads\n(threads + pipes, and `perf bench sched messaging -t -p` when perf is installed) and two pinned\nthreads spinning on an atomic. Progress on stderr. Example:\n  schedlab bench --quick --only chat"
+    )]
+    Bench {
+        /// CI sizes (the whole run takes well under a minute on 2 vCPUs).
+        #[arg(long)]
+        quick: bool,
+        /// Output format: a table grouped by bench with ratios vs Tokio, or a JSON array of rows.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Run only the benches whose name, or whose runtime's name, contains this (e.g. chat, tokio).
+        #[arg(long, value_name = "SUBSTR")]
+        only: Option<String>,
+    },
     /// List machine presets, policies and workloads.
     List,
 }
@@ -93,6 +110,13 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Sweep { quick, out, threads, experiment } => sweep(quick, out, threads, &experiment),
+        Cmd::Bench { quick, format, only } => {
+            if only.as_deref() == Some("") {
+                eprintln!("schedlab bench: --only: empty substring");
+                return ExitCode::from(2);
+            }
+            bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only })
+        }
         Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot } => {
             let usage = |msg: String| {
                 eprintln!("schedlab sim: {msg}");

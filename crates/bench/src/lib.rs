@@ -1,0 +1,252 @@
+//! schedlab benchmarks.
+//!
+//! * [`exec`]: the [`Exec`] trait, a small executor interface that schedlab's runtime and
+//!   Tokio both implement, and the async benchmark programs written once over it
+//!   ([`programs`]): ping-pong on one worker and across workers, local dispatch
+//!   (a task re-scheduling itself with its runtime's `yield_now`), spawn throughput, and
+//!   the Chat and hackbench topologies of `crates/workloads` with runtime-agnostic
+//!   channels (`async-channel`).
+//! * [`atomic`]: the hardware limit, a ping-pong through one `AtomicU64` between two
+//!   pinned threads.
+//! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong) with one
+//!   kernel thread per task and blocking pipes, plus `perf bench sched messaging -t -p`
+//!   when `perf` is installed.
+//! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
+//!   text table with ratios against Tokio, and the targets.
+//!
+//! Sizes come from a [`Scale`]: [`Scale::quick`] (CI) or [`Scale::full`].
+
+pub mod atomic;
+pub mod exec;
+pub mod kthreads;
+pub mod programs;
+pub mod row;
+
+pub use exec::Exec;
+pub use row::{render_text, target_checks, Row, TargetCheck};
+
+use std::time::Duration;
+
+/// Bench names (the `bench` field of a [`Row`]), in table order.
+pub mod names {
+    /// Two tasks on the same worker bouncing a message: ns per round trip.
+    pub const PINGPONG_SAME: &str = "pingpong-same-worker";
+    /// Two tasks on different workers bouncing a message: ns per round trip.
+    pub const PINGPONG_CROSS: &str = "pingpong-cross-worker";
+    /// One task re-scheduling itself (enqueue + pick + run): ns per dispatch.
+    pub const LOCAL_DISPATCH: &str = "local-dispatch";
+    /// Spawning empty tasks and joining them: tasks/s.
+    pub const SPAWN: &str = "spawn";
+    /// Converse: a message handled through the scheduler queue: ns per message.
+    pub const CONVERSE_QUEUED: &str = "converse-queued-handler";
+    /// Converse: the same handler called directly: ns per message.
+    pub const CONVERSE_DIRECT: &str = "converse-direct-handler";
+    /// Converse ping-pong between two PEs: ns per round trip.
+    pub const CONVERSE_PINGPONG: &str = "converse-pingpong";
+    /// Chat topology: messages/s delivered to the clients.
+    pub const CHAT: &str = "chat";
+    /// hackbench topology: messages/s received.
+    pub const HACKBENCH: &str = "hackbench";
+    /// Every bench, in table order.
+    pub const ALL: &[&str] = &[
+        PINGPONG_SAME,
+        PINGPONG_CROSS,
+        LOCAL_DISPATCH,
+        SPAWN,
+        CONVERSE_QUEUED,
+        CONVERSE_DIRECT,
+        CONVERSE_PINGPONG,
+        CHAT,
+        HACKBENCH,
+    ];
+}
+
+/// Runtime names (the `runtime` field of a [`Row`]).
+pub mod runtimes {
+    /// schedlab's runtime (`crates/rt`).
+    pub const SCHEDLAB: &str = "schedlab";
+    /// Tokio's multi-thread runtime (`crates/peer-tokio`).
+    pub const TOKIO: &str = "tokio";
+    /// Go's goroutines and channels (`peers/go`).
+    pub const GO: &str = "go";
+    /// One kernel thread per task, blocking pipes.
+    pub const KERNEL_THREADS: &str = "kernel-threads";
+    /// Two pinned threads spinning on one atomic.
+    pub const ATOMIC: &str = "atomic";
+    /// schedlab's Converse message layer (`crates/converse`).
+    pub const CONVERSE: &str = "converse";
+}
+
+/// Units (the `unit` field of a [`Row`]).
+pub mod units {
+    /// Nanoseconds per round trip (lower is better).
+    pub const NS_ROUND_TRIP: &str = "ns/round-trip";
+    /// Nanoseconds per dispatch (lower is better).
+    pub const NS_DISPATCH: &str = "ns/dispatch";
+    /// Nanoseconds per message (lower is better).
+    pub const NS_MESSAGE: &str = "ns/message";
+    /// Tasks per second (higher is better).
+    pub const TASKS_PER_S: &str = "tasks/s";
+    /// Messages per second (higher is better).
+    pub const MESSAGES_PER_S: &str = "messages/s";
+    /// Whether a smaller value is better for `unit`.
+    pub fn lower_is_better(unit: &str) -> bool {
+        unit.starts_with("ns/")
+    }
+}
+
+/// Chat topology: `rooms` rooms of `users` users, four tasks per user, every user sends
+/// `messages` messages, each broadcast to the other `users − 1` users of its room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChatSize {
+    /// Rooms.
+    pub rooms: usize,
+    /// Users per room (20 in the original).
+    pub users: usize,
+    /// Messages each user sends.
+    pub messages: usize,
+}
+
+impl ChatSize {
+    /// Messages delivered to the clients (the metric's count): `rooms·users·messages·(users−1)`.
+    pub fn deliveries(&self) -> u64 {
+        (self.rooms * self.users * self.messages * (self.users - 1)) as u64
+    }
+    /// Short description, e.g. `rooms=2,users=20,messages=100`.
+    pub fn describe(&self) -> String {
+        format!("rooms={},users={},messages={}", self.rooms, self.users, self.messages)
+    }
+}
+
+/// hackbench topology: `groups` groups of `fds` senders and `fds` receivers; every sender
+/// sends `loops` messages to every receiver of its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HackSize {
+    /// Groups.
+    pub groups: usize,
+    /// Senders (and receivers) per group (20 in the original).
+    pub fds: usize,
+    /// Messages per sender per receiver.
+    pub loops: usize,
+}
+
+impl HackSize {
+    /// Messages received: `groups·fds²·loops`.
+    pub fn messages(&self) -> u64 {
+        (self.groups * self.fds * self.fds * self.loops) as u64
+    }
+    /// Short description, e.g. `groups=2,fds=20,loops=100`.
+    pub fn describe(&self) -> String {
+        format!("groups={},fds={},loops={}", self.groups, self.fds, self.loops)
+    }
+}
+
+/// How long and how large every benchmark runs.
+#[derive(Clone, Debug)]
+pub struct Scale {
+    /// Measured time of each time-bounded micro-benchmark (ping-pong, dispatch, spawn).
+    pub budget: Duration,
+    /// Repetitions of each Chat / hackbench run (the median is reported).
+    pub reps: usize,
+    /// Chat size for the async runtimes.
+    pub chat: ChatSize,
+    /// hackbench size for the async runtimes.
+    pub hackbench: HackSize,
+    /// Chat size for kernel threads (one thread per task).
+    pub kthreads_chat: ChatSize,
+    /// hackbench size for kernel threads.
+    pub kthreads_hackbench: HackSize,
+}
+
+impl Scale {
+    /// CI sizes: the whole `schedlab bench --quick` runs in well under a minute on 2 vCPUs.
+    pub fn quick() -> Scale {
+        Scale {
+            budget: Duration::from_millis(250),
+            reps: 3,
+            chat: ChatSize { rooms: 4, users: 20, messages: 200 },
+            hackbench: HackSize { groups: 4, fds: 20, loops: 200 },
+            kthreads_chat: ChatSize { rooms: 1, users: 20, messages: 50 },
+            kthreads_hackbench: HackSize { groups: 1, fds: 20, loops: 50 },
+        }
+    }
+    /// Full sizes (a few minutes for the whole `schedlab bench`).
+    pub fn full() -> Scale {
+        Scale {
+            budget: Duration::from_millis(1000),
+            reps: 5,
+            chat: ChatSize { rooms: 10, users: 20, messages: 500 },
+            hackbench: HackSize { groups: 10, fds: 20, loops: 500 },
+            kthreads_chat: ChatSize { rooms: 4, users: 20, messages: 100 },
+            kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 100 },
+        }
+    }
+    /// [`Scale::quick`] if `quick`, else [`Scale::full`].
+    pub fn new(quick: bool) -> Scale {
+        if quick {
+            Scale::quick()
+        } else {
+            Scale::full()
+        }
+    }
+}
+
+/// Which (bench, runtime) pairs to run: all, or those whose bench or runtime name
+/// contains a substring (`--only`).
+#[derive(Clone, Debug, Default)]
+pub struct Filter(pub Option<String>);
+
+impl Filter {
+    /// Whether `bench` on `runtime` runs.
+    pub fn wants(&self, bench: &str, runtime: &str) -> bool {
+        match &self.0 {
+            None => true,
+            Some(s) => bench.contains(s.as_str()) || runtime.contains(s.as_str()),
+        }
+    }
+    /// Whether anything at all runs on `runtime` (used to skip a peer entirely).
+    pub fn wants_runtime(&self, runtime: &str) -> bool {
+        names::ALL.iter().any(|b| self.wants(b, runtime))
+    }
+}
+
+/// Median of a non-empty list (the mean of the middle two for an even length).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty(), "median of nothing");
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Run `f` `reps` times and return the median.
+pub fn median_of(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
+    median((0..reps.max(1)).map(|_| f()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_count_like_the_workloads() {
+        // chat:rooms=10,messages=100 delivers 38,000 messages per room (crates/workloads/src/chat.rs).
+        assert_eq!(ChatSize { rooms: 10, users: 20, messages: 100 }.deliveries(), 380_000);
+        assert_eq!(HackSize { groups: 4, fds: 20, loops: 100 }.messages(), 160_000);
+    }
+
+    #[test]
+    fn median_and_filter() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let f = Filter(Some("chat".into()));
+        assert!(f.wants("chat", "tokio"));
+        assert!(!f.wants("hackbench", "tokio"));
+        let g = Filter(Some("go".into()));
+        assert!(g.wants("hackbench", "go") && g.wants_runtime("go") && !g.wants_runtime("tokio"));
+        assert!(Filter(None).wants("spawn", "x"));
+    }
+}

@@ -1,0 +1,262 @@
+//! The async benchmark programs, written once over [`Exec`].
+//!
+//! Time-bounded micro-benchmarks (ping-pong, local dispatch, spawn) warm up, then run
+//! in chunks until [`Scale::budget`] has elapsed, timed inside the task. Chat and
+//! hackbench run a fixed size [`Scale::reps`] times; the median is reported. Channels
+//! are `async-channel`: bounded(1) for ping-pong, unbounded for Chat and hackbench (the
+//! simulator's channel semantics; the Go peer uses buffered channels).
+
+use crate::exec::Exec;
+use crate::{median_of, names, units, ChatSize, Filter, HackSize, Row, Scale};
+use std::time::{Duration, Instant};
+
+/// Checks of the clock: every this many iterations.
+const CHUNK: u64 = 64;
+/// Warm-up iterations before a time-bounded measurement.
+const WARMUP: u64 = 2_000;
+
+/// Ping-pong between two tasks through two bounded(1) channels: ns per round trip.
+/// `cross = false`: both tasks on worker 0; `true`: worker 0 ↔ worker 1.
+pub fn pingpong<E: Exec>(e: &E, cross: bool, budget: Duration) -> f64 {
+    let (to_pong, pong_rx) = async_channel::bounded::<u64>(1);
+    let (to_ping, ping_rx) = async_channel::bounded::<u64>(1);
+    let pong = e.spawn_on(usize::from(cross), async move {
+        while let Ok(x) = pong_rx.recv().await {
+            if to_ping.send(x + 1).await.is_err() {
+                break;
+            }
+        }
+    });
+    let ping = e.spawn_on(0, async move {
+        let round = |x: u64| {
+            let (tx, rx) = (&to_pong, &ping_rx);
+            async move {
+                tx.send(x).await.expect("pong alive");
+                rx.recv().await.expect("pong alive")
+            }
+        };
+        let mut x = 0;
+        for _ in 0..WARMUP {
+            x = round(x).await;
+        }
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < budget {
+            for _ in 0..CHUNK {
+                x = round(x).await;
+            }
+            n += CHUNK;
+        }
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        assert_eq!(x, WARMUP + n, "every message came back");
+        ns
+    });
+    e.block_on(async move {
+        let ns = ping.await;
+        pong.await;
+        ns
+    })
+}
+
+/// One task on worker 0 calling the runtime's `yield_now` in a loop: ns per dispatch
+/// (enqueue + pick + poll).
+pub fn local_dispatch<E: Exec>(e: &E, budget: Duration) -> f64 {
+    let t = e.spawn_on(0, async move {
+        for _ in 0..WARMUP {
+            E::yield_now().await;
+        }
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < budget {
+            for _ in 0..CHUNK * 16 {
+                E::yield_now().await;
+            }
+            n += CHUNK * 16;
+        }
+        start.elapsed().as_nanos() as f64 / n as f64
+    });
+    e.block_on(t)
+}
+
+/// Tasks spawned per batch in [`spawn_throughput`].
+pub const SPAWN_BATCH: usize = 1_000;
+
+/// A task on worker 0 spawning batches of empty tasks and joining them: tasks/s.
+pub fn spawn_throughput<E: Exec>(e: &E, budget: Duration) -> f64 {
+    let t = e.spawn_on(0, async move {
+        async fn batch<E: Exec>() {
+            let handles: Vec<_> = (0..SPAWN_BATCH).map(|_| E::spawn(async {})).collect();
+            for h in handles {
+                h.await;
+            }
+        }
+        batch::<E>().await;
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < budget {
+            batch::<E>().await;
+            n += SPAWN_BATCH as u64;
+        }
+        n as f64 / start.elapsed().as_secs_f64()
+    });
+    e.block_on(t)
+}
+
+/// The Chat topology (as `crates/workloads/src/chat.rs`): per user `client_send` →
+/// `server_receive` → broadcast to the other users' `server_send` → `client_receive`.
+/// Spawned from a root task on worker 0, downstream stages first. Returns messages/s
+/// delivered to the clients, timed from the first spawn to the last delivery.
+pub fn chat<E: Exec>(e: &E, size: ChatSize) -> f64 {
+    let t = e.spawn_on(0, async move {
+        let ChatSize { rooms, users, messages: m } = size;
+        let n = rooms * users;
+        let start = Instant::now();
+        let c2s: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
+        let queue: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
+        let s2c: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
+        let fanout = m * (users - 1);
+        let (mut server_send, mut server_receive) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for u in 0..n {
+            let (rx, tx) = (queue[u].1.clone(), s2c[u].0.clone());
+            server_send.push(E::spawn(async move {
+                for _ in 0..fanout {
+                    let x = rx.recv().await.expect("server_receive alive");
+                    tx.send(x).await.expect("client_receive alive");
+                }
+                0u64
+            }));
+            // server_receive: broadcast to the other users of the room.
+            let rx = c2s[u].1.clone();
+            let first = u / users * users;
+            let others: Vec<_> = (first..first + users).filter(|&v| v != u).map(|v| queue[v].0.clone()).collect();
+            server_receive.push(E::spawn(async move {
+                for _ in 0..m {
+                    let x = rx.recv().await.expect("client_send alive");
+                    for q in &others {
+                        q.send(x).await.expect("server_send alive");
+                    }
+                }
+                0u64
+            }));
+        }
+        let receivers: Vec<_> = (0..n)
+            .map(|u| {
+                let rx = s2c[u].1.clone();
+                E::spawn(async move {
+                    let mut got = 0u64;
+                    for _ in 0..fanout {
+                        rx.recv().await.expect("server_send alive");
+                        got += 1;
+                    }
+                    got
+                })
+            })
+            .collect();
+        let senders: Vec<_> = (0..n)
+            .map(|u| {
+                let tx = c2s[u].0.clone();
+                E::spawn(async move {
+                    for i in 0..m {
+                        tx.send((u * m + i) as u64).await.expect("server_receive alive");
+                    }
+                    0u64
+                })
+            })
+            .collect();
+        drop((c2s, queue, s2c));
+        let mut delivered = 0;
+        for h in receivers {
+            delivered += h.await;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        for h in senders {
+            h.await;
+        }
+        for h in server_send {
+            h.await;
+        }
+        for h in server_receive {
+            h.await;
+        }
+        assert_eq!(delivered, size.deliveries(), "every message delivered");
+        delivered as f64 / secs
+    });
+    e.block_on(t)
+}
+
+/// The hackbench topology (as `crates/workloads/src/hackbench.rs`): every sender of a
+/// group sends `loops` rounds of one message to each receiver of its group. Receivers
+/// of all groups are spawned first, from a root task on worker 0. Returns messages/s
+/// received, timed from the first spawn to the last receive.
+pub fn hackbench<E: Exec>(e: &E, size: HackSize) -> f64 {
+    let t = e.spawn_on(0, async move {
+        let HackSize { groups, fds, loops } = size;
+        let start = Instant::now();
+        let chans: Vec<_> = (0..groups * fds).map(|_| async_channel::unbounded::<u64>()).collect();
+        let receivers: Vec<_> = chans
+            .iter()
+            .map(|(_, rx)| {
+                let rx = rx.clone();
+                E::spawn(async move {
+                    let mut got = 0u64;
+                    for _ in 0..fds * loops {
+                        rx.recv().await.expect("senders alive");
+                        got += 1;
+                    }
+                    got
+                })
+            })
+            .collect();
+        let senders: Vec<_> = (0..groups * fds)
+            .map(|s| {
+                let g = s / fds;
+                let txs: Vec<_> = chans[g * fds..(g + 1) * fds].iter().map(|(tx, _)| tx.clone()).collect();
+                E::spawn(async move {
+                    for i in 0..loops {
+                        for tx in &txs {
+                            tx.send(i as u64).await.expect("receiver alive");
+                        }
+                    }
+                    0u64
+                })
+            })
+            .collect();
+        drop(chans);
+        let mut got = 0;
+        for h in receivers {
+            got += h.await;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        for h in senders {
+            h.await;
+        }
+        assert_eq!(got, size.messages(), "every message received");
+        got as f64 / secs
+    });
+    e.block_on(t)
+}
+
+/// Run every async program that `filter` wants on `e` and return its rows; `progress`
+/// is called with a short description before each program.
+pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn FnMut(&str)) -> Vec<Row> {
+    let rt = e.runtime().to_string();
+    let policy = e.policy();
+    let placed = |p: &str| if e.placement() { p.to_string() } else { format!("{p} (no placement)") };
+    let mut rows = Vec::new();
+    let mut run = |bench: &str, policy: String, unit: &str, f: &mut dyn FnMut() -> f64| {
+        if filter.wants(bench, &rt) {
+            progress(&format!("{bench} on {rt} {policy}"));
+            rows.push(Row::new(bench, &rt, &policy, f(), unit));
+        }
+    };
+    let b = scale.budget;
+    run(names::PINGPONG_SAME, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong(e, false, b));
+    run(names::PINGPONG_CROSS, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong(e, true, b));
+    run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || local_dispatch(e, b));
+    run(names::SPAWN, policy.clone(), units::TASKS_PER_S, &mut || spawn_throughput(e, b));
+    let reps = scale.reps;
+    let (cs, hs) = (scale.chat, scale.hackbench);
+    run(names::CHAT, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || chat(e, cs)));
+    run(names::HACKBENCH, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || hackbench(e, hs)));
+    rows
+}

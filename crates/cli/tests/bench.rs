@@ -1,0 +1,57 @@
+//! `schedlab bench`: bad arguments exit 2; `--format json` prints an array of rows
+//! {bench, runtime, policy, value, unit}; `--only` restricts what runs.
+
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("run schedlab")
+}
+
+#[test]
+fn bench_bad_arguments_exit_2() {
+    for (args, named) in [
+        (&["bench", "--format", "xml"][..], "xml"),
+        (&["bench", "--only", ""][..], "--only"),
+        (&["bench", "--quick=3"][..], "quick"),
+        (&["bench", "--fast"][..], "--fast"),
+    ] {
+        let o = schedlab(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(named), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn bench_json_rows_and_only() {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "atomic"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    // Needs two CPUs; with one, no row at all.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        assert_eq!(rows.len(), 1, "{rows:?}");
+    }
+    for r in rows {
+        let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys.len(), 5, "{r}");
+        for k in ["bench", "runtime", "policy", "value", "unit"] {
+            assert!(keys.contains(&k), "{r} lacks {k}");
+        }
+        assert_eq!(r["bench"], "pingpong-cross-worker");
+        assert_eq!(r["runtime"], "atomic");
+        assert_eq!(r["unit"], "ns/round-trip");
+        assert!(r["value"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn bench_text_table_groups_kernel_thread_rows() {
+    let o = schedlab(&["bench", "--quick", "--only", "kernel-threads"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("chat (messages/s, higher is better)"), "{out}");
+    assert!(out.contains("hackbench (messages/s, higher is better)"), "{out}");
+    assert!(out.contains("threads+pipes"), "{out}");
+}

@@ -1,0 +1,3 @@
+module schedlab/peers/go
+
+go 1.22
