@@ -37,28 +37,21 @@ pub mod names {
     pub const LOCAL_DISPATCH: &str = "local-dispatch";
     /// Spawning empty tasks and joining them: tasks/s.
     pub const SPAWN: &str = "spawn";
-    /// Converse: a message handled through the scheduler queue: ns per message.
-    pub const CONVERSE_QUEUED: &str = "converse-queued-handler";
-    /// Converse: the same handler called directly: ns per message.
-    pub const CONVERSE_DIRECT: &str = "converse-direct-handler";
-    /// Converse ping-pong between two PEs: ns per round trip.
+    /// Converse on one PE: a handler re-enqueueing its message to the scheduler queue
+    /// (enqueue + later dispatch) vs the same handler called directly: ns per message.
+    pub const CONVERSE_QUEUEING: &str = "converse-queueing";
+    /// Converse ping-pong between two pinned PEs, handlers replying directly or through
+    /// the scheduler queue: ns per round trip.
     pub const CONVERSE_PINGPONG: &str = "converse-pingpong";
     /// Chat topology: messages/s delivered to the clients.
     pub const CHAT: &str = "chat";
     /// hackbench topology: messages/s received.
     pub const HACKBENCH: &str = "hackbench";
+    /// The async programs (every async runtime runs them: schedlab, Tokio, Go).
+    pub const ASYNC: &[&str] = &[PINGPONG_SAME, PINGPONG_CROSS, LOCAL_DISPATCH, SPAWN, CHAT, HACKBENCH];
     /// Every bench, in table order.
-    pub const ALL: &[&str] = &[
-        PINGPONG_SAME,
-        PINGPONG_CROSS,
-        LOCAL_DISPATCH,
-        SPAWN,
-        CONVERSE_QUEUED,
-        CONVERSE_DIRECT,
-        CONVERSE_PINGPONG,
-        CHAT,
-        HACKBENCH,
-    ];
+    pub const ALL: &[&str] =
+        &[PINGPONG_SAME, PINGPONG_CROSS, LOCAL_DISPATCH, SPAWN, CONVERSE_QUEUEING, CONVERSE_PINGPONG, CHAT, HACKBENCH];
 }
 
 /// Runtime names (the `runtime` field of a [`Row`]).
@@ -156,6 +149,10 @@ pub struct Scale {
     pub kthreads_chat: ChatSize,
     /// hackbench size for kernel threads.
     pub kthreads_hackbench: HackSize,
+    /// Round trips of the Converse ping-pong.
+    pub converse_round_trips: u64,
+    /// Messages of the Converse queueing-overhead measurement.
+    pub converse_messages: u64,
 }
 
 impl Scale {
@@ -168,6 +165,8 @@ impl Scale {
             hackbench: HackSize { groups: 4, fds: 20, loops: 200 },
             kthreads_chat: ChatSize { rooms: 1, users: 20, messages: 50 },
             kthreads_hackbench: HackSize { groups: 1, fds: 20, loops: 50 },
+            converse_round_trips: 100_000,
+            converse_messages: 2_000_000,
         }
     }
     /// Full sizes (a few minutes for the whole `schedlab bench`).
@@ -179,6 +178,8 @@ impl Scale {
             hackbench: HackSize { groups: 10, fds: 20, loops: 500 },
             kthreads_chat: ChatSize { rooms: 4, users: 20, messages: 100 },
             kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 100 },
+            converse_round_trips: 1_000_000,
+            converse_messages: 20_000_000,
         }
     }
     /// [`Scale::quick`] if `quick`, else [`Scale::full`].
@@ -204,9 +205,10 @@ impl Filter {
             Some(s) => bench.contains(s.as_str()) || runtime.contains(s.as_str()),
         }
     }
-    /// Whether anything at all runs on `runtime` (used to skip a peer entirely).
+    /// Whether any async program ([`names::ASYNC`]) runs on `runtime` (used to skip a
+    /// runtime or peer entirely).
     pub fn wants_runtime(&self, runtime: &str) -> bool {
-        names::ALL.iter().any(|b| self.wants(b, runtime))
+        names::ASYNC.iter().any(|b| self.wants(b, runtime))
     }
 }
 
@@ -248,5 +250,6 @@ mod tests {
         let g = Filter(Some("go".into()));
         assert!(g.wants("hackbench", "go") && g.wants_runtime("go") && !g.wants_runtime("tokio"));
         assert!(Filter(None).wants("spawn", "x"));
+        assert!(!Filter(Some("converse".into())).wants_runtime("tokio"));
     }
 }

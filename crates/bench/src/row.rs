@@ -98,9 +98,18 @@ pub fn render_text(rows: &[Row]) -> String {
     }
     let checks = target_checks(rows);
     if !checks.is_empty() {
-        out += "targets (2-vCPU machine, one run)\n";
-        for c in &checks {
-            let _ = writeln!(out, "  {}", c.line());
+        out += "targets (schedlab / reference, this machine, this run)\n";
+        let mut i = 0;
+        while i < checks.len() {
+            let c = &checks[i];
+            let same = checks[i..].iter().take_while(|d| d.bench == c.bench && d.against == c.against).count();
+            let _ =
+                write!(out, "  {} {} {}× {}:", c.bench, if c.upper_bound() { '≤' } else { '≥' }, c.target, c.against);
+            for d in &checks[i..i + same] {
+                let _ = write!(out, " {} {:.2}× {}", d.policy, d.ratio, if d.met { "met" } else { "MISSED" });
+                out += if std::ptr::eq(d, &checks[i + same - 1]) { "\n" } else { "," };
+            }
+            i += same;
         }
     }
     out
@@ -126,7 +135,7 @@ pub struct TargetCheck {
 impl TargetCheck {
     /// `chat schedlab/mqs: 2.31× tokio (target ≥ 2×) met`.
     pub fn line(&self) -> String {
-        let op = if self.ratio_is_upper_bound() { '≤' } else { '≥' };
+        let op = if self.upper_bound() { '≤' } else { '≥' };
         format!(
             "{} schedlab/{}: {:.2}× {} (target {op} {}×) {}",
             self.bench,
@@ -137,7 +146,8 @@ impl TargetCheck {
             if self.met { "met" } else { "MISSED" }
         )
     }
-    fn ratio_is_upper_bound(&self) -> bool {
+    /// Whether the target is an upper bound (times) rather than a lower one (rates).
+    pub fn upper_bound(&self) -> bool {
         !matches!(self.bench.as_str(), names::CHAT | names::HACKBENCH | names::SPAWN)
     }
 }
@@ -232,6 +242,7 @@ mod tests {
         assert!(ping < chat);
         assert!(t.contains("0.25× tokio"), "{t}");
         assert!(t.contains("3.000M"), "{t}");
-        assert!(t.contains("targets (2-vCPU machine, one run)"), "{t}");
+        assert!(t.contains("  pingpong-same-worker ≤ 0.5× tokio: fast 0.25× met\n"), "{t}");
+        assert!(t.contains("  chat ≥ 2× tokio: mqs 1.50× MISSED\n"), "{t}");
     }
 }

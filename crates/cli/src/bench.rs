@@ -27,17 +27,33 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
     let progress = |what: &str| eprintln!("  {what}");
 
     // schedlab's runtime, every policy.
-    // TODO(bench): wire the schedlab runtime (crates/rt) once it lands on main: an
-    // `Exec` adapter over `schedlab_rt::Builder::new().workers(2).policy(p).pin(true)`
-    // and `programs::suite` for every policy in POLICIES.
     if filter.wants_runtime(runtimes::SCHEDLAB) {
-        note(&format!(
-            "schedlab runtime (crates/rt) not wired into `schedlab bench` yet; policies {POLICIES:?} skipped"
-        ));
+        rows.extend(schedlab_rows(&scale, &filter));
     }
 
-    // TODO(bench): Converse rows (`schedlab_converse::bench_pingpong` and
-    // `bench_queueing_overhead`) once crates/converse lands on main.
+    // Converse: queueing overhead on one PE, ping-pong between two pinned PEs.
+    let cv = runtimes::CONVERSE;
+    if filter.wants(names::CONVERSE_QUEUEING, cv) {
+        let n = scale.converse_messages;
+        progress(&format!("converse-queueing on converse ({n} messages)"));
+        let (queued, direct) = schedlab_converse::bench_queueing_overhead(n);
+        rows.push(Row::new(names::CONVERSE_QUEUEING, cv, "via scheduler queue", queued, units::NS_MESSAGE));
+        rows.push(Row::new(names::CONVERSE_QUEUEING, cv, "direct handler call", direct, units::NS_MESSAGE));
+    }
+    if filter.wants(names::CONVERSE_PINGPONG, cv) {
+        let n = scale.converse_round_trips;
+        for (via_queue, policy) in [(false, "handler replies"), (true, "via scheduler queue")] {
+            progress(&format!("converse-pingpong on converse, {policy} ({n} round trips)"));
+            let ns = schedlab_converse::bench_pingpong(n, via_queue);
+            rows.push(Row::new(
+                names::CONVERSE_PINGPONG,
+                cv,
+                &format!("2 pinned PEs, {policy}"),
+                ns,
+                units::NS_ROUND_TRIP,
+            ));
+        }
+    }
 
     // The hardware limit.
     if filter.wants(names::PINGPONG_CROSS, runtimes::ATOMIC) {
@@ -109,6 +125,13 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
         print!("{}", render_text(&rows));
     }
     ExitCode::SUCCESS
+}
+
+/// The async programs on schedlab's runtime (2 pinned workers) for every policy.
+// TODO(bench): an `Exec` adapter over `schedlab_rt` (crates/rt) once it lands on main.
+fn schedlab_rows(_scale: &Scale, _filter: &Filter) -> Vec<Row> {
+    note(&format!("schedlab runtime (crates/rt) not on main yet; policies {POLICIES:?} skipped"));
+    Vec::new()
 }
 
 /// `schedlab-peer-tokio` next to the running executable (same target directory).

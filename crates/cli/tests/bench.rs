@@ -55,3 +55,16 @@ fn bench_text_table_groups_kernel_thread_rows() {
     assert!(out.contains("hackbench (messages/s, higher is better)"), "{out}");
     assert!(out.contains("threads+pipes"), "{out}");
 }
+
+#[test]
+fn bench_converse_rows() {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "converse-queueing"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let policies: Vec<&str> = rows.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(policies, ["via scheduler queue", "direct handler call"], "{rows:?}");
+    for r in &rows {
+        assert_eq!((r["bench"].as_str(), r["runtime"].as_str()), (Some("converse-queueing"), Some("converse")));
+        assert!(r["value"].as_f64().unwrap() > 0.0);
+    }
+}
