@@ -1,0 +1,136 @@
+//! loom model checks of the park/unpark protocol and the task state machine.
+//! Run with `crates/rt/loom.sh`.
+#![cfg(loom)]
+
+use loom::sync::atomic::{AtomicBool, AtomicUsize};
+use loom::sync::Arc;
+use loom::thread;
+use schedlab_rt::park::{Idle, Parker};
+use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
+use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
+
+/// An unpark before or during park is never lost.
+#[test]
+fn parker_no_lost_unpark() {
+    loom::model(|| {
+        let p = Arc::new(Parker::new());
+        let flag = Arc::new(AtomicBool::new(false));
+        let (p2, f2) = (p.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            f2.store(true, Release);
+            p2.unpark();
+        });
+        while !flag.load(Acquire) {
+            p.park();
+        }
+        t.join().unwrap();
+    });
+}
+
+/// The same parker used for two rounds: a stale token causes at most a spurious
+/// return, never a hang.
+#[test]
+fn parker_two_rounds() {
+    loom::model(|| {
+        let p = Arc::new(Parker::new());
+        let n = Arc::new(AtomicUsize::new(0));
+        let (p2, n2) = (p.clone(), n.clone());
+        let t = thread::spawn(move || {
+            for _ in 0..2 {
+                n2.fetch_add(1, Release);
+                p2.unpark();
+            }
+        });
+        while n.load(Acquire) < 2 {
+            p.park();
+        }
+        t.join().unwrap();
+    });
+}
+
+/// The worker's idle path against a producer: work published while the worker goes
+/// from spinning to sleeping is always found (loom reports a deadlock otherwise).
+fn idle_model(spin_first: bool) {
+    loom::model(move || {
+        let idle = Arc::new(Idle::new(1));
+        let work = Arc::new(AtomicUsize::new(0)); // the "queue": number of items
+        let (i2, w2) = (idle.clone(), work.clone());
+        let producer = thread::spawn(move || {
+            w2.fetch_add(1, SeqCst);
+            i2.notify_one();
+        });
+        let take = |w: &AtomicUsize| w.compare_exchange(1, 0, SeqCst, SeqCst).is_ok();
+        loop {
+            if take(&work) {
+                break;
+            }
+            if spin_first {
+                idle.start_spinning();
+                let found = take(&work);
+                idle.stop_spinning();
+                if found {
+                    break;
+                }
+            }
+            idle.register(0);
+            if take(&work) {
+                idle.unregister(0);
+                break;
+            }
+            idle.sleep(0);
+        }
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn idle_no_lost_wakeup() {
+    idle_model(false);
+}
+
+#[test]
+fn idle_no_lost_wakeup_with_spinning() {
+    idle_model(true);
+}
+
+/// A wake racing with a poll re-schedules the task exactly once, and only if the
+/// poll may have missed the event.
+#[test]
+fn task_wake_during_poll_reschedules_once() {
+    loom::model(|| {
+        let st = Arc::new(TaskState::new(SCHEDULED));
+        let event = Arc::new(AtomicBool::new(false));
+        let (s2, e2) = (st.clone(), event.clone());
+        let waker = thread::spawn(move || {
+            e2.store(true, Release);
+            s2.wake() == WakeAction::Schedule
+        });
+        assert!(st.start_poll());
+        let saw_event = event.load(Acquire); // the "poll"
+        let requeue = st.finish_pending();
+        let woke = waker.join().unwrap();
+        assert!(!(woke && requeue), "scheduled twice");
+        if !saw_event {
+            assert!(woke || requeue, "lost wake-up");
+        }
+    });
+}
+
+/// Two wakers and a poll: at most one of them schedules the task.
+#[test]
+fn task_two_wakers_schedule_at_most_once() {
+    loom::model(|| {
+        let st = Arc::new(TaskState::new(SCHEDULED));
+        assert!(st.start_poll());
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let s = st.clone();
+                thread::spawn(move || s.wake() == WakeAction::Schedule)
+            })
+            .collect();
+        let requeue = st.finish_pending();
+        let woke = hs.into_iter().map(|h| h.join().unwrap()).filter(|&w| w).count();
+        assert!(woke + requeue as usize <= 1, "scheduled {} times", woke + requeue as usize);
+        assert!(woke + requeue as usize == 1, "both wakes lost");
+    });
+}
