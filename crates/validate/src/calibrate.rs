@@ -1,0 +1,260 @@
+//! Measure this machine's costs and turn them into a simulator machine (`host-N`).
+//!
+//! Every number of the host machine's cost model comes from a measurement made here,
+//! at run time, with the method named beside it; the machine uses a nominal 1000 MHz
+//! clock so that one "cycle" is one nanosecond of this host. Nothing is fitted to a
+//! throughput: the measurements are micro-benchmarks of the parts the simulator
+//! charges for (a task switch, a wake-up of a parked worker, a channel operation, a
+//! cache-line transfer, the policy's own scan), and the comparison with real runs in
+//! [`crate::validate`] is then a test of the model.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use schedlab_core::{NullPlatform, PolicySpec, PrevState, TaskParams, Topology};
+use schedlab_sim::{CostParams, Machine};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The measurements, in ns.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Calibration {
+    pub workers: usize,
+    /// Round trip of a cache line between two pinned threads (atomic ping-pong).
+    pub atomic_rtt_ns: f64,
+    /// Dependent load from a 64 MiB random cycle (memory latency).
+    pub mem_latency_ns: f64,
+    /// One `yield_now` re-dispatch on one worker of the fast runtime (task switch).
+    pub dispatch_ns: f64,
+    /// Spawn + run + join of an empty task (fast runtime, one worker).
+    pub spawn_ns: f64,
+    /// Unbounded async-channel send, and receive of an available message.
+    pub send_ns: f64,
+    pub recv_ns: f64,
+    /// Waking a task on the other worker, beyond the channel and dispatch costs:
+    /// half a cross-worker ping-pong round trip minus send, receive and dispatch.
+    pub wake_ns: f64,
+    /// Uncontended parking_lot lock + unlock.
+    pub lock_ns: f64,
+    /// DSS `schedule()` with one runnable task (fixed path), and the extra cost per
+    /// additional task on the run list (the goodness scan), with the zero-cost platform.
+    pub schedule_base_ns: f64,
+    pub schedule_per_task_ns: f64,
+    /// DSS `wake_up` + `schedule(prev blocked)` pair minus `schedule_base_ns`.
+    pub wakeup_ns: f64,
+    /// `Policy::tick` on a running task.
+    pub tick_ns: f64,
+}
+
+fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn pin(core: usize) {
+    if let Some(ids) = core_affinity::get_core_ids() {
+        if !ids.is_empty() {
+            core_affinity::set_for_current(ids[core % ids.len()]);
+        }
+    }
+}
+
+fn atomic_rtt(n: u64) -> f64 {
+    let flag = Arc::new(AtomicU64::new(0));
+    let f2 = flag.clone();
+    let echo = std::thread::spawn(move || {
+        pin(1);
+        for i in 0..n {
+            while f2.load(Ordering::Acquire) != 2 * i + 1 {
+                std::hint::spin_loop();
+            }
+            f2.store(2 * i + 2, Ordering::Release);
+        }
+    });
+    pin(0);
+    let t = Instant::now();
+    for i in 0..n {
+        flag.store(2 * i + 1, Ordering::Release);
+        while flag.load(Ordering::Acquire) != 2 * i + 2 {
+            std::hint::spin_loop();
+        }
+    }
+    let ns = t.elapsed().as_nanos() as f64 / n as f64;
+    echo.join().expect("echo thread");
+    ns
+}
+
+fn mem_latency(steps: u64) -> f64 {
+    // Sattolo's algorithm: one random cycle through 16 Mi slots (64 MiB).
+    let n = 16 << 20;
+    let mut next: Vec<u32> = (0..n as u32).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for i in (1..n).rev() {
+        let j = rng.gen_range(0..i);
+        next.swap(i, j);
+    }
+    let mut p = 0u32;
+    let ns = time_per(steps, || p = next[p as usize]);
+    std::hint::black_box(p);
+    ns
+}
+
+fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {
+    let reps = if quick { 20_000 } else { 200_000 };
+    let sched_ns = |k: u32| {
+        let p = NullPlatform::new(0);
+        let pol =
+            schedlab_core::build_policy(&PolicySpec::Dss, &p, &Topology::smp(1), k as usize + 1, 100).expect("dss");
+        for t in 0..k {
+            pol.task_new(&p, t, &TaskParams::default(), None);
+            pol.wake_up(&p, t, false);
+        }
+        let mut curr = pol.schedule(&p, None, PrevState::Runnable);
+        time_per(reps, || curr = pol.schedule(&p, curr, PrevState::Runnable))
+    };
+    let (one, many) = (sched_ns(1), sched_ns(65));
+    let per_task = ((many - one) / 64.0).max(0.1);
+    let p = NullPlatform::new(0);
+    let pol = schedlab_core::build_policy(&PolicySpec::Dss, &p, &Topology::smp(1), 2, 100).expect("dss");
+    pol.task_new(&p, 0, &TaskParams::default(), None);
+    pol.wake_up(&p, 0, false);
+    let t0 = pol.schedule(&p, None, PrevState::Runnable);
+    let pair = time_per(reps, || {
+        let _ = pol.schedule(&p, t0, PrevState::Blocked);
+        pol.wake_up(&p, 0, false);
+        let _ = pol.schedule(&p, None, PrevState::Runnable);
+        let _ = p.take_resched();
+    });
+    let wakeup = (pair - 2.0 * one).max(1.0);
+    let tick = time_per(reps, || {
+        let _ = pol.tick(&p, t0);
+    });
+    (one, per_task, wakeup, tick)
+}
+
+fn runtime(workers: usize) -> schedlab_rt::Runtime {
+    schedlab_rt::Builder::new().workers(workers).policy("fast").pin(true).build().expect("fast runtime")
+}
+
+/// Measure everything (a few seconds; `quick` for CI).
+pub fn calibrate(workers: usize, quick: bool) -> Calibration {
+    let n = if quick { 20_000 } else { 200_000 };
+    let atomic_rtt_ns = atomic_rtt(n);
+    let mem_latency_ns = mem_latency(if quick { 200_000 } else { 2_000_000 });
+    let (tx, rx) = async_channel::unbounded::<()>();
+    let pair = time_per(n, || {
+        tx.try_send(()).unwrap();
+        rx.try_recv().unwrap();
+    });
+    let (send_ns, recv_ns) = (pair / 2.0, pair / 2.0);
+    let lock = parking_lot::Mutex::new(0u64);
+    let lock_ns = time_per(n, || *lock.lock() += 1);
+
+    let one = runtime(1);
+    let dispatch_ns = one_task_yields(&one, n);
+    let spawn_ns = {
+        let t = Instant::now();
+        let hs: Vec<_> = (0..n).map(|_| one.spawn(async {})).collect();
+        for h in hs {
+            one.block_on(h).expect("empty task");
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    };
+    one.shutdown();
+
+    let two = runtime(workers.max(2));
+    let rtt = cross_worker_rtt(&two, n / 4);
+    two.shutdown();
+    let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
+    let (schedule_base_ns, schedule_per_task_ns, wakeup_ns, tick_ns) = policy_costs(quick);
+    Calibration {
+        workers,
+        atomic_rtt_ns,
+        mem_latency_ns,
+        dispatch_ns,
+        spawn_ns,
+        send_ns,
+        recv_ns,
+        wake_ns,
+        lock_ns,
+        schedule_base_ns,
+        schedule_per_task_ns,
+        wakeup_ns,
+        tick_ns,
+    }
+}
+
+fn one_task_yields(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
+    let h = rt.spawn(async move {
+        let t = Instant::now();
+        for _ in 0..n {
+            schedlab_rt::yield_now().await;
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    });
+    rt.block_on(h).expect("yield task")
+}
+
+fn cross_worker_rtt(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
+    let (a_tx, a_rx) = async_channel::unbounded::<()>();
+    let (b_tx, b_rx) = async_channel::unbounded::<()>();
+    let pong = rt.spawn_on(1, async move {
+        for _ in 0..n {
+            a_rx.recv().await.unwrap();
+            b_tx.send(()).await.unwrap();
+        }
+    });
+    let ping = rt.spawn_on(0, async move {
+        let t = Instant::now();
+        for _ in 0..n {
+            a_tx.send(()).await.unwrap();
+            b_rx.recv().await.unwrap();
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    });
+    let rtt = rt.block_on(ping).expect("ping");
+    rt.block_on(pong).expect("pong");
+    rtt
+}
+
+impl Calibration {
+    /// The simulator machine these measurements describe.
+    pub fn machine(&self) -> Machine {
+        let c = |ns: f64| ns.round().max(1.0) as u32;
+        let text = format!(
+            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = 512\nl2_assoc = 8\nline_bytes = 64\nhz = 100\n",
+            self.workers, self.workers
+        );
+        let mut m = Machine::from_toml(&text).expect("host machine");
+        m.costs = CostParams {
+            schedule_entry_cycles: c(self.schedule_base_ns),
+            wakeup_entry_cycles: c(self.wakeup_ns),
+            // The per-task scan cost is goodness + the (hit) access to the task; charge it all here.
+            goodness_cycles: c(self.schedule_per_task_ns),
+            list_op_cycles: 1,
+            recalc_cycles: c(self.schedule_per_task_ns),
+            tick_cycles: c(self.tick_ns),
+            examine_cycles: 1,
+            lock_cycles: c(self.lock_ns),
+            l2_hit_cycles: 1,
+            context_switch_cycles: c(self.dispatch_ns),
+            mm_switch_cycles: 0,
+            // A runtime has no system calls: a send or receive is a channel operation.
+            syscall_cycles: 0,
+            send_cycles: c(self.send_ns),
+            recv_cycles: c(self.recv_ns),
+            copy_cycles_per_kb: 0,
+            fork_cycles: c(self.spawn_ns),
+            exit_cycles: 1,
+            ipi_send_cycles: 1,
+            mem_latency_ns: c(self.mem_latency_ns),
+            c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
+            ipi_latency_ns: c(self.wake_ns),
+        };
+        m
+    }
+}

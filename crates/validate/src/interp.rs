@@ -1,0 +1,159 @@
+//! Run a workload's task programs on the real runtime.
+//!
+//! The same [`Workload`] the simulator interprets in virtual time runs here as real
+//! futures: `Compute` spins for its cycles at the host rate, `Send`/`Recv` are real
+//! `async-channel` operations (unbounded, like the simulator's channels), `Sleep` is a
+//! timer, `Yield` is [`schedlab_rt::yield_now`], `Spawn` spawns a runtime task.
+
+use crate::timer::sleep;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use schedlab_rt::Runtime;
+use schedlab_workloads::{Op, ProgId, Workload};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a real run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RealRun {
+    pub wall_s: f64,
+    pub completed: u64,
+    pub sent: u64,
+    pub received: u64,
+    pub tasks: u64,
+    /// `completed / wall_s`, in the workload's unit.
+    pub throughput: f64,
+}
+
+struct Ctx {
+    w: Workload,
+    tx: Vec<async_channel::Sender<()>>,
+    rx: Vec<async_channel::Receiver<()>>,
+    ns_per_cycle: f64,
+    seed: u64,
+    sent: AtomicU64,
+    received: AtomicU64,
+    completed: AtomicU64,
+    spawned: AtomicU64,
+    live: AtomicU64,
+    done: async_channel::Sender<()>,
+}
+
+/// Spin for `ns` nanoseconds of real CPU time (user-mode compute).
+fn spin_for(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let end = Instant::now() + Duration::from_nanos(ns);
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// Run `w` on `rt` until every task has exited. `ns_per_cycle` converts `Compute`
+/// cycles to host time (the calibrated host machine uses 1.0: 1000 "MHz").
+pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) -> Result<RealRun, String> {
+    w.validate()?;
+    let (tx, rx): (Vec<_>, Vec<_>) = (0..w.channels).map(|_| async_channel::unbounded::<()>()).unzip();
+    let (done_tx, done_rx) = async_channel::bounded(1);
+    let ctx = Arc::new(Ctx {
+        w: w.clone(),
+        tx,
+        rx,
+        ns_per_cycle,
+        seed,
+        sent: AtomicU64::new(0),
+        received: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+        spawned: AtomicU64::new(1),
+        live: AtomicU64::new(1),
+        done: done_tx,
+    });
+    let start = Instant::now();
+    let root = rt.spawn(interpret(ctx.clone(), w.root, 0));
+    rt.block_on(async {
+        let _ = done_rx.recv().await;
+    });
+    let wall_s = start.elapsed().as_secs_f64();
+    rt.block_on(root).map_err(|e| format!("root task failed: {e}"))?;
+    let completed = ctx.completed.load(Relaxed);
+    Ok(RealRun {
+        wall_s,
+        completed,
+        sent: ctx.sent.load(Relaxed),
+        received: ctx.received.load(Relaxed),
+        tasks: ctx.spawned.load(Relaxed),
+        throughput: completed as f64 / wall_s.max(1e-9),
+    })
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    start: usize,
+    end: usize,
+    left: u32,
+}
+
+/// One task running its program (boxed so that `Spawn` can recurse).
+fn interpret(
+    ctx: Arc<Ctx>,
+    prog: ProgId,
+    index: u64,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        let mut rng = ChaCha8Rng::seed_from_u64(ctx.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let ops = ctx.w.programs[prog as usize].ops.clone();
+        let mut pc = 0usize;
+        let mut loops: Vec<Frame> = Vec::new();
+        loop {
+            if let Some(f) = loops.last_mut() {
+                if pc == f.end {
+                    f.left -= 1;
+                    if f.left > 0 {
+                        pc = f.start;
+                    } else {
+                        loops.pop();
+                    }
+                    continue;
+                }
+            }
+            let Some(&op) = ops.get(pc) else { break };
+            pc += 1;
+            match op {
+                Op::Loop { count, body } => {
+                    if body > 0 {
+                        loops.push(Frame { start: pc, end: pc + body as usize, left: count });
+                    }
+                }
+                Op::Compute { cycles } => spin_for((cycles as f64 * ctx.ns_per_cycle) as u64),
+                Op::ComputeUniform { min, max } => {
+                    let c = rng.gen_range(min..=max.max(min));
+                    spin_for((c as f64 * ctx.ns_per_cycle) as u64)
+                }
+                Op::Send { chan, .. } => {
+                    ctx.tx[chan as usize].try_send(()).expect("unbounded channel");
+                    ctx.sent.fetch_add(1, Relaxed);
+                }
+                Op::Recv { chan } => {
+                    ctx.rx[chan as usize].recv().await.expect("channel open");
+                    ctx.received.fetch_add(1, Relaxed);
+                    if ctx.w.metric.counted[chan as usize] {
+                        ctx.completed.fetch_add(1, Relaxed);
+                    }
+                }
+                Op::Sleep { ns } => sleep(Duration::from_nanos(ns)).await,
+                Op::Yield => schedlab_rt::yield_now().await,
+                Op::Spawn { program, .. } => {
+                    let i = ctx.spawned.fetch_add(1, Relaxed);
+                    ctx.live.fetch_add(1, Relaxed);
+                    drop(schedlab_rt::spawn(interpret(ctx.clone(), program, i)));
+                }
+                Op::Exit => break,
+            }
+        }
+        if ctx.live.fetch_sub(1, Relaxed) == 1 {
+            let _ = ctx.done.try_send(());
+        }
+    })
+}

@@ -1,0 +1,92 @@
+//! # schedlab-validate: the simulator checked against real runs
+//!
+//! The same workload definitions run on both engines: the simulator, on a machine
+//! whose costs were measured on this host ([`calibrate`]), and the real runtime
+//! (`schedlab-rt`) with the same policy code. [`validate`] prints their throughputs
+//! side by side. Agreement is not forced anywhere: the host machine's costs are
+//! micro-benchmarks, not fitted to these throughputs.
+
+pub mod calibrate;
+pub mod interp;
+pub mod timer;
+
+pub use calibrate::{calibrate, Calibration};
+pub use interp::{run_on_runtime, RealRun};
+
+use schedlab_core::PolicySpec;
+use schedlab_sim::{simulate, SimConfig};
+use schedlab_workloads::parse_workload;
+use serde::Serialize;
+
+/// One policy × workload comparison.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    pub workload: String,
+    pub policy: String,
+    pub unit: String,
+    /// Simulated throughput on the calibrated host machine (None for the runtime-only "fast" policy).
+    pub sim: Option<f64>,
+    /// Measured throughput of the real runtime.
+    pub real: f64,
+    /// `sim / real`.
+    pub ratio: Option<f64>,
+    pub sim_context_switches: Option<u64>,
+    pub real_wall_s: f64,
+}
+
+/// Run every workload under every policy on both engines. `policies` may include
+/// `"fast"` (runtime only: it is not a simulated policy).
+pub fn validate(cal: &Calibration, policies: &[String], workloads: &[String], seed: u64) -> Result<Vec<Row>, String> {
+    let machine = cal.machine();
+    let mut rows = Vec::new();
+    for ws in workloads {
+        let w = parse_workload(ws).map_err(|e| e.to_string())?;
+        for p in policies {
+            let sim = if p == "fast" {
+                None
+            } else {
+                let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
+                let cfg = SimConfig { seed, ..SimConfig::default() };
+                Some(simulate(&machine, &spec, &w, &cfg).map_err(|e| format!("sim {p} {ws}: {e}"))?)
+            };
+            let rt = schedlab_rt::Builder::new().workers(cal.workers).policy(p).pin(true).build()?;
+            let real = run_on_runtime(&rt, &w, 1.0, seed)?;
+            rt.shutdown();
+            if real.sent != w.expected_messages || real.received != w.expected_messages {
+                return Err(format!(
+                    "runtime {p} {ws}: {} sent / {} received, expected {}",
+                    real.sent, real.received, w.expected_messages
+                ));
+            }
+            rows.push(Row {
+                workload: ws.clone(),
+                policy: p.clone(),
+                unit: w.metric.unit.clone(),
+                sim: sim.as_ref().map(|r| r.throughput),
+                real: real.throughput,
+                ratio: sim.as_ref().map(|r| r.throughput / real.throughput.max(1e-9)),
+                sim_context_switches: sim.as_ref().map(|r| r.context_switches),
+                real_wall_s: real.wall_s,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// A readable table of [`validate`]'s rows and the calibration they used.
+pub fn render(cal: &Calibration, rows: &[Row]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, cross-worker wake {:.0}, send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
+    let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns);
+    let _ = writeln!(s);
+    let _ =
+        writeln!(s, "{:<34} {:<34} {:>14} {:>14} {:>9}  unit", "workload", "policy", "simulated", "real", "sim/real");
+    for r in rows {
+        let sim = r.sim.map_or("—".to_string(), |v| format!("{v:.0}"));
+        let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×"));
+        let _ =
+            writeln!(s, "{:<34} {:<34} {:>14} {:>14.0} {:>9}  {}", r.workload, r.policy, sim, r.real, ratio, r.unit);
+    }
+    s
+}
