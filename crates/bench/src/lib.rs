@@ -21,6 +21,7 @@ pub mod exec;
 pub mod kthreads;
 pub mod programs;
 pub mod row;
+pub mod schedlab_exec;
 
 pub use exec::Exec;
 pub use row::{render_text, target_checks, Row, TargetCheck};

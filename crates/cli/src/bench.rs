@@ -2,7 +2,8 @@
 //! kernel threads and the raw atomic limit (see `crates/bench`).
 
 use schedlab_bench::row::{from_json, to_json};
-use schedlab_bench::{atomic, kthreads, names, render_text, runtimes, units, Filter, Row, Scale};
+use schedlab_bench::schedlab_exec::SchedlabExec;
+use schedlab_bench::{atomic, kthreads, names, programs, render_text, runtimes, units, Filter, Row, Scale};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -128,10 +129,18 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
 }
 
 /// The async programs on schedlab's runtime (2 pinned workers) for every policy.
-// TODO(bench): an `Exec` adapter over `schedlab_rt` (crates/rt) once it lands on main.
-fn schedlab_rows(_scale: &Scale, _filter: &Filter) -> Vec<Row> {
-    note(&format!("schedlab runtime (crates/rt) not on main yet; policies {POLICIES:?} skipped"));
-    Vec::new()
+fn schedlab_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for policy in POLICIES {
+        match SchedlabExec::new(2, policy) {
+            Ok(e) => {
+                rows.extend(programs::suite(&e, scale, filter, &mut |w: &str| eprintln!("  {w}")));
+                e.shutdown();
+            }
+            Err(err) => note(&format!("schedlab runtime, policy {policy}: {err}; skipped")),
+        }
+    }
+    rows
 }
 
 /// `schedlab-peer-tokio` next to the running executable (same target directory).

@@ -68,3 +68,18 @@ fn bench_converse_rows() {
         assert!(r["value"].as_f64().unwrap() > 0.0);
     }
 }
+
+#[test]
+fn bench_runs_the_schedlab_runtime_under_every_policy() {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "local-dispatch"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let schedlab: Vec<&str> =
+        rows.iter().filter(|r| r["runtime"] == "schedlab").map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(schedlab, ["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"], "{rows:?}");
+    for r in &rows {
+        assert_eq!(r["bench"], "local-dispatch", "{r}");
+        assert_eq!(r["unit"], "ns/dispatch", "{r}");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
