@@ -1,6 +1,7 @@
 //! `schedlab`: the scheduler laboratory's command-line tool.
 
 mod bench;
+mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use schedlab_core::policy::POLICY_NAMES;
@@ -96,6 +97,27 @@ enum Cmd {
         #[arg(long, value_name = "SUBSTR")]
         only: Option<String>,
     },
+    /// The simulator against the real runtime: calibrate this machine, then run Chat and
+    /// ping-pong on both engines for every policy and print the throughputs side by side.
+    #[command(after_help = "The simulated machine (host-N) takes every cost from a micro-benchmark run here first:
+task switch, cross-worker wake-up, channel send/receive, spawn, cache-line transfer, memory
+latency, lock, and the policy's own schedule()/wake_up()/tick cost. Nothing is fitted to the
+throughputs being compared. Example:
+  schedlab validate --quick --machine-out host.toml")]
+    Validate {
+        /// Small workloads and short calibration (CI).
+        #[arg(long)]
+        quick: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Workers of the real runtime (and CPUs of the simulated host machine).
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
+        /// Also write the calibrated machine as a TOML machine file usable with `schedlab sim --machine`.
+        #[arg(long, value_name = "FILE")]
+        machine_out: Option<String>,
+    },
     /// List machine presets, policies and workloads.
     List,
 }
@@ -110,6 +132,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Sweep { quick, out, threads, experiment } => sweep(quick, out, threads, &experiment),
+        Cmd::Validate { quick, format, workers, machine_out } => {
+            validate::run(quick, matches!(format, Format::Json), workers, machine_out)
+        }
         Cmd::Bench { quick, format, only } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
