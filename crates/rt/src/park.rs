@@ -22,7 +22,7 @@
 //!   of µs on this VM) while someone spins; a spinner that finds work and leaves more
 //!   behind wakes the next worker (see `fast.rs`), as Tokio's "last searcher" rule.
 
-use crate::sync::{fence, lock, AtomicUsize, Condvar, Mutex};
+use crate::sync::{fence, lock, AtomicUsize, Condvar, Mutex, MutexGuard};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 
 const EMPTY: usize = 0;
@@ -48,24 +48,30 @@ impl Parker {
         Parker { state: AtomicUsize::new(EMPTY), lock: Mutex::new(()), cvar: Condvar::new() }
     }
 
-    /// Sleep until [`Parker::unpark`] (returns at once, consuming the token, if an
-    /// unpark came first). May not return spuriously.
-    pub fn park(&self) {
+    /// The common start of a park: consume a pending token (→ `None`: return at
+    /// once), or move to PARKED with the lock held (→ the guard to wait on).
+    fn enter(&self) -> Option<MutexGuard<'_, ()>> {
         if self.state.compare_exchange(NOTIFIED, EMPTY, AcqRel, Acquire).is_ok() {
-            return;
+            return None;
         }
-        let mut g = lock(&self.lock);
+        let g = lock(&self.lock);
         match self.state.compare_exchange(EMPTY, PARKED, AcqRel, Acquire) {
-            Ok(_) => {}
+            Ok(_) => Some(g),
             Err(NOTIFIED) => {
                 // A swap, not a store: it must read (and acquire) the *latest* unpark.
                 // A plain store can overwrite a second unpark's token without
                 // synchronising with it (found by loom: `parker_two_rounds`).
                 self.state.swap(EMPTY, AcqRel);
-                return;
+                None
             }
             Err(s) => panic!("park: inconsistent state {s}"),
         }
+    }
+
+    /// Sleep until [`Parker::unpark`] (returns at once, consuming the token, if an
+    /// unpark came first). May not return spuriously.
+    pub fn park(&self) {
+        let Some(mut g) = self.enter() else { return };
         loop {
             g = match self.cvar.wait(g) {
                 Ok(g) => g,
@@ -80,21 +86,7 @@ impl Parker {
     /// Like [`Parker::park`], but gives up after `dur`.
     #[cfg(not(loom))]
     pub fn park_timeout(&self, dur: std::time::Duration) {
-        if self.state.compare_exchange(NOTIFIED, EMPTY, AcqRel, Acquire).is_ok() {
-            return;
-        }
-        let g = lock(&self.lock);
-        match self.state.compare_exchange(EMPTY, PARKED, AcqRel, Acquire) {
-            Ok(_) => {}
-            Err(NOTIFIED) => {
-                // A swap, not a store: it must read (and acquire) the *latest* unpark.
-                // A plain store can overwrite a second unpark's token without
-                // synchronising with it (found by loom: `parker_two_rounds`).
-                self.state.swap(EMPTY, AcqRel);
-                return;
-            }
-            Err(s) => panic!("park: inconsistent state {s}"),
-        }
+        let Some(g) = self.enter() else { return };
         let (_g, _) = match self.cvar.wait_timeout(g, dur) {
             Ok(r) => r,
             Err(p) => p.into_inner(),
