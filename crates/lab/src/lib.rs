@@ -196,14 +196,7 @@ impl Sweep {
             .runs
             .iter()
             .map(|r| {
-                json!({
-                    "machine": p.machine_specs[r.key.machine],
-                    "policy": p.policy_specs[r.key.policy],
-                    "workload": p.workload_specs[r.key.workload],
-                    "seed": p.seeds[r.key.seed],
-                    "metric": self.metric_of(r),
-                    "report": deterministic_report(&r.report),
-                })
+                self.run_json(r, json!({ "metric": self.metric_of(r), "report": deterministic_report(&r.report) }))
             })
             .collect();
         let v = json!({
@@ -259,22 +252,27 @@ impl Sweep {
         s
     }
 
+    /// A run's identity (machine, policy, workload, seed) followed by `extra`'s fields.
+    fn run_json(&self, r: &RunResult, extra: Value) -> Value {
+        let p = &self.plan;
+        let mut v = json!({
+            "machine": p.machine_specs[r.key.machine],
+            "policy": p.policy_specs[r.key.policy],
+            "workload": p.workload_specs[r.key.workload],
+            "seed": p.seeds[r.key.seed],
+        });
+        if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
+            o.extend(e);
+        }
+        v
+    }
+
     /// `timing.json`: the wall-clock figures kept out of the deterministic outputs.
     pub fn timing_json(&self) -> String {
-        let p = &self.plan;
         let runs: Vec<Value> = self
             .runs
             .iter()
-            .map(|r| {
-                json!({
-                    "machine": p.machine_specs[r.key.machine],
-                    "policy": p.policy_specs[r.key.policy],
-                    "workload": p.workload_specs[r.key.workload],
-                    "seed": p.seeds[r.key.seed],
-                    "wall_s": r.report.wall_s,
-                    "events_per_sec": r.report.events_per_sec,
-                })
-            })
+            .map(|r| self.run_json(r, json!({ "wall_s": r.report.wall_s, "events_per_sec": r.report.events_per_sec })))
             .collect();
         let v = json!({ "wall_s": self.wall_s, "threads": self.threads, "runs": runs });
         serde_json::to_string_pretty(&v).expect("json") + "\n"
