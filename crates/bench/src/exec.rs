@@ -10,6 +10,8 @@ use std::future::Future;
 /// associated functions [`Exec::spawn`] and [`Exec::yield_now`], which act on the
 /// runtime of the calling task.
 pub trait Exec: Send + Sync + 'static {
+    /// The runtime's own channel (what a user of this runtime would reach for).
+    type Chan: Channels;
     /// Runtime name for the rows, e.g. `"schedlab"` or `"tokio"`.
     fn runtime(&self) -> &str;
     /// Policy or configuration for the rows, e.g. `"mqs"` or `"multi_thread(2)"`.
@@ -36,4 +38,56 @@ pub trait Exec: Send + Sync + 'static {
     /// From inside a task: give up the worker and be scheduled again (the runtime's own
     /// `yield_now`).
     fn yield_now() -> impl Future<Output = ()> + Send;
+}
+
+/// A family of unbounded multi-producer, single-consumer channels, as the programs use
+/// them: each runtime brings its own ([`Exec::Chan`]), and [`AsyncChannel`] is the
+/// runtime-agnostic one every Rust runtime can run.
+pub trait Channels: 'static {
+    /// Name for progress lines, e.g. `"async-channel"`.
+    const NAME: &'static str;
+    /// The sending half (cloneable).
+    type Tx<T: Send + 'static>: ChanTx<T>;
+    /// The receiving half.
+    type Rx<T: Send + 'static>: ChanRx<T>;
+    /// A new unbounded channel.
+    fn unbounded<T: Send + 'static>() -> (Self::Tx<T>, Self::Rx<T>);
+}
+
+/// Sending half of a [`Channels`] channel. Unbounded: sending never waits.
+pub trait ChanTx<T>: Clone + Send + Sync + 'static {
+    /// Queue `msg`; panics if the receiver is gone (a bug in a benchmark program).
+    fn send(&self, msg: T);
+}
+
+/// Receiving half of a [`Channels`] channel.
+pub trait ChanRx<T>: Send + 'static {
+    /// The next message, or `None` once every sender is gone.
+    fn recv(&mut self) -> impl Future<Output = Option<T>> + Send;
+}
+
+/// `async-channel`'s unbounded channel: runtime-agnostic, the same code on every Rust
+/// runtime.
+pub struct AsyncChannel;
+
+impl Channels for AsyncChannel {
+    const NAME: &'static str = "async-channel";
+    type Tx<T: Send + 'static> = async_channel::Sender<T>;
+    type Rx<T: Send + 'static> = async_channel::Receiver<T>;
+    fn unbounded<T: Send + 'static>() -> (Self::Tx<T>, Self::Rx<T>) {
+        async_channel::unbounded()
+    }
+}
+
+impl<T: Send + 'static> ChanTx<T> for async_channel::Sender<T> {
+    fn send(&self, msg: T) {
+        self.try_send(msg).expect("unbounded send: receiver alive");
+    }
+}
+
+impl<T: Send + 'static> ChanRx<T> for async_channel::Receiver<T> {
+    fn recv(&mut self) -> impl Future<Output = Option<T>> + Send {
+        let r = async_channel::Receiver::recv(self);
+        async move { r.await.ok() }
+    }
 }

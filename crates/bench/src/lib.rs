@@ -4,8 +4,8 @@
 //!   Tokio both implement, and the async benchmark programs written once over it
 //!   ([`programs`]): ping-pong on one worker and across workers, local dispatch
 //!   (a task re-scheduling itself with its runtime's `yield_now`), spawn throughput, and
-//!   the Chat and hackbench topologies of `crates/workloads` with runtime-agnostic
-//!   channels (`async-channel`).
+//!   the Chat and hackbench topologies of `crates/workloads`, each with the runtime's
+//!   own channel and again with the runtime-agnostic `async-channel`.
 //! * [`atomic`]: the hardware limit, a ping-pong through one `AtomicU64` between two
 //!   pinned threads.
 //! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong) with one
@@ -23,7 +23,7 @@ pub mod programs;
 pub mod row;
 pub mod schedlab_exec;
 
-pub use exec::Exec;
+pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
 pub use row::{render_text, target_checks, Row, TargetCheck};
 
 use std::time::Duration;
@@ -48,11 +48,43 @@ pub mod names {
     pub const CHAT: &str = "chat";
     /// hackbench topology: messages/s received.
     pub const HACKBENCH: &str = "hackbench";
+    /// [`PINGPONG_SAME`] with `async-channel` instead of the runtime's own channel
+    /// (Rust runtimes only; so are the other `/async-channel` benches).
+    pub const PINGPONG_SAME_AC: &str = "pingpong-same-worker/async-channel";
+    /// [`PINGPONG_CROSS`] with `async-channel`.
+    pub const PINGPONG_CROSS_AC: &str = "pingpong-cross-worker/async-channel";
+    /// [`CHAT`] with `async-channel`.
+    pub const CHAT_AC: &str = "chat/async-channel";
+    /// [`HACKBENCH`] with `async-channel`.
+    pub const HACKBENCH_AC: &str = "hackbench/async-channel";
     /// The async programs (every async runtime runs them: schedlab, Tokio, Go).
-    pub const ASYNC: &[&str] = &[PINGPONG_SAME, PINGPONG_CROSS, LOCAL_DISPATCH, SPAWN, CHAT, HACKBENCH];
+    pub const ASYNC: &[&str] = &[
+        PINGPONG_SAME,
+        PINGPONG_CROSS,
+        LOCAL_DISPATCH,
+        SPAWN,
+        CHAT,
+        HACKBENCH,
+        PINGPONG_SAME_AC,
+        PINGPONG_CROSS_AC,
+        CHAT_AC,
+        HACKBENCH_AC,
+    ];
     /// Every bench, in table order.
-    pub const ALL: &[&str] =
-        &[PINGPONG_SAME, PINGPONG_CROSS, LOCAL_DISPATCH, SPAWN, CONVERSE_QUEUEING, CONVERSE_PINGPONG, CHAT, HACKBENCH];
+    pub const ALL: &[&str] = &[
+        PINGPONG_SAME,
+        PINGPONG_CROSS,
+        LOCAL_DISPATCH,
+        SPAWN,
+        CONVERSE_QUEUEING,
+        CONVERSE_PINGPONG,
+        CHAT,
+        HACKBENCH,
+        PINGPONG_SAME_AC,
+        PINGPONG_CROSS_AC,
+        CHAT_AC,
+        HACKBENCH_AC,
+    ];
 }
 
 /// Runtime names (the `runtime` field of a [`Row`]).

@@ -2,11 +2,16 @@
 //!
 //! Time-bounded micro-benchmarks (ping-pong, local dispatch, spawn) warm up, then run
 //! in chunks until [`Scale::budget`] has elapsed, timed inside the task. Chat and
-//! hackbench run a fixed size [`Scale::reps`] times; the median is reported. Channels
-//! are `async-channel`: bounded(1) for ping-pong, unbounded for Chat and hackbench (the
-//! simulator's channel semantics; the Go peer uses buffered channels).
+//! hackbench run a fixed size [`Scale::reps`] times; the median is reported.
+//!
+//! The message programs are generic over a [`Channels`] family (unbounded MPSC, the
+//! simulator's channel semantics). [`suite`] runs them twice: with the runtime's own
+//! channel ([`Exec::Chan`]: `schedlab_rt::channel`, `tokio::sync::mpsc`; the Go peer
+//! uses Go channels), which is what a user of each runtime would write, and with
+//! `async-channel` on every Rust runtime (bench names ending in
+//! `/async-channel`), the same channel code everywhere.
 
-use crate::exec::Exec;
+use crate::exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
 use crate::{median_of, names, units, ChatSize, Filter, HackSize, Row, Scale};
 use std::time::{Duration, Instant};
 
@@ -15,35 +20,29 @@ const CHUNK: u64 = 64;
 /// Warm-up iterations before a time-bounded measurement.
 const WARMUP: u64 = 2_000;
 
-/// Ping-pong between two tasks through two bounded(1) channels: ns per round trip.
-/// `cross = false`: both tasks on worker 0; `true`: worker 0 ↔ worker 1.
-pub fn pingpong<E: Exec>(e: &E, cross: bool, budget: Duration) -> f64 {
-    let (to_pong, pong_rx) = async_channel::bounded::<u64>(1);
-    let (to_ping, ping_rx) = async_channel::bounded::<u64>(1);
+/// Ping-pong between two tasks through two channels of family `C` (at most one message
+/// is ever in flight per channel, so unbounded ones behave as bounded(1)): ns per round
+/// trip. `cross = false`: both tasks on worker 0; `true`: worker 0 ↔ worker 1.
+pub fn pingpong<E: Exec, C: Channels>(e: &E, cross: bool, budget: Duration) -> f64 {
+    let (to_pong, mut pong_rx) = C::unbounded::<u64>();
+    let (to_ping, mut ping_rx) = C::unbounded::<u64>();
     let pong = e.spawn_on(usize::from(cross), async move {
-        while let Ok(x) = pong_rx.recv().await {
-            if to_ping.send(x + 1).await.is_err() {
-                break;
-            }
+        while let Some(x) = pong_rx.recv().await {
+            to_ping.send(x + 1);
         }
     });
     let ping = e.spawn_on(0, async move {
-        let round = |x: u64| {
-            let (tx, rx) = (&to_pong, &ping_rx);
-            async move {
-                tx.send(x).await.expect("pong alive");
-                rx.recv().await.expect("pong alive")
-            }
-        };
         let mut x = 0;
         for _ in 0..WARMUP {
-            x = round(x).await;
+            to_pong.send(x);
+            x = ping_rx.recv().await.expect("pong alive");
         }
         let start = Instant::now();
         let mut n = 0u64;
         while start.elapsed() < budget {
             for _ in 0..CHUNK {
-                x = round(x).await;
+                to_pong.send(x);
+                x = ping_rx.recv().await.expect("pong alive");
             }
             n += CHUNK;
         }
@@ -106,42 +105,40 @@ pub fn spawn_throughput<E: Exec>(e: &E, budget: Duration) -> f64 {
 /// `server_receive` → broadcast to the other users' `server_send` → `client_receive`.
 /// Spawned from a root task on worker 0, downstream stages first. Returns messages/s
 /// delivered to the clients, timed from the first spawn to the last delivery.
-pub fn chat<E: Exec>(e: &E, size: ChatSize) -> f64 {
+pub fn chat<E: Exec, C: Channels>(e: &E, size: ChatSize) -> f64 {
     let t = e.spawn_on(0, async move {
         let ChatSize { rooms, users, messages: m } = size;
         let n = rooms * users;
         let start = Instant::now();
-        let c2s: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
-        let queue: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
-        let s2c: Vec<_> = (0..n).map(|_| async_channel::unbounded::<u64>()).collect();
+        let (c2s_tx, c2s_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| C::unbounded::<u64>()).unzip();
+        let (queue_tx, queue_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| C::unbounded::<u64>()).unzip();
+        let (s2c_tx, s2c_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| C::unbounded::<u64>()).unzip();
         let fanout = m * (users - 1);
         let (mut server_send, mut server_receive) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for u in 0..n {
-            let (rx, tx) = (queue[u].1.clone(), s2c[u].0.clone());
+        for (u, ((mut queue_rx, s2c_tx), mut c2s_rx)) in queue_rx.into_iter().zip(s2c_tx).zip(c2s_rx).enumerate() {
             server_send.push(E::spawn(async move {
                 for _ in 0..fanout {
-                    let x = rx.recv().await.expect("server_receive alive");
-                    tx.send(x).await.expect("client_receive alive");
+                    let x = queue_rx.recv().await.expect("server_receive alive");
+                    s2c_tx.send(x);
                 }
                 0u64
             }));
             // server_receive: broadcast to the other users of the room.
-            let rx = c2s[u].1.clone();
             let first = u / users * users;
-            let others: Vec<_> = (first..first + users).filter(|&v| v != u).map(|v| queue[v].0.clone()).collect();
+            let others: Vec<_> = (first..first + users).filter(|&v| v != u).map(|v| queue_tx[v].clone()).collect();
             server_receive.push(E::spawn(async move {
                 for _ in 0..m {
-                    let x = rx.recv().await.expect("client_send alive");
+                    let x = c2s_rx.recv().await.expect("client_send alive");
                     for q in &others {
-                        q.send(x).await.expect("server_send alive");
+                        q.send(x);
                     }
                 }
                 0u64
             }));
         }
-        let receivers: Vec<_> = (0..n)
-            .map(|u| {
-                let rx = s2c[u].1.clone();
+        let receivers: Vec<_> = s2c_rx
+            .into_iter()
+            .map(|mut rx| {
                 E::spawn(async move {
                     let mut got = 0u64;
                     for _ in 0..fanout {
@@ -152,18 +149,19 @@ pub fn chat<E: Exec>(e: &E, size: ChatSize) -> f64 {
                 })
             })
             .collect();
-        let senders: Vec<_> = (0..n)
-            .map(|u| {
-                let tx = c2s[u].0.clone();
+        let senders: Vec<_> = c2s_tx
+            .into_iter()
+            .enumerate()
+            .map(|(u, tx)| {
                 E::spawn(async move {
                     for i in 0..m {
-                        tx.send((u * m + i) as u64).await.expect("server_receive alive");
+                        tx.send((u * m + i) as u64);
                     }
                     0u64
                 })
             })
             .collect();
-        drop((c2s, queue, s2c));
+        drop(queue_tx);
         let mut delivered = 0;
         for h in receivers {
             delivered += h.await;
@@ -188,15 +186,14 @@ pub fn chat<E: Exec>(e: &E, size: ChatSize) -> f64 {
 /// group sends `loops` rounds of one message to each receiver of its group. Receivers
 /// of all groups are spawned first, from a root task on worker 0. Returns messages/s
 /// received, timed from the first spawn to the last receive.
-pub fn hackbench<E: Exec>(e: &E, size: HackSize) -> f64 {
+pub fn hackbench<E: Exec, C: Channels>(e: &E, size: HackSize) -> f64 {
     let t = e.spawn_on(0, async move {
         let HackSize { groups, fds, loops } = size;
         let start = Instant::now();
-        let chans: Vec<_> = (0..groups * fds).map(|_| async_channel::unbounded::<u64>()).collect();
-        let receivers: Vec<_> = chans
-            .iter()
-            .map(|(_, rx)| {
-                let rx = rx.clone();
+        let (txs, rxs): (Vec<_>, Vec<_>) = (0..groups * fds).map(|_| C::unbounded::<u64>()).unzip();
+        let receivers: Vec<_> = rxs
+            .into_iter()
+            .map(|mut rx| {
                 E::spawn(async move {
                     let mut got = 0u64;
                     for _ in 0..fds * loops {
@@ -210,18 +207,18 @@ pub fn hackbench<E: Exec>(e: &E, size: HackSize) -> f64 {
         let senders: Vec<_> = (0..groups * fds)
             .map(|s| {
                 let g = s / fds;
-                let txs: Vec<_> = chans[g * fds..(g + 1) * fds].iter().map(|(tx, _)| tx.clone()).collect();
+                let txs: Vec<_> = txs[g * fds..(g + 1) * fds].to_vec();
                 E::spawn(async move {
                     for i in 0..loops {
                         for tx in &txs {
-                            tx.send(i as u64).await.expect("receiver alive");
+                            tx.send(i as u64);
                         }
                     }
                     0u64
                 })
             })
             .collect();
-        drop(chans);
+        drop(txs);
         let mut got = 0;
         for h in receivers {
             got += h.await;
@@ -250,13 +247,24 @@ pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn 
         }
     };
     let b = scale.budget;
-    run(names::PINGPONG_SAME, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong(e, false, b));
-    run(names::PINGPONG_CROSS, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong(e, true, b));
-    run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || local_dispatch(e, b));
-    run(names::SPAWN, policy.clone(), units::TASKS_PER_S, &mut || spawn_throughput(e, b));
     let reps = scale.reps;
     let (cs, hs) = (scale.chat, scale.hackbench);
-    run(names::CHAT, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || chat(e, cs)));
-    run(names::HACKBENCH, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || hackbench(e, hs)));
+    run(names::PINGPONG_SAME, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong::<E, E::Chan>(e, false, b));
+    run(names::PINGPONG_CROSS, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong::<E, E::Chan>(e, true, b));
+    run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || local_dispatch(e, b));
+    run(names::SPAWN, policy.clone(), units::TASKS_PER_S, &mut || spawn_throughput(e, b));
+    run(names::CHAT, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || chat::<E, E::Chan>(e, cs)));
+    run(names::HACKBENCH, policy.clone(), units::MESSAGES_PER_S, &mut || {
+        median_of(reps, || hackbench::<E, E::Chan>(e, hs))
+    });
+    let pp = |cross| move || pingpong::<E, AsyncChannel>(e, cross, b);
+    run(names::PINGPONG_SAME_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(false));
+    run(names::PINGPONG_CROSS_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(true));
+    run(names::CHAT_AC, policy.clone(), units::MESSAGES_PER_S, &mut || {
+        median_of(reps, || chat::<E, AsyncChannel>(e, cs))
+    });
+    run(names::HACKBENCH_AC, policy.clone(), units::MESSAGES_PER_S, &mut || {
+        median_of(reps, || hackbench::<E, AsyncChannel>(e, hs))
+    });
     rows
 }

@@ -1,6 +1,6 @@
 //! schedlab's runtime (`schedlab-rt`) as an [`Exec`].
 
-use crate::{runtimes, Exec};
+use crate::{runtimes, ChanRx, ChanTx, Channels, Exec};
 use std::future::Future;
 
 /// A `schedlab_rt::Runtime` with `workers` pinned workers under one policy.
@@ -30,6 +30,7 @@ async fn join<T>(h: schedlab_rt::JoinHandle<T>) -> T {
 }
 
 impl Exec for SchedlabExec {
+    type Chan = RtChannel;
     fn runtime(&self) -> &str {
         runtimes::SCHEDLAB
     }
@@ -65,10 +66,34 @@ impl Exec for SchedlabExec {
     }
 }
 
+/// `schedlab_rt::channel`, the runtime's own unbounded MPSC channel.
+pub struct RtChannel;
+
+impl Channels for RtChannel {
+    const NAME: &'static str = "schedlab_rt::channel";
+    type Tx<T: Send + 'static> = schedlab_rt::channel::Sender<T>;
+    type Rx<T: Send + 'static> = schedlab_rt::channel::Receiver<T>;
+    fn unbounded<T: Send + 'static>() -> (Self::Tx<T>, Self::Rx<T>) {
+        schedlab_rt::channel::unbounded()
+    }
+}
+
+impl<T: Send + 'static> ChanTx<T> for schedlab_rt::channel::Sender<T> {
+    fn send(&self, msg: T) {
+        schedlab_rt::channel::Sender::send(self, msg).expect("receiver alive");
+    }
+}
+
+impl<T: Send + 'static> ChanRx<T> for schedlab_rt::channel::Receiver<T> {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + Send {
+        schedlab_rt::channel::Receiver::recv(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{programs, ChatSize, HackSize};
+    use crate::{programs, AsyncChannel, ChatSize, HackSize};
     use std::time::Duration;
 
     #[test]
@@ -77,12 +102,16 @@ mod tests {
             let e = SchedlabExec::new(2, p).expect("runtime builds");
             let b = Duration::from_millis(5);
             for cross in [false, true] {
-                assert!(programs::pingpong(&e, cross, b) > 0.0, "{p}");
+                assert!(programs::pingpong::<_, RtChannel>(&e, cross, b) > 0.0, "{p}");
+                assert!(programs::pingpong::<_, AsyncChannel>(&e, cross, b) > 0.0, "{p}");
             }
             assert!(programs::local_dispatch(&e, b) > 0.0, "{p}");
             assert!(programs::spawn_throughput(&e, b) > 0.0, "{p}");
-            assert!(programs::chat(&e, ChatSize { rooms: 2, users: 5, messages: 7 }) > 0.0, "{p}");
-            assert!(programs::hackbench(&e, HackSize { groups: 2, fds: 4, loops: 5 }) > 0.0, "{p}");
+            let (cs, hs) = (ChatSize { rooms: 2, users: 5, messages: 7 }, HackSize { groups: 2, fds: 4, loops: 5 });
+            assert!(programs::chat::<_, RtChannel>(&e, cs) > 0.0, "{p}");
+            assert!(programs::chat::<_, AsyncChannel>(&e, cs) > 0.0, "{p}");
+            assert!(programs::hackbench::<_, RtChannel>(&e, hs) > 0.0, "{p}");
+            assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0, "{p}");
             e.shutdown();
         }
     }

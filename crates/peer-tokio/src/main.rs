@@ -2,7 +2,7 @@
 //! (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers; prints the rows
 //! as a JSON array on stdout and progress on stderr. `schedlab bench` runs it.
 
-use schedlab_bench::{programs, row, runtimes, Exec, Filter, Scale};
+use schedlab_bench::{programs, row, runtimes, ChanRx, ChanTx, Channels, Exec, Filter, Scale};
 use std::future::Future;
 use std::process::ExitCode;
 
@@ -28,6 +28,7 @@ async fn join<T>(h: tokio::task::JoinHandle<T>) -> T {
 }
 
 impl Exec for TokioExec {
+    type Chan = TokioMpsc;
     fn runtime(&self) -> &str {
         runtimes::TOKIO
     }
@@ -63,6 +64,45 @@ impl Exec for TokioExec {
     }
 }
 
+/// `tokio::sync::mpsc`'s unbounded channel, Tokio's own.
+pub struct TokioMpsc;
+
+impl Channels for TokioMpsc {
+    const NAME: &'static str = "tokio::sync::mpsc";
+    type Tx<T: Send + 'static> = Tx<T>;
+    type Rx<T: Send + 'static> = Rx<T>;
+    fn unbounded<T: Send + 'static>() -> (Self::Tx<T>, Self::Rx<T>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Tx(tx), Rx(rx))
+    }
+}
+
+/// Tokio's unbounded sender (local newtypes: the orphan rule).
+pub struct Tx<T>(tokio::sync::mpsc::UnboundedSender<T>);
+
+/// Tokio's unbounded receiver.
+pub struct Rx<T>(tokio::sync::mpsc::UnboundedReceiver<T>);
+
+impl<T> Clone for Tx<T> {
+    fn clone(&self) -> Self {
+        Tx(self.0.clone())
+    }
+}
+
+impl<T: Send + 'static> ChanTx<T> for Tx<T> {
+    fn send(&self, msg: T) {
+        if self.0.send(msg).is_err() {
+            panic!("tokio mpsc: receiver gone");
+        }
+    }
+}
+
+impl<T: Send + 'static> ChanRx<T> for Rx<T> {
+    fn recv(&mut self) -> impl Future<Output = Option<T>> + Send {
+        self.0.recv()
+    }
+}
+
 fn main() -> ExitCode {
     let mut quick = false;
     let mut only = None;
@@ -92,7 +132,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_bench::{ChatSize, HackSize};
+    use schedlab_bench::{AsyncChannel, ChatSize, HackSize};
     use std::time::Duration;
 
     #[test]
@@ -100,12 +140,16 @@ mod tests {
         let e = TokioExec::new(2);
         let b = Duration::from_millis(5);
         for cross in [false, true] {
-            assert!(programs::pingpong(&e, cross, b) > 0.0);
+            assert!(programs::pingpong::<_, TokioMpsc>(&e, cross, b) > 0.0);
+            assert!(programs::pingpong::<_, AsyncChannel>(&e, cross, b) > 0.0);
         }
         assert!(programs::local_dispatch(&e, b) > 0.0);
         assert!(programs::spawn_throughput(&e, b) > 0.0);
-        assert!(programs::chat(&e, ChatSize { rooms: 2, users: 5, messages: 7 }) > 0.0);
-        assert!(programs::hackbench(&e, HackSize { groups: 2, fds: 4, loops: 5 }) > 0.0);
+        let (cs, hs) = (ChatSize { rooms: 2, users: 5, messages: 7 }, HackSize { groups: 2, fds: 4, loops: 5 });
+        assert!(programs::chat::<_, TokioMpsc>(&e, cs) > 0.0);
+        assert!(programs::chat::<_, AsyncChannel>(&e, cs) > 0.0);
+        assert!(programs::hackbench::<_, TokioMpsc>(&e, hs) > 0.0);
+        assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0);
     }
 
     #[test]
@@ -116,7 +160,7 @@ mod tests {
         scale.reps = 1;
         scale.hackbench = HackSize { groups: 1, fds: 4, loops: 3 };
         let rows = programs::suite(&e, &scale, &Filter(Some("hackbench".into())), &mut |_| {});
-        assert_eq!(rows.len(), 1);
+        assert_eq!(rows.len(), 2, "hackbench with tokio's mpsc and with async-channel");
         assert_eq!((rows[0].bench.as_str(), rows[0].runtime.as_str()), ("hackbench", "tokio"));
         assert_eq!(rows[0].unit, "messages/s");
         assert!(programs::suite(&e, &scale, &Filter(Some("nothing".into())), &mut |_| {}).is_empty());

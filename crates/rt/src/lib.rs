@@ -17,7 +17,10 @@
 //!   keeps waking itself is polled again until `need_resched` or a poll budget. See
 //!   `policy_sched.rs` for the mapping of `schedule(prev, Runnable|Blocked|Exited)`.
 //!
-//! Files, one concern each: `task.rs` (state machine, one-allocation task cell,
+//! [`channel`] is the runtime's own unbounded MPSC channel (one lock, batched
+//! receive); runtime-agnostic channels work too.
+//!
+//! Files, one concern each: `channel.rs`, `task.rs` (state machine, one-allocation task cell,
 //! wakers), `join.rs` (JoinHandle, panic capture), `park.rs` (park/unpark protocol),
 //! `fast.rs`, `policy_sched.rs`, `platform.rs` (RtPlatform), `worker.rs` (threads,
 //! `block_on`), `context.rs` (thread-local runtime context), `sync.rs` (loom shim).
@@ -28,6 +31,7 @@
 //! (`catch_unwind`) and reported through its [`JoinHandle`] as a [`JoinError`]; the
 //! worker carries on.
 
+pub mod channel;
 mod context;
 mod fast;
 mod join;
