@@ -17,19 +17,20 @@
 //! Everything shared is behind the one lock, so the protocol has no lock-free
 //! reasoning to get wrong: a send either finds the waker (and wakes it) or happened
 //! before the receiver looked at the queue (and the receiver finds the message).
+//! loom checks exactly that, and the close hand-shake (`tests/loom_park.rs`).
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use crate::sync::{chan_lock, Arc, AtomicUsize, ChanMutex};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
 /// A new unbounded channel.
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     let chan = Arc::new(Chan {
-        state: parking_lot::Mutex::new(State {
+        state: ChanMutex::new(State {
             queue: VecDeque::new(),
             waker: None,
             senders_gone: false,
@@ -41,7 +42,7 @@ pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
 }
 
 struct Chan<T> {
-    state: parking_lot::Mutex<State<T>>,
+    state: ChanMutex<State<T>>,
     /// Live senders; the last one to drop closes the channel.
     senders: AtomicUsize,
 }
@@ -97,7 +98,7 @@ impl<T> Sender<T> {
     /// Queue `msg` and wake the receiver if it is waiting. Fails only if the receiver
     /// has been dropped.
     pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
-        let mut s = self.chan.state.lock();
+        let mut s = chan_lock(&self.chan.state);
         if s.receiver_gone {
             return Err(SendError(msg));
         }
@@ -112,7 +113,7 @@ impl<T> Sender<T> {
 
     /// Whether the receiver has been dropped.
     pub fn is_closed(&self) -> bool {
-        self.chan.state.lock().receiver_gone
+        chan_lock(&self.chan.state).receiver_gone
     }
 }
 
@@ -129,7 +130,7 @@ impl<T> Drop for Sender<T> {
             return;
         }
         let waker = {
-            let mut s = self.chan.state.lock();
+            let mut s = chan_lock(&self.chan.state);
             s.senders_gone = true;
             s.waker.take()
         };
@@ -150,7 +151,7 @@ impl<T> Receiver<T> {
         if let Some(v) = self.buf.pop_front() {
             return Ok(v);
         }
-        let mut s = self.chan.state.lock();
+        let mut s = chan_lock(&self.chan.state);
         if s.queue.is_empty() {
             return Err(if s.senders_gone { TryRecvError::Disconnected } else { TryRecvError::Empty });
         }
@@ -164,7 +165,7 @@ impl<T> Receiver<T> {
         if let Some(v) = self.buf.pop_front() {
             return Poll::Ready(Some(v));
         }
-        let mut s = self.chan.state.lock();
+        let mut s = chan_lock(&self.chan.state);
         if !s.queue.is_empty() {
             std::mem::swap(&mut s.queue, &mut self.buf);
             drop(s);
@@ -182,7 +183,7 @@ impl<T> Receiver<T> {
 
     /// Messages queued and not yet received.
     pub fn len(&self) -> usize {
-        self.buf.len() + self.chan.state.lock().queue.len()
+        self.buf.len() + chan_lock(&self.chan.state).queue.len()
     }
 
     /// Whether nothing is queued.
@@ -195,7 +196,7 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         // Drop undelivered messages outside the lock (their destructors may send).
         let queued = {
-            let mut s = self.chan.state.lock();
+            let mut s = chan_lock(&self.chan.state);
             s.receiver_gone = true;
             s.waker = None;
             std::mem::take(&mut s.queue)

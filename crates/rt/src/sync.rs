@@ -1,7 +1,7 @@
 //! The synchronisation shim: `loom`'s model-checked primitives under `--cfg loom`,
 //! `std`'s otherwise. Only the parts that the loom tests check go through here: the
-//! park/unpark protocol ([`crate::park`]) and the task state machine
-//! ([`crate::task::TaskState`]).
+//! park/unpark protocol ([`crate::park`]), the task state machine
+//! ([`crate::task::TaskState`]) and the channel ([`crate::channel`]).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicU8, AtomicUsize};
@@ -26,3 +26,23 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> crate::sync::MutexGuard<'_, T> {
 pub(crate) use loom::sync::MutexGuard;
 #[cfg(not(loom))]
 pub(crate) use std::sync::MutexGuard;
+
+/// The channel's lock: `parking_lot` (no poisoning, small) normally, loom's under loom.
+#[cfg(not(loom))]
+pub(crate) type ChanMutex<T> = parking_lot::Mutex<T>;
+#[cfg(loom)]
+pub(crate) type ChanMutex<T> = loom::sync::Mutex<T>;
+
+#[cfg(not(loom))]
+pub(crate) fn chan_lock<T>(m: &ChanMutex<T>) -> parking_lot::MutexGuard<'_, T> {
+    m.lock()
+}
+#[cfg(loom)]
+pub(crate) fn chan_lock<T>(m: &ChanMutex<T>) -> loom::sync::MutexGuard<'_, T> {
+    m.lock().expect("the channel never panics holding its lock")
+}
+
+#[cfg(loom)]
+pub(crate) use loom::sync::Arc;
+#[cfg(not(loom))]
+pub(crate) use std::sync::Arc;
