@@ -19,23 +19,18 @@
 //! before the receiver looked at the queue (and the receiver finds the message).
 //! loom checks exactly that, and the close hand-shake (`tests/loom_park.rs`).
 
+use crate::sync::{chan_lock, Arc, AtomicUsize, ChanMutex};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use crate::sync::{chan_lock, Arc, AtomicUsize, ChanMutex};
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
 /// A new unbounded channel.
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     let chan = Arc::new(Chan {
-        state: ChanMutex::new(State {
-            queue: VecDeque::new(),
-            waker: None,
-            senders_gone: false,
-            receiver_gone: false,
-        }),
+        state: ChanMutex::new(State { queue: VecDeque::new(), waker: None, senders_gone: false, receiver_gone: false }),
         senders: AtomicUsize::new(1),
     });
     (Sender { chan: chan.clone() }, Receiver { chan, buf: VecDeque::new() })

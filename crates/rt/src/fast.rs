@@ -23,10 +23,12 @@
 
 use crate::context;
 use crate::park::Idle;
+use crate::stats::StatsTable;
 use crate::task::{Polled, Task};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::Cell;
 use std::sync::atomic::Ordering::Acquire;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Consecutive LIFO-slot picks allowed while other work waits.
@@ -46,6 +48,7 @@ pub(crate) struct Fast {
     /// wakers of each other in cycles). Sharded by spawning worker (last shard: other
     /// threads); the key is kept in the task header's `id`.
     owned: Box<[parking_lot::Mutex<Owned>]>,
+    stats: StatsTable,
 }
 
 #[derive(Default)]
@@ -63,6 +66,8 @@ pub(crate) struct Local {
     lifo: Cell<Option<Task>>,
     lifo_streak: Cell<u32>,
     rng: Cell<u32>,
+    /// The task polled last (identity only, for the switch count).
+    last_polled: Cell<*const ()>,
 }
 
 impl Fast {
@@ -76,6 +81,7 @@ impl Fast {
             deques: parking_lot::Mutex::new(deques.into_iter().map(Some).collect()),
             spin,
             owned: (0..=n).map(|_| parking_lot::Mutex::new(Owned::default())).collect(),
+            stats: StatsTable::new(n),
         }
     }
 
@@ -134,6 +140,10 @@ impl Fast {
         }
     }
 
+    pub fn stats(&self) -> crate::Stats {
+        self.stats.sum()
+    }
+
     pub fn debug_state(&self) -> String {
         format!(
             "live={:?} injector={} inboxes={:?} stealers={:?} spinning={} idle={:?}",
@@ -182,6 +192,7 @@ impl Fast {
             lifo: Cell::new(None),
             lifo_streak: Cell::new(0),
             rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
+            last_polled: Cell::new(std::ptr::null()),
         };
         let ctx = context::Ctx { shared, worker: index, local: &local, signals: std::ptr::null() };
         context::enter(ctx, || self.worker_loop(shared, &local));
@@ -203,7 +214,8 @@ impl Fast {
                 self.run_task(l, t);
                 continue;
             }
-            // Idle: spin, then sleep.
+            // Idle: spin, then sleep. (The idle "task" runs: the next poll is a switch.)
+            l.last_polled.set(std::ptr::null());
             self.idle.start_spinning();
             let start = Instant::now();
             let mut found = None;
@@ -242,6 +254,7 @@ impl Fast {
                 self.run_task(l, t);
                 continue;
             }
+            self.stats.worker(l.index).parked();
             self.idle.sleep(l.index);
         }
     }
@@ -330,6 +343,8 @@ impl Fast {
         }
         context::set_yielded(false);
         let r = t.poll();
+        let id = Arc::as_ptr(&t) as *const ();
+        self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
         if r == Polled::Ready {
             self.unregister(&t);
         } else if h.state.finish_pending() {

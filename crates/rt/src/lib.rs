@@ -21,7 +21,7 @@
 //! receive); runtime-agnostic channels work too.
 //!
 //! Files, one concern each: `channel.rs`, `task.rs` (state machine, one-allocation task cell,
-//! wakers), `join.rs` (JoinHandle, panic capture), `park.rs` (park/unpark protocol),
+//! wakers), `stats.rs` (per-worker counters), `join.rs` (JoinHandle, panic capture), `park.rs` (park/unpark protocol),
 //! `fast.rs`, `policy_sched.rs`, `platform.rs` (RtPlatform), `worker.rs` (threads,
 //! `block_on`), `context.rs` (thread-local runtime context), `sync.rs` (loom shim).
 //!
@@ -39,6 +39,7 @@ mod join;
 pub mod park;
 mod platform;
 mod policy_sched;
+mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
@@ -46,6 +47,7 @@ mod worker;
 
 pub use join::{JoinError, JoinHandle};
 pub use platform::{RtLock, RtPlatform};
+pub use stats::Stats;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -288,12 +290,17 @@ impl Runtime {
         }
     }
 
-    /// Polls done by policy-scheduler workers so far (0 for "fast").
-    pub fn polls(&self) -> u64 {
+    /// Polls, context switches, `schedule()` calls and IPIs of the workers so far.
+    pub fn stats(&self) -> Stats {
         match &self.shared.kind {
-            Kind::Fast(_) => 0,
-            Kind::Policy(p) => p.polls(),
+            Kind::Fast(f) => f.stats(),
+            Kind::Policy(p) => p.stats(),
         }
+    }
+
+    /// Polls done by the workers so far.
+    pub fn polls(&self) -> u64 {
+        self.stats().polls
     }
 
     #[doc(hidden)]
@@ -360,6 +367,46 @@ where
 /// The worker this thread is, if it is a runtime worker.
 pub fn current_worker() -> Option<usize> {
     context::get().map(|c| c.worker).filter(|&w| w != context::NO_WORKER)
+}
+
+/// Whether the running task should give up its worker now: under a policy scheduler,
+/// the policy has asked for a reschedule (a woken task with better goodness, or the
+/// tick ended this task's time slice) or a timer tick is due. Always `false` under
+/// `fast` and outside a worker. Cheap: a flag and a clock read.
+pub fn should_yield() -> bool {
+    match context::get() {
+        Some(c) if !c.signals.is_null() && c.worker != context::NO_WORKER => {
+            // SAFETY: the context is installed only while its runtime is alive.
+            unsafe { &*c.signals }.should_yield(c.worker)
+        }
+        _ => false,
+    }
+}
+
+/// A preemption point: if [`should_yield`], return `Pending` once with the task still
+/// runnable, so that the worker ticks and calls `schedule(prev, Runnable)`: the
+/// policy, not the task, decides whether it keeps running (unlike [`yield_now`], which
+/// is `sched_yield`). This is how a cooperative runtime gives long-running tasks the
+/// kernel's preemption on return to user mode; the validation interpreter calls it
+/// between workload operations and inside long computations.
+pub async fn preemption_point() {
+    if should_yield() {
+        Preempt(false).await
+    }
+}
+
+struct Preempt(bool);
+
+impl Future for Preempt {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
 }
 
 /// Yield to the scheduler: the task goes to the back of the run queue (fast), or

@@ -11,6 +11,7 @@
 //! (a `block_on` caller waking a task) use worker 0's view.
 
 use crate::park::Parker;
+use crate::stats::StatsTable;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, Work};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -21,16 +22,22 @@ use std::time::Instant;
 pub(crate) struct Signals {
     pub need_resched: Box<[AtomicBool]>,
     pub parkers: Box<[Parker]>,
-    /// IPIs sent (resched of another worker), for observation.
-    pub ipis: AtomicU64,
+    /// Per-worker counters, IPIs included.
+    pub stats: StatsTable,
+    /// When each worker's next timer tick is due (ns since `start`; written by the
+    /// worker), so that a running task can tell that its time slice may be over.
+    pub next_tick: Box<[AtomicU64]>,
+    pub start: Instant,
 }
 
 impl Signals {
-    pub fn new(n: usize) -> Signals {
+    pub fn new(n: usize, start: Instant) -> Signals {
         Signals {
+            next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            start,
             need_resched: (0..n).map(|_| AtomicBool::new(false)).collect(),
             parkers: (0..n).map(|_| Parker::new()).collect(),
-            ipis: AtomicU64::new(0),
+            stats: StatsTable::new(n),
         }
     }
 }
@@ -93,9 +100,19 @@ impl Platform for RtPlatform {
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
         // The target is asleep or busy elsewhere unless it is this very thread (a
         // non-worker thread borrows worker 0's view, so compare threads, not views).
-        if crate::context::worker_of_signals(Arc::as_ptr(&self.signals)) != Some(cpu) {
-            self.signals.ipis.fetch_add(1, Relaxed);
+        let here = crate::context::worker_of_signals(Arc::as_ptr(&self.signals));
+        if here != Some(cpu) {
+            self.signals.stats.ipi(here);
             self.signals.parkers[cpu].unpark();
         }
+    }
+}
+
+impl Signals {
+    /// Whether worker `w`'s running task should give up the worker: a reschedule was
+    /// requested (`need_resched`) or a timer tick is due (it may end the time slice).
+    #[inline]
+    pub fn should_yield(&self, w: usize) -> bool {
+        self.need_resched[w].load(Relaxed) || self.start.elapsed().as_nanos() as u64 >= self.next_tick[w].load(Relaxed)
     }
 }

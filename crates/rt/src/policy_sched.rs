@@ -16,6 +16,7 @@
 //! | `schedule(prev, Exited)`        | poll returned `Ready` (or panicked)                 |
 //! | timer tick (`tick` + `balance`) | every `1/hz` of wall time, checked at poll boundaries and by idle workers (`park_timeout`) |
 //! | `need_resched` + IPI            | `RtPlatform::resched`: flag + unpark                |
+//! | preemption (return to user mode) | [`crate::preemption_point`]: a task that asks sees `need_resched` or a due tick and is switched out as still runnable |
 //!
 //! **No lost wake-up across `schedule(prev, Blocked)`**: DSS/MQS keep the running task
 //! linked, so a waker must not call `wake_up` while the task is still `RUNNING` (the
@@ -32,10 +33,12 @@ use crate::platform::{RtPlatform, Signals};
 use crate::task::{Polled, Task};
 use schedlab_core::{build_policy, Platform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// `pause` instructions between two looks at `need_resched` in the idle spin.
+const IDLE_PAUSES: u32 = 4;
 
 /// Consecutive polls of a self-waking task before the worker calls `schedule()`.
 pub const POLL_BUDGET: u32 = 64;
@@ -71,13 +74,12 @@ pub(crate) struct PolicySched {
     tick_ns: u64,
     spin: Duration,
     name: String,
-    polls: AtomicU64,
 }
 
 impl PolicySched {
     pub fn new(spec: &PolicySpec, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
         let start = Instant::now();
-        let signals = Arc::new(Signals::new(n));
+        let signals = Arc::new(Signals::new(n, start));
         let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone())).collect();
         let policy = build_policy(spec, &plats[0], &Topology::smp(n), capacity, hz).map_err(|e| e.0)?;
         Ok(PolicySched {
@@ -92,7 +94,6 @@ impl PolicySched {
             tick_ns: 1_000_000_000 / hz.max(1) as u64,
             spin,
             name: spec.canonical(),
-            polls: AtomicU64::new(0),
         })
     }
 
@@ -102,8 +103,8 @@ impl PolicySched {
     pub fn policy(&self) -> &dyn Policy<RtPlatform> {
         &*self.policy.0
     }
-    pub fn polls(&self) -> u64 {
-        self.polls.load(Relaxed)
+    pub fn stats(&self) -> crate::Stats {
+        self.signals.stats.sum()
     }
 
     /// The platform view of the calling thread (worker `w`, or 0 for other threads).
@@ -205,8 +206,11 @@ impl PolicySched {
         let need_resched = &self.signals.need_resched[me];
         let mut idle_since: Option<Instant> = None;
         let mut next_tick = p.now() + self.tick_ns;
+        self.signals.next_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
         let mut prev_state = PrevState::Runnable;
+        let stats = self.signals.stats.worker(me);
+        let mut last_polled: Option<TaskId> = None;
         // The task whose `schedule(.., Blocked)` still has to be finished.
         let mut blocked: Option<Task> = None;
         loop {
@@ -222,6 +226,7 @@ impl PolicySched {
             }
             need_resched.store(false, SeqCst);
             let next = policy.schedule(p, prev, prev_state);
+            stats.scheduled();
             if let Some(t) = blocked.take() {
                 if t.header().state.finish_pending() {
                     // Woken while we were unlinking it: it is off every queue now.
@@ -234,6 +239,7 @@ impl PolicySched {
             prev = None;
             prev_state = PrevState::Runnable;
             let Some(id) = next else {
+                last_polled = None;
                 self.idle(p, me, &mut next_tick, &mut idle_since, shared);
                 continue;
             };
@@ -260,6 +266,7 @@ impl PolicySched {
                     }
                     policy.balance(p);
                     next_tick += self.tick_ns;
+                    self.signals.next_tick[me].store(next_tick, Relaxed);
                 }
                 if r == Polled::Ready {
                     prev_state = PrevState::Exited;
@@ -284,7 +291,8 @@ impl PolicySched {
                 break;
             }
             context::set_current_task(u32::MAX);
-            self.polls.fetch_add(polls as u64, Relaxed);
+            stats.polled(u64::from(polls), last_polled != Some(id));
+            last_polled = Some(id);
         }
     }
 
@@ -309,15 +317,18 @@ impl PolicySched {
                 policy.tick(p, None);
                 policy.balance(p);
                 *next_tick += self.tick_ns;
+                self.signals.next_tick[me].store(*next_tick, Relaxed);
             }
         };
         tick(next_tick);
         if since.elapsed() < self.spin {
-            for _ in 0..64 {
+            // Poll the flag often (a `pause` is ~65 cycles on Zen, ~140 on Skylake):
+            // every spin between checks adds to the wake-up latency of this CPU.
+            for _ in 0..512 {
                 if need_resched.load(Acquire) || shared.shutdown.load(Acquire) {
                     return;
                 }
-                for _ in 0..32 {
+                for _ in 0..IDLE_PAUSES {
                     std::hint::spin_loop();
                 }
             }
@@ -325,6 +336,7 @@ impl PolicySched {
         }
         let now = p.now();
         if now < *next_tick && !need_resched.load(SeqCst) {
+            self.signals.stats.worker(me).parked();
             self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
         }
         tick(next_tick);

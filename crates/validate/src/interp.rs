@@ -1,9 +1,12 @@
 //! Run a workload's task programs on the real runtime.
 //!
 //! The same [`Workload`] the simulator interprets in virtual time runs here as real
-//! futures: `Compute` spins for its cycles at the host rate, `Send`/`Recv` are real
+//! futures: `Compute` spins for its cycles at the host rate (preemptible, see
+//! [`compute`]), `Send`/`Recv` are real
 //! `async-channel` operations (unbounded, like the simulator's channels), `Sleep` is a
-//! timer, `Yield` is [`schedlab_rt::yield_now`], `Spawn` spawns a runtime task.
+//! timer, `Yield` is [`schedlab_rt::yield_now`], `Spawn` spawns a runtime task. Between
+//! operations the interpreter offers a [`schedlab_rt::preemption_point`], where the
+//! simulated kernel would act on `need_resched`.
 
 use crate::timer::sleep;
 use rand::{Rng, SeedableRng};
@@ -40,14 +43,22 @@ struct Ctx {
     done: async_channel::Sender<()>,
 }
 
-/// Spin for `ns` nanoseconds of real CPU time (user-mode compute).
-fn spin_for(ns: u64) {
-    if ns == 0 {
-        return;
-    }
-    let end = Instant::now() + Duration::from_nanos(ns);
-    while Instant::now() < end {
-        std::hint::spin_loop();
+/// Spin for `ns` nanoseconds of real CPU time (user-mode compute). Like user mode
+/// under the simulated kernel, the computation is preemptible at once: when the
+/// policy wants the worker ([`schedlab_rt::should_yield`]) the task is switched out
+/// at a preemption point and the rest of the computation continues when it runs
+/// again (the time it spent switched out does not count as compute).
+async fn compute(ns: u64) {
+    let mut left = Duration::from_nanos(ns);
+    while !left.is_zero() {
+        let start = Instant::now();
+        let mut ran = Duration::ZERO;
+        while ran < left && !schedlab_rt::should_yield() {
+            std::hint::spin_loop();
+            ran = start.elapsed();
+        }
+        left = left.saturating_sub(ran);
+        schedlab_rt::preemption_point().await;
     }
 }
 
@@ -126,10 +137,10 @@ fn interpret(
                         loops.push(Frame { start: pc, end: pc + body as usize, left: count });
                     }
                 }
-                Op::Compute { cycles } => spin_for((cycles as f64 * ctx.ns_per_cycle) as u64),
+                Op::Compute { cycles } => compute((cycles as f64 * ctx.ns_per_cycle) as u64).await,
                 Op::ComputeUniform { min, max } => {
                     let c = rng.gen_range(min..=max.max(min));
-                    spin_for((c as f64 * ctx.ns_per_cycle) as u64)
+                    compute((c as f64 * ctx.ns_per_cycle) as u64).await
                 }
                 Op::Send { chan, .. } => {
                     ctx.tx[chan as usize].try_send(()).expect("unbounded channel");
@@ -151,6 +162,9 @@ fn interpret(
                 }
                 Op::Exit => break,
             }
+            // The simulated kernel acts on a pending reschedule at every operation
+            // boundary (return to user mode); so does the interpreter.
+            schedlab_rt::preemption_point().await;
         }
         if ctx.live.fetch_sub(1, Relaxed) == 1 {
             let _ = ctx.done.try_send(());

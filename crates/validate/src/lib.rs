@@ -31,6 +31,8 @@ pub struct Row {
     /// `sim / real`.
     pub ratio: Option<f64>,
     pub sim_context_switches: Option<u64>,
+    /// Context switches of the real run (a worker polling a different task than last).
+    pub real_context_switches: u64,
     pub real_wall_s: f64,
 }
 
@@ -51,6 +53,7 @@ pub fn validate(cal: &Calibration, policies: &[String], workloads: &[String], se
             };
             let rt = schedlab_rt::Builder::new().workers(cal.workers).policy(p).pin(true).build()?;
             let real = run_on_runtime(&rt, &w, 1.0, seed)?;
+            let real_switches = rt.stats().switches;
             rt.shutdown();
             if real.sent != w.expected_messages || real.received != w.expected_messages {
                 return Err(format!(
@@ -66,6 +69,7 @@ pub fn validate(cal: &Calibration, policies: &[String], workloads: &[String], se
                 real: real.throughput,
                 ratio: sim.as_ref().map(|r| r.throughput / real.throughput.max(1e-9)),
                 sim_context_switches: sim.as_ref().map(|r| r.context_switches),
+                real_context_switches: real_switches,
                 real_wall_s: real.wall_s,
             });
         }
@@ -80,13 +84,20 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, cross-worker wake {:.0}, send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns);
     let _ = writeln!(s);
-    let _ =
-        writeln!(s, "{:<34} {:<34} {:>14} {:>14} {:>9}  unit", "workload", "policy", "simulated", "real", "sim/real");
+    let _ = writeln!(
+        s,
+        "{:<30} {:<30} {:>11} {:>11} {:>9} {:>10} {:>10}  unit",
+        "workload", "policy", "simulated", "real", "sim/real", "switches:", "sim/real"
+    );
     for r in rows {
         let sim = r.sim.map_or("—".to_string(), |v| format!("{v:.0}"));
         let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×"));
-        let _ =
-            writeln!(s, "{:<34} {:<34} {:>14} {:>14.0} {:>9}  {}", r.workload, r.policy, sim, r.real, ratio, r.unit);
+        let sw = r.sim_context_switches.map_or("—".to_string(), |v| v.to_string());
+        let _ = writeln!(
+            s,
+            "{:<30} {:<30} {:>11} {:>11.0} {:>9} {:>10} {:>10}  {}",
+            r.workload, r.policy, sim, r.real, ratio, sw, r.real_context_switches, r.unit
+        );
     }
     s
 }

@@ -1,0 +1,93 @@
+//! Scheduling counters: per worker, written only by their worker (a plain load + store
+//! on its own cache line, no shared read-modify-write on the hot path), summed on read.
+
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// What the workers have done since the runtime started (see [`crate::Runtime::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Future polls.
+    pub polls: u64,
+    /// Context switches: a worker started polling a task other than the one it ran
+    /// just before, idling counting as running the idle task (the kernel's and the
+    /// simulator's definition: `next != prev`).
+    pub switches: u64,
+    /// Policy schedulers: `schedule()` calls.
+    pub schedule_calls: u64,
+    /// Policy schedulers: reschedule IPIs, i.e. `resched` of another worker (an unpark).
+    pub ipis: u64,
+    /// Times a worker parked its thread (went to sleep in the kernel) when idle.
+    pub parks: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct WorkerStats {
+    polls: AtomicU64,
+    switches: AtomicU64,
+    schedule_calls: AtomicU64,
+    ipis: AtomicU64,
+    parks: AtomicU64,
+}
+
+/// Owner-only increment: the worker is the single writer of its counters.
+#[inline]
+fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+impl WorkerStats {
+    #[inline]
+    pub fn polled(&self, n: u64, switched: bool) {
+        bump(&self.polls, n);
+        if switched {
+            bump(&self.switches, 1);
+        }
+    }
+    #[inline]
+    pub fn scheduled(&self) {
+        bump(&self.schedule_calls, 1);
+    }
+    pub fn parked(&self) {
+        bump(&self.parks, 1);
+    }
+}
+
+/// One [`WorkerStats`] per worker, plus IPI counters per sender (the last one for
+/// threads that are not workers, which may send concurrently, hence a real RMW there).
+pub(crate) struct StatsTable {
+    workers: Box<[CachePadded<WorkerStats>]>,
+}
+
+impl StatsTable {
+    pub fn new(n: usize) -> StatsTable {
+        StatsTable { workers: (0..=n).map(|_| CachePadded::new(WorkerStats::default())).collect() }
+    }
+    #[inline]
+    pub fn worker(&self, w: usize) -> &WorkerStats {
+        &self.workers[w.min(self.workers.len() - 1)]
+    }
+    /// An IPI sent by worker `from` (`None`: another thread).
+    #[inline]
+    pub fn ipi(&self, from: Option<usize>) {
+        let i = from.map_or(self.workers.len() - 1, |w| w.min(self.workers.len() - 2));
+        self.workers[i].ipis.fetch_add(1, Relaxed);
+    }
+    pub fn sum(&self) -> Stats {
+        let mut s = Stats::default();
+        for w in self.workers.iter() {
+            s.polls += w.polls.load(Relaxed);
+            s.switches += w.switches.load(Relaxed);
+            s.schedule_calls += w.schedule_calls.load(Relaxed);
+            s.ipis += w.ipis.load(Relaxed);
+            s.parks += w.parks.load(Relaxed);
+        }
+        s
+    }
+}
+
+impl std::fmt::Debug for StatsTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.sum().fmt(f)
+    }
+}

@@ -1,0 +1,62 @@
+//! Preemption points: a policy scheduler switches out a task that offers them when its
+//! time slice ends, so two CPU-bound tasks on one worker interleave; without them (or
+//! under `fast`) the first runs to completion.
+#![cfg(not(loom))]
+use schedlab_rt::{preemption_point, should_yield, Builder, TaskOpts};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Spin for `d` with a preemption point every ~10 µs (if `offer`); records its start
+/// in `started` and returns its end, in µs since `t0`.
+async fn hog(d: Duration, started: Arc<AtomicU64>, t0: Instant, offer: bool) -> u64 {
+    started.store(t0.elapsed().as_micros() as u64 + 1, SeqCst);
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        let step = Instant::now() + Duration::from_micros(10);
+        while Instant::now() < step {
+            std::hint::spin_loop();
+        }
+        if offer {
+            preemption_point().await;
+        }
+    }
+    t0.elapsed().as_micros() as u64
+}
+
+/// Whether the two tasks overlapped in time (each started before the other ended),
+/// with the (start, end) of each in µs since the spawn; one worker.
+fn race(policy: &str, offer: bool) -> (bool, String) {
+    let rt = Builder::new().workers(1).policy(policy).hz(1000).build().unwrap();
+    let t0 = Instant::now();
+    let (sa, sb) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    // nice 19: the shortest 2.4 quantum (10 ms at any HZ), so the test stays short.
+    let opts = TaskOpts { nice: 19, worker: Some(0) };
+    let a = rt.spawn_with(opts, hog(Duration::from_millis(60), sa.clone(), t0, offer));
+    let sa_ = sa;
+    let b = rt.spawn_with(opts, hog(Duration::from_millis(5), sb.clone(), t0, offer));
+    let a_end = rt.block_on(a).unwrap();
+    let b_end = rt.block_on(b).unwrap();
+    let (a_start, b_start) = (sa_.load(SeqCst), sb.load(SeqCst));
+    let overlap = a_start.max(b_start) < a_end.min(b_end);
+    (overlap, format!("A {a_start}..{a_end} µs, B {b_start}..{b_end} µs"))
+}
+
+#[test]
+fn dss_switches_out_a_task_at_its_preemption_points() {
+    let (overlap, what) = race("dss", true);
+    assert!(overlap, "no preemption: {what}");
+}
+
+#[test]
+fn without_preemption_points_the_first_task_runs_to_completion() {
+    let (overlap, what) = race("dss", false);
+    assert!(!overlap, "a task was switched out without a preemption point: {what}");
+}
+
+#[test]
+fn fast_and_non_worker_threads_never_yield() {
+    assert!(!should_yield(), "outside a runtime");
+    let (overlap, what) = race("fast", true);
+    assert!(!overlap, "fast has no time slice: {what}");
+}
