@@ -27,14 +27,17 @@ pub(crate) use loom::sync::MutexGuard;
 #[cfg(not(loom))]
 pub(crate) use std::sync::MutexGuard;
 
-/// The channel's lock: `parking_lot` (no poisoning, small) normally, loom's under loom.
+/// The channel's lock: a spin lock normally, loom's under loom. Its critical sections
+/// are a few instructions, and a spin lock's unlock is a plain release store, where
+/// `parking_lot`'s is a locked `cmpxchg` that must wait for the message store before it
+/// (often a miss on a buffer line the receiver's core last touched).
 #[cfg(not(loom))]
-pub(crate) type ChanMutex<T> = parking_lot::Mutex<T>;
+pub(crate) type ChanMutex<T> = spin::Mutex<T>;
 #[cfg(loom)]
 pub(crate) type ChanMutex<T> = loom::sync::Mutex<T>;
 
 #[cfg(not(loom))]
-pub(crate) fn chan_lock<T>(m: &ChanMutex<T>) -> parking_lot::MutexGuard<'_, T> {
+pub(crate) fn chan_lock<T>(m: &ChanMutex<T>) -> spin::MutexGuard<'_, T> {
     m.lock()
 }
 #[cfg(loom)]
