@@ -225,6 +225,7 @@ impl PolicySched {
                 return;
             }
             need_resched.store(false, SeqCst);
+            let called_with = (prev, prev_state);
             let next = policy.schedule(p, prev, prev_state);
             stats.scheduled();
             if let Some(t) = blocked.take() {
@@ -247,9 +248,23 @@ impl PolicySched {
             let task = self.task(id);
             let h = task.header();
             if !h.state.start_poll() {
-                // Cancelled (shutdown race): treat as exited.
                 prev = Some(id);
-                prev_state = PrevState::Exited;
+                if h.state.load() == crate::task::COMPLETE {
+                    // Cancelled (shutdown race): treat as exited.
+                    prev_state = PrevState::Exited;
+                } else {
+                    // The policy returned a task that is not runnable: a policy bug
+                    // (one was found this way in MQS's schedule_tail). Unlink it as
+                    // blocked so that it stays alive and a later wake finds it; count it.
+                    debug_assert!(
+                        false,
+                        "worker {me}: policy picked task {id} in state {} (schedule called with {:?})",
+                        h.state.load(),
+                        called_with
+                    );
+                    stats.bad_pick();
+                    prev_state = PrevState::Blocked;
+                }
                 continue;
             }
             context::set_current_task(id);

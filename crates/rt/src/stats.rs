@@ -19,6 +19,9 @@ pub struct Stats {
     pub ipis: u64,
     /// Times a worker parked its thread (went to sleep in the kernel) when idle.
     pub parks: u64,
+    /// Policy schedulers: `schedule()` returned a task that was not runnable (a policy
+    /// bug; the worker unlinks it as blocked and carries on). Tests expect 0.
+    pub bad_picks: u64,
 }
 
 #[derive(Default)]
@@ -28,6 +31,7 @@ pub(crate) struct WorkerStats {
     schedule_calls: AtomicU64,
     ipis: AtomicU64,
     parks: AtomicU64,
+    bad_picks: AtomicU64,
 }
 
 /// Owner-only increment: the worker is the single writer of its counters.
@@ -50,6 +54,9 @@ impl WorkerStats {
     }
     pub fn parked(&self) {
         bump(&self.parks, 1);
+    }
+    pub fn bad_pick(&self) {
+        bump(&self.bad_picks, 1);
     }
 }
 
@@ -81,6 +88,7 @@ impl StatsTable {
             s.schedule_calls += w.schedule_calls.load(Relaxed);
             s.ipis += w.ipis.load(Relaxed);
             s.parks += w.parks.load(Relaxed);
+            s.bad_picks += w.bad_picks.load(Relaxed);
         }
         s
     }

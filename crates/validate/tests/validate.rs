@@ -41,3 +41,35 @@ fn calibration_gives_a_valid_host_machine() {
     assert_eq!(m.cpus, 2);
     assert_eq!(m.costs.context_switch_cycles as f64, cal.dispatch_ns.round().max(1.0));
 }
+
+/// Regression: with preemption points, MQS's schedule_tail could re-queue a task that
+/// another worker had meanwhile run and blocked, so a blocked task sat on a run queue
+/// and was picked (found by `schedlab validate` hanging in one run of a few). Many
+/// short preemptive Chat runs per policy: every message arrives and no worker is ever
+/// handed a task that is not runnable.
+#[test]
+fn preemptive_chat_never_hands_a_worker_a_blocked_task() {
+    let w = parse_workload("chat:rooms=4,messages=100").unwrap();
+    // MQS's schedule_tail is where the bug was (PMQS shares it); the race needs many
+    // runs to show (it hung about one run in ten in `schedlab validate`).
+    for (policy, runs) in [("dss", 8), ("mqs", 48), ("pmqs:pool=1,lb=lbp,period=10", 16)] {
+        for run in 0..runs {
+            // On a thread of its own, so that a lost task fails the test instead of
+            // hanging it (the bug showed as a hang).
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            let (wl, p) = (w.clone(), policy.to_string());
+            std::thread::spawn(move || {
+                let rt = schedlab_rt::Builder::new().workers(2).policy(&p).build().unwrap();
+                let r = run_on_runtime(&rt, &wl, 1.0, run);
+                let _ = done_tx.send((r, rt.stats()));
+                rt.shutdown();
+            });
+            let (r, s) = done_rx
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("{policy} run {run}: a task was lost (no progress in 30 s)"));
+            let r = r.unwrap_or_else(|e| panic!("{policy} run {run}: {e}"));
+            assert_eq!(r.received, w.expected_messages, "{policy} run {run}");
+            assert_eq!(s.bad_picks, 0, "{policy} run {run}: {s:?}");
+        }
+    }
+}

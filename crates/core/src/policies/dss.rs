@@ -188,7 +188,15 @@ impl<P: Platform> Policy<P> for Dss<P> {
         // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
         if let Some(t) = prev_runnable {
             if next != Some(t) && !yielded {
-                self.runqueue.with(p, |_| self.reschedule_idle(p, t));
+                self.runqueue.with(p, |_| {
+                    // 2.4 checks `prev->state == TASK_RUNNING` under the lock: on the
+                    // real runtime another CPU may have run prev and blocked it since
+                    // `switch_to` (the simulator's atomic calls never see that).
+                    let ts = self.common.tasks.get(t);
+                    if ts.on_rq().is_some() && !ts.has_cpu() {
+                        self.reschedule_idle(p, t)
+                    }
+                });
             }
         }
         next

@@ -809,8 +809,14 @@ impl<P: Platform> Policy<P> for Mqs<P> {
             if next != Some(t) && (!yielded || displaced) {
                 self.with_task_rq(p, t, |rq| {
                     let ts = tasks.get(t);
-                    // Another CPU may have stolen and started it meanwhile.
-                    if ts.live() && !ts.has_cpu() {
+                    // Another CPU may have stolen and started it meanwhile, and it may
+                    // even have blocked there since (2.4 checks `prev->state ==
+                    // TASK_RUNNING` here): only a task still queued (or displaced
+                    // above, off every queue where nobody else can reach it) and not
+                    // running is placed. On the real runtime both happen between
+                    // `switch_to` and this lock; the simulator's atomic calls never
+                    // see it.
+                    if ts.live() && !ts.has_cpu() && (displaced || ts.on_rq().is_some()) {
                         self.reschedule_idle(p, t, rq);
                     }
                 });
