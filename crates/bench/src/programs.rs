@@ -101,6 +101,16 @@ pub fn spawn_throughput<E: Exec>(e: &E, budget: Duration) -> f64 {
     e.block_on(t)
 }
 
+/// A receiving task: take `n` messages from `rx` and return how many arrived.
+async fn receive_n<R: ChanRx<u64>>(mut rx: R, n: usize) -> u64 {
+    let mut got = 0u64;
+    for _ in 0..n {
+        rx.recv().await.expect("senders alive");
+        got += 1;
+    }
+    got
+}
+
 /// The Chat topology (as `crates/workloads/src/chat.rs`): per user `client_send` →
 /// `server_receive` → broadcast to the other users' `server_send` → `client_receive`.
 /// Spawned from a root task on worker 0, downstream stages first. Returns messages/s
@@ -136,19 +146,7 @@ pub fn chat<E: Exec, C: Channels>(e: &E, size: ChatSize) -> f64 {
                 0u64
             }));
         }
-        let receivers: Vec<_> = s2c_rx
-            .into_iter()
-            .map(|mut rx| {
-                E::spawn(async move {
-                    let mut got = 0u64;
-                    for _ in 0..fanout {
-                        rx.recv().await.expect("server_send alive");
-                        got += 1;
-                    }
-                    got
-                })
-            })
-            .collect();
+        let receivers: Vec<_> = s2c_rx.into_iter().map(|rx| E::spawn(receive_n(rx, fanout))).collect();
         let senders: Vec<_> = c2s_tx
             .into_iter()
             .enumerate()
@@ -191,19 +189,7 @@ pub fn hackbench<E: Exec, C: Channels>(e: &E, size: HackSize) -> f64 {
         let HackSize { groups, fds, loops } = size;
         let start = Instant::now();
         let (txs, rxs): (Vec<_>, Vec<_>) = (0..groups * fds).map(|_| C::unbounded::<u64>()).unzip();
-        let receivers: Vec<_> = rxs
-            .into_iter()
-            .map(|mut rx| {
-                E::spawn(async move {
-                    let mut got = 0u64;
-                    for _ in 0..fds * loops {
-                        rx.recv().await.expect("senders alive");
-                        got += 1;
-                    }
-                    got
-                })
-            })
-            .collect();
+        let receivers: Vec<_> = rxs.into_iter().map(|rx| E::spawn(receive_n(rx, fds * loops))).collect();
         let senders: Vec<_> = (0..groups * fds)
             .map(|s| {
                 let g = s / fds;

@@ -391,40 +391,34 @@ pub fn should_yield() -> bool {
 /// between workload operations and inside long computations.
 pub async fn preemption_point() {
     if should_yield() {
-        Preempt(false).await
-    }
-}
-
-struct Preempt(bool);
-
-impl Future for Preempt {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        GiveWay { polled: false, sched_yield: false }.await
     }
 }
 
 /// Yield to the scheduler: the task goes to the back of the run queue (fast), or
 /// `sched_yield` + `schedule()` (policies), and is polled again later.
 pub async fn yield_now() {
-    YieldNow(false).await
+    GiveWay { polled: false, sched_yield: true }.await
 }
 
-struct YieldNow(bool);
+/// Pending once, self-woken, so that the worker takes the task off the CPU still
+/// runnable; `sched_yield` marks it as yielding (the worker then calls the policy's
+/// `yield_now`) rather than preempted.
+struct GiveWay {
+    polled: bool,
+    sched_yield: bool,
+}
 
-impl Future for YieldNow {
+impl Future for GiveWay {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
+        if self.polled {
             return Poll::Ready(());
         }
-        self.0 = true;
-        context::set_yielded(true);
+        self.polled = true;
+        if self.sched_yield {
+            context::set_yielded(true);
+        }
         cx.waker().wake_by_ref();
         Poll::Pending
     }
