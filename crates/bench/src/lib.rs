@@ -57,19 +57,13 @@ pub mod names {
     pub const CHAT_AC: &str = "chat/async-channel";
     /// [`HACKBENCH`] with `async-channel`.
     pub const HACKBENCH_AC: &str = "hackbench/async-channel";
-    /// The async programs (every async runtime runs them: schedlab, Tokio, Go).
-    pub const ASYNC: &[&str] = &[
-        PINGPONG_SAME,
-        PINGPONG_CROSS,
-        LOCAL_DISPATCH,
-        SPAWN,
-        CHAT,
-        HACKBENCH,
-        PINGPONG_SAME_AC,
-        PINGPONG_CROSS_AC,
-        CHAT_AC,
-        HACKBENCH_AC,
-    ];
+    /// The benches of the Converse message layer; every other bench is an async
+    /// program that the async runtimes (schedlab, Tokio, Go) run.
+    pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
+    /// Whether `bench` is one of the async programs.
+    pub fn is_async(bench: &str) -> bool {
+        !CONVERSE.contains(&bench)
+    }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
         PINGPONG_SAME,
@@ -238,10 +232,10 @@ impl Filter {
             Some(s) => bench.contains(s.as_str()) || runtime.contains(s.as_str()),
         }
     }
-    /// Whether any async program ([`names::ASYNC`]) runs on `runtime` (used to skip a
+    /// Whether any async program ([`names::is_async`]) runs on `runtime` (used to skip a
     /// runtime or peer entirely).
     pub fn wants_runtime(&self, runtime: &str) -> bool {
-        names::ASYNC.iter().any(|b| self.wants(b, runtime))
+        names::ALL.iter().filter(|b| names::is_async(b)).any(|b| self.wants(b, runtime))
     }
 }
 

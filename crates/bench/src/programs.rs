@@ -101,6 +101,15 @@ pub fn spawn_throughput<E: Exec>(e: &E, budget: Duration) -> f64 {
     e.block_on(t)
 }
 
+/// Await every handle in order; the sum of their outputs.
+async fn join_sum<F: std::future::Future<Output = u64>>(handles: Vec<F>) -> u64 {
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await;
+    }
+    sum
+}
+
 /// A receiving task: take `n` messages from `rx` and return how many arrived.
 async fn receive_n<R: ChanRx<u64>>(mut rx: R, n: usize) -> u64 {
     let mut got = 0u64;
@@ -160,20 +169,11 @@ pub fn chat<E: Exec, C: Channels>(e: &E, size: ChatSize) -> f64 {
             })
             .collect();
         drop(queue_tx);
-        let mut delivered = 0;
-        for h in receivers {
-            delivered += h.await;
-        }
+        let delivered = join_sum(receivers).await;
         let secs = start.elapsed().as_secs_f64();
-        for h in senders {
-            h.await;
-        }
-        for h in server_send {
-            h.await;
-        }
-        for h in server_receive {
-            h.await;
-        }
+        join_sum(senders).await;
+        join_sum(server_send).await;
+        join_sum(server_receive).await;
         assert_eq!(delivered, size.deliveries(), "every message delivered");
         delivered as f64 / secs
     });
@@ -205,14 +205,9 @@ pub fn hackbench<E: Exec, C: Channels>(e: &E, size: HackSize) -> f64 {
             })
             .collect();
         drop(txs);
-        let mut got = 0;
-        for h in receivers {
-            got += h.await;
-        }
+        let got = join_sum(receivers).await;
         let secs = start.elapsed().as_secs_f64();
-        for h in senders {
-            h.await;
-        }
+        join_sum(senders).await;
         assert_eq!(got, size.messages(), "every message received");
         got as f64 / secs
     });
