@@ -7,9 +7,6 @@ use schedlab_bench::{atomic, kthreads, names, programs, render_text, runtimes, u
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-/// Policies the schedlab runtime runs every program under.
-pub const POLICIES: &[&str] = &["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"];
-
 /// Options of `schedlab bench`.
 pub struct BenchOpts {
     pub quick: bool,
@@ -131,8 +128,8 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
 /// The async programs on schedlab's runtime (2 pinned workers) for every policy.
 fn schedlab_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
     let mut rows = Vec::new();
-    for policy in POLICIES {
-        match SchedlabExec::new(2, policy) {
+    for policy in crate::runtime_policies() {
+        match SchedlabExec::new(2, &policy) {
             Ok(e) => {
                 rows.extend(programs::suite(&e, scale, filter, &mut |w: &str| eprintln!("  {w}")));
                 e.shutdown();

@@ -4,8 +4,7 @@ mod bench;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use schedlab_core::policy::POLICY_NAMES;
-use schedlab_core::PolicySpec;
+use schedlab_core::{policies, PolicySpec};
 use schedlab_sim::{machine::PRESETS, simulate, Machine, SimConfig, SimError};
 use schedlab_workloads::{parse_workload, WORKLOAD_NAMES};
 use std::path::PathBuf;
@@ -38,8 +37,8 @@ enum Cmd {
         /// Machine preset (up, smp-N, smp-8, numa-4x4) or a TOML machine file.
         #[arg(long, short)]
         machine: String,
-        /// Scheduling policy: dss, mqs.
-        #[arg(long, short)]
+        /// Scheduling policy spec, name[:key=value,...] (see `schedlab list`).
+        #[arg(long, short, long_help = policy_help())]
         policy: String,
         /// Workload spec, e.g. chat:rooms=10,messages=100 | hackbench:groups=4,loops=100 | pingpong:rounds=100000.
         #[arg(long, short)]
@@ -127,7 +126,13 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::List => {
             println!("machines:  {}  (or a .toml machine file; see docs/machines.md)", PRESETS.join(", "));
-            println!("policies:  {}", POLICY_NAMES.join(", "));
+            println!("policies:");
+            for e in policies::entries() {
+                println!("  {:<6} {}", e.name, e.summary);
+                if !e.options.is_empty() {
+                    println!("  {:<6} options: {}", "", e.options);
+                }
+            }
             println!("workloads: {}", WORKLOAD_NAMES.join(", "));
             ExitCode::SUCCESS
         }
@@ -201,6 +206,24 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `--policy`'s long help, from the registry.
+fn policy_help() -> String {
+    let mut s = "Scheduling policy spec, name[:key=value,...]:".to_string();
+    for e in policies::entries() {
+        let opts = if e.options.is_empty() { String::new() } else { format!("[:{}]", e.options) };
+        s += &format!("\n  {}{opts}: {}", e.name, e.summary);
+    }
+    s
+}
+
+/// The schedulers `bench` and `validate` run on the real runtime: every registry entry
+/// in its example configuration, runtime-native ones (the default, `fast`) first.
+pub(crate) fn runtime_policies() -> Vec<String> {
+    let mut entries = policies::entries();
+    entries.sort_by_key(|e| !e.runtime_native);
+    entries.into_iter().map(|e| e.example.to_string()).collect()
 }
 
 /// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive).

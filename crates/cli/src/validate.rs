@@ -2,9 +2,6 @@
 
 use std::process::ExitCode;
 
-/// Policies compared: every simulated policy plus the runtime-only fast scheduler.
-const POLICIES: &[&str] = &["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"];
-
 pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>) -> ExitCode {
     if workers == 0 {
         eprintln!("schedlab validate: --workers must be at least 1");
@@ -30,7 +27,7 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>)
     } else {
         vec!["chat:rooms=2,messages=100".into(), "chat:rooms=4,messages=100".into(), "pingpong:rounds=50000".into()]
     };
-    let policies: Vec<String> = POLICIES.iter().map(|s| s.to_string()).collect();
+    let policies = crate::runtime_policies();
     match schedlab_validate::validate(&cal, &policies, &workloads, 1) {
         Ok(rows) => {
             if json {

@@ -29,6 +29,8 @@ fn bad_arguments_are_named_and_exit_2() {
         (&["sim", "--machine", "smp-0", "--policy", "dss", "--workload", "pingpong"], "CPU count"),
         (&["sim", "--machine", "smp-2", "--policy", "cfs", "--workload", "pingpong"], "unknown policy 'cfs'"),
         (&["sim", "--machine", "smp-2", "--policy", "dss:x=1", "--workload", "pingpong"], "unknown key 'x'"),
+        (&["sim", "--machine", "smp-2", "--policy", "fast", "--workload", "pingpong"], "no simulator model"),
+        (&["sim", "--machine", "smp-6", "--policy", "pmqs:pool=4", "--workload", "pingpong"], "does not divide"),
         (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "chat:rooms=zero"], "rooms='zero'"),
         (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "chat:romos=3"], "romos"),
         (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "tpcc"], "unknown workload"),
@@ -111,4 +113,9 @@ fn help_and_list_work() {
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("numa-4x4") && out.contains("mqs") && out.contains("hackbench"));
+    // The policies come from the registry, with their options.
+    for name in schedlab_core::policies::names() {
+        assert!(out.contains(&format!("  {name} ")), "{name} missing from {out}");
+    }
+    assert!(out.contains("options: pool=P"), "{out}");
 }

@@ -28,10 +28,16 @@
 //! Per-task scheduling state (the scheduler-relevant fields of `task_struct`) lives in
 //! the [`TaskTable`]; policies read and write it only between a [`Platform::touch`]
 //! of the task so that the cost of every access is visible to the simulator.
+//!
+//! Files: `policy.rs` (the contract above), `platform.rs` (what a policy may ask of an
+//! engine), `policies/` (the registry in `mod.rs` — names, spec parsing, the one
+//! constructor [`PolicyKind::build`] — and one file per policy), `common.rs` (what the
+//! 2.4-family policies share, including the body of 2.4's `schedule()`), `goodness.rs`
+//! (2.4 priority arithmetic), `task.rs`, `runlist.rs`, `cpu.rs`, `spec.rs`.
 
+pub mod common;
 pub mod cpu;
 pub mod goodness;
-pub mod percpu;
 pub mod platform;
 pub mod policies;
 pub mod policy;
@@ -41,6 +47,8 @@ pub mod task;
 
 pub use cpu::{CpuId, CpuMask, Topology};
 pub use platform::{Access, Line, NullPlatform, Platform, SchedLock, Work};
-pub use policy::{build_policy, Balancer, LbReading, Policy, PolicySpec, PrevState, SpecError};
+pub use policies::{BuildEnv, Configured, PolicyKind, PolicyOptions, PolicySource, PolicySpec};
+pub use policy::{Policy, PrevState};
 pub use runlist::RunList;
+pub use spec::{Spec, SpecError};
 pub use task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};

@@ -3,8 +3,9 @@
 //! One policy implementation serves two engines. The simulator's platform turns every
 //! hook into virtual time (a lock acquire waits until the modelled lock is free, a
 //! [`Platform::touch`] of a task structure costs an L2 hit, a cache-to-cache transfer or
-//! a remote-node read, and so on); the runtime's platform ([`NullPlatform`] here, or the
-//! runtime's own) makes them free.
+//! a remote-node read, and so on); the runtime's platform (`schedlab_rt::RtPlatform`)
+//! makes them free. [`NullPlatform`] here is the free platform for tests and
+//! micro-benchmarks.
 //!
 //! A platform value is a *per-CPU view*: [`Platform::this_cpu`] is the CPU on whose
 //! behalf the policy is running (Linux's `smp_processor_id()`).
@@ -66,11 +67,13 @@ pub trait SchedLock<T, P: ?Sized> {
 }
 
 /// What an engine supplies to a policy.
-pub trait Platform {
-    type Lock<T>: SchedLock<T, Self>;
+pub trait Platform: Sized + 'static {
+    /// `Send + Sync` whatever the engine, so that every policy (atomics plus platform
+    /// locks) is `Send + Sync` by construction and one constructor serves both engines.
+    type Lock<T: Send>: SchedLock<T, Self> + Send + Sync;
 
     /// Make a lock. `name` identifies it in lock statistics (e.g. `"runqueue_lock"`).
-    fn new_lock<T>(&self, name: &str, value: T) -> Self::Lock<T>;
+    fn new_lock<T: Send>(&self, name: &str, value: T) -> Self::Lock<T>;
     /// The CPU this policy call runs on.
     fn this_cpu(&self) -> CpuId;
     /// Current time in ns on this CPU (virtual in the simulator). Used for
@@ -84,9 +87,10 @@ pub trait Platform {
     fn resched(&self, cpu: CpuId);
 }
 
-/// The zero-cost platform: real `parking_lot` locks, free hooks, a clock the caller
-/// sets (so tests are deterministic), and reschedule requests recorded rather than
-/// delivered.
+/// The free platform for tests and micro-benchmarks (policy unit tests, the
+/// calibration of `schedlab validate`): real `parking_lot` locks, free hooks, a clock
+/// the caller sets (so tests are deterministic), and reschedule requests recorded
+/// rather than delivered. The engines have their own platforms.
 #[derive(Debug)]
 pub struct NullPlatform {
     pub cpu: CpuId,
@@ -134,8 +138,8 @@ impl<T> SchedLock<T, NullPlatform> for parking_lot::Mutex<T> {
 }
 
 impl Platform for NullPlatform {
-    type Lock<T> = parking_lot::Mutex<T>;
-    fn new_lock<T>(&self, _name: &str, value: T) -> Self::Lock<T> {
+    type Lock<T: Send> = parking_lot::Mutex<T>;
+    fn new_lock<T: Send>(&self, _name: &str, value: T) -> Self::Lock<T> {
         parking_lot::Mutex::new(value)
     }
     fn this_cpu(&self) -> CpuId {

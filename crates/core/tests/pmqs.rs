@@ -3,10 +3,9 @@
 
 use schedlab_core::cpu::CpuId;
 use schedlab_core::policies::mqs::Mqs;
-use schedlab_core::policies::pmqs::{Pmqs, PmqsConfig};
+use schedlab_core::policies::pmqs::{self, Balancer, LbReading, Pmqs, PmqsConfig};
 use schedlab_core::{
-    build_policy, Balancer, CpuMask, LbReading, NullPlatform, Policy, PolicySpec, PrevState, TaskId, TaskParams,
-    Topology,
+    BuildEnv, CpuMask, NullPlatform, Policy, PolicySource, PolicySpec, PrevState, TaskId, TaskParams, Topology,
 };
 
 const HZ: u32 = 100;
@@ -18,6 +17,10 @@ fn pmqs(n: usize, pool: usize, lb: Balancer, period: u32, reading: LbReading) ->
     let cfg = PmqsConfig { pool: Some(pool), lb, period, reading };
     let pol = Pmqs::new(&p, &Topology::smp(n), CAP, HZ, cfg).expect("valid pool");
     (p, pol)
+}
+
+fn env(topo: &Topology) -> BuildEnv<'_> {
+    BuildEnv { topo, capacity: CAP, hz: HZ }
 }
 
 fn check<P: Policy<NullPlatform> + ?Sized>(pol: &P) {
@@ -47,13 +50,13 @@ fn pool_sum(l: &[usize], pool: std::ops::Range<usize>) -> usize {
 fn bad_pool_sizes_are_spec_errors() {
     let p = NullPlatform::new(0);
     for pool in [3, 5, 16] {
-        let spec = PolicySpec::Pmqs { pool: Some(pool), lb: Balancer::Off, period: 45, reading: LbReading::Period };
-        let e = build_policy(&spec, &p, &Topology::smp(8), CAP, HZ).err().expect("must fail");
+        let spec = PolicySpec::parse(&format!("pmqs:pool={pool},lb=off")).unwrap();
+        let e = spec.build(&p, &env(&Topology::smp(8))).err().expect("must fail");
         assert!(e.0.contains(&format!("pool={pool}")) && e.0.contains("8 CPUs"), "{e}");
     }
     for pool in [1, 2, 4, 8] {
-        let spec = PolicySpec::Pmqs { pool: Some(pool), lb: Balancer::Lbp, period: 45, reading: LbReading::Period };
-        assert!(build_policy(&spec, &p, &Topology::smp(8), CAP, HZ).is_ok());
+        let spec = PolicySpec::parse(&format!("pmqs:pool={pool},lb=lbp")).unwrap();
+        assert!(spec.build(&p, &env(&Topology::smp(8))).is_ok());
     }
 }
 
@@ -402,8 +405,9 @@ fn pool_of_ncpus_behaves_like_mqs() {
             let mut mqs_lens = Vec::new();
             let a = random_run(&mqs, n, seed * 31, 500, |pol, _| mqs_lens.push(lens(pol)));
             for lb in [Balancer::Off, Balancer::Lbp, Balancer::Lbc] {
-                let spec = PolicySpec::Pmqs { pool: None, lb, period: 10, reading: LbReading::Period };
-                let pm = build_policy(&spec, &p, &Topology::smp(n), CAP, HZ).unwrap();
+                let spec =
+                    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: None, lb, period: 10, reading: LbReading::Period });
+                let pm = spec.build(&p, &env(&Topology::smp(n))).unwrap();
                 let mut pm_lens = Vec::new();
                 let b = random_run(pm.as_ref(), n, seed * 31, 500, |pol, _| pm_lens.push(lens(pol)));
                 assert_eq!(a, b, "n={n} seed={seed} {lb:?}: schedule() picks differ");

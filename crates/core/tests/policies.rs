@@ -537,8 +537,8 @@ impl<T> SchedLock<T, BusyPlatform> for BusyLock<T> {
 }
 
 impl Platform for BusyPlatform {
-    type Lock<T> = BusyLock<T>;
-    fn new_lock<T>(&self, _: &str, value: T) -> BusyLock<T> {
+    type Lock<T: Send> = BusyLock<T>;
+    fn new_lock<T: Send>(&self, _: &str, value: T) -> BusyLock<T> {
         BusyLock(parking_lot::Mutex::new(value))
     }
     fn this_cpu(&self) -> CpuId {

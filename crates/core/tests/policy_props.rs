@@ -5,14 +5,19 @@
 
 use proptest::prelude::*;
 use schedlab_core::cpu::{CpuId, CpuMask};
+use schedlab_core::policies::dss;
+use schedlab_core::policies::pmqs::{self, Balancer, LbReading, PmqsConfig};
 use schedlab_core::{
-    build_policy, Balancer, LbReading, NullPlatform, Policy, PolicySpec, PrevState, SchedClass, TaskId, TaskParams,
-    Topology,
+    BuildEnv, NullPlatform, Policy, PolicySource, PolicySpec, PrevState, SchedClass, TaskId, TaskParams, Topology,
 };
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const CAP: usize = 40;
+
+fn pmqs_spec(pool: usize, lb: Balancer, period: u32, reading: LbReading) -> PolicySpec {
+    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: Some(pool), lb, period, reading })
+}
 const HZ: u32 = 100;
 
 #[derive(Clone, Debug)]
@@ -71,7 +76,7 @@ struct Harness {
 impl Harness {
     fn new(spec: PolicySpec, ncpus: usize) -> Harness {
         let p = NullPlatform::new(0);
-        let pol = build_policy(&spec, &p, &Topology::smp(ncpus), CAP, HZ).expect("valid spec");
+        let pol = spec.build(&p, &BuildEnv { topo: &Topology::smp(ncpus), capacity: CAP, hz: HZ }).expect("valid spec");
         Harness { spec, ncpus, p, pol, curr: vec![None; ncpus], state: Vec::new(), pending_resched: Vec::new(), now: 0 }
     }
 
@@ -122,10 +127,7 @@ impl Harness {
         let tasks = self.pol.tasks();
         for (t, &s) in self.state.iter().enumerate() {
             let ts = tasks.get(t as TaskId);
-            let visible = match self.spec {
-                PolicySpec::Dss => true,
-                PolicySpec::Mqs | PolicySpec::Pmqs { .. } => ts.on_rq() == Some(cpu),
-            };
+            let visible = self.spec.config::<dss::Kind>().is_some() || ts.on_rq() == Some(cpu);
             if s == St::Runnable
                 && visible
                 && ts.cpus_allowed().contains(cpu)
@@ -256,7 +258,7 @@ proptest! {
         ncpus in 1usize..=8,
         ops in proptest::collection::vec(op(), 1..250),
     ) {
-        run(PolicySpec::Dss, ncpus, &ops)?;
+        run(PolicySpec::parse("dss").unwrap(), ncpus, &ops)?;
     }
 
     #[test]
@@ -264,7 +266,7 @@ proptest! {
         ncpus in 1usize..=8,
         ops in proptest::collection::vec(op(), 1..250),
     ) {
-        run(PolicySpec::Mqs, ncpus, &ops)?;
+        run(PolicySpec::parse("mqs").unwrap(), ncpus, &ops)?;
     }
 
     /// PMQS with every balancer and a pool size dividing the CPU count.
@@ -279,7 +281,7 @@ proptest! {
         let divisors: Vec<usize> = (1..=ncpus).filter(|d| ncpus % d == 0).collect();
         let pool = divisors[pool_pick % divisors.len()];
         let reading = if threshold { LbReading::Threshold } else { LbReading::Period };
-        run(PolicySpec::Pmqs { pool: Some(pool), lb, period: 10, reading }, ncpus, &ops)?;
+        run(pmqs_spec(pool, lb, 10, reading), ncpus, &ops)?;
     }
 }
 
@@ -292,20 +294,10 @@ proptest! {
 fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
     const NONE: usize = usize::MAX;
     let p0 = NullPlatform::new(0);
-    let pol: Arc<dyn Policy<NullPlatform> + Send + Sync> = match spec {
-        PolicySpec::Dss => Arc::new(schedlab_core::policies::dss::Dss::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
-        PolicySpec::Mqs => Arc::new(schedlab_core::policies::mqs::Mqs::new(&p0, &Topology::smp(ncpus), ntasks, HZ)),
-        PolicySpec::Pmqs { pool, lb, period, reading } => Arc::new(
-            schedlab_core::policies::pmqs::Pmqs::new(
-                &p0,
-                &Topology::smp(ncpus),
-                ntasks,
-                HZ,
-                schedlab_core::policies::pmqs::PmqsConfig { pool, lb, period, reading },
-            )
-            .expect("valid pool"),
-        ),
-    };
+    let pol: Arc<dyn Policy<NullPlatform>> = spec
+        .build(&p0, &BuildEnv { topo: &Topology::smp(ncpus), capacity: ntasks, hz: HZ })
+        .expect("valid spec")
+        .into();
     for t in 0..ntasks as TaskId {
         let params = TaskParams { nice: (t % 7) as i8 - 3, mm: t % 3, ..TaskParams::default() };
         let mut p = NullPlatform::new(t as usize % ncpus);
@@ -393,7 +385,7 @@ fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
 #[test]
 fn pmqs_concurrent_stress_never_runs_a_task_twice() {
     for lb in [Balancer::Lbp, Balancer::Lbc, Balancer::Ip] {
-        let spec = |pool| PolicySpec::Pmqs { pool: Some(pool), lb, period: 1, reading: LbReading::Period };
+        let spec = |pool| pmqs_spec(pool, lb, 1, LbReading::Period);
         stress(spec(2), 4, 12, 10_000);
         stress(spec(4), 8, 24, 5_000);
     }
@@ -402,8 +394,8 @@ fn pmqs_concurrent_stress_never_runs_a_task_twice() {
 #[test]
 fn mqs_concurrent_stress_never_runs_a_task_twice() {
     for _ in 0..4 {
-        stress(PolicySpec::Mqs, 4, 12, 20_000);
-        stress(PolicySpec::Mqs, 8, 24, 10_000);
+        stress(PolicySpec::parse("mqs").unwrap(), 4, 12, 20_000);
+        stress(PolicySpec::parse("mqs").unwrap(), 8, 24, 10_000);
     }
 }
 
@@ -413,6 +405,6 @@ fn mqs_concurrent_stress_never_runs_a_task_twice() {
 #[test]
 fn dss_concurrent_stress_never_runs_a_task_twice() {
     for _ in 0..4 {
-        stress(PolicySpec::Dss, 4, 12, 20_000);
+        stress(PolicySpec::parse("dss").unwrap(), 4, 12, 20_000);
     }
 }

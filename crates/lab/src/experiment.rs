@@ -2,7 +2,7 @@
 //! baseline policy and the metric to compare, with `[quick]` overrides for CI.
 
 use crate::LabError;
-use schedlab_core::PolicySpec;
+use schedlab_core::{PolicySource, PolicySpec};
 use schedlab_sim::{simulate, Machine, SimConfig};
 use schedlab_workloads::{parse_workload, Workload};
 use serde::Deserialize;
@@ -140,7 +140,11 @@ impl Experiment {
         }
         let mut policies = Vec::new();
         for (i, s) in policy_specs.iter().enumerate() {
-            policies.push(PolicySpec::parse(s).map_err(|e| LabError::Config(format!("{pf}[{i}] = {s:?}: {e}")))?);
+            let spec = PolicySpec::parse(s).map_err(|e| LabError::Config(format!("{pf}[{i}] = {s:?}: {e}")))?;
+            if spec.runtime_native() {
+                return bad(format!("{pf}[{i}] = {s:?}: a runtime-only scheduler, the simulator cannot run it"));
+            }
+            policies.push(spec);
         }
         let mut workloads = Vec::new();
         for (i, s) in workload_specs.iter().enumerate() {

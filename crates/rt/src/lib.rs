@@ -74,6 +74,8 @@ pub(crate) enum Kind {
 
 pub(crate) struct Shared {
     pub(crate) kind: Kind,
+    /// Canonical spec of the policy.
+    pub(crate) policy_name: String,
     pub(crate) shutdown: AtomicBool,
     pub(crate) nworkers: usize,
 }
@@ -125,14 +127,29 @@ impl Shared {
 }
 
 /// Configures and builds a [`Runtime`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Builder {
     workers: usize,
-    policy: String,
+    /// The scheduler: a registry spec or any policy source; a parse error is kept for
+    /// `build` to report.
+    policy: Result<Arc<dyn policy_sched::RtSource>, String>,
     pin: bool,
     hz: u32,
     max_tasks: usize,
     spin: Duration,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("workers", &self.workers)
+            .field("policy", &self.policy.as_ref().map(|s| s.canonical()))
+            .field("pin", &self.pin)
+            .field("hz", &self.hz)
+            .field("max_tasks", &self.max_tasks)
+            .field("spin", &self.spin)
+            .finish()
+    }
 }
 
 impl Default for Builder {
@@ -147,7 +164,7 @@ impl Builder {
     pub fn new() -> Builder {
         Builder {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            policy: "fast".into(),
+            policy: Ok(Arc::new(schedlab_core::Configured::<schedlab_core::policies::fast::Kind>(()))),
             pin: true,
             hz: 1000,
             max_tasks: 1 << 16,
@@ -159,10 +176,18 @@ impl Builder {
         self.workers = n.max(1);
         self
     }
-    /// `"fast"` or any `schedlab_core::PolicySpec` string (`"dss"`, `"mqs"`,
-    /// `"pmqs:pool=1,lb=lbp,period=10"`).
+    /// Any policy of the registry by its spec (`schedlab_core::PolicySpec`): `"fast"`,
+    /// `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, ...
     pub fn policy(mut self, spec: &str) -> Builder {
-        self.policy = spec.to_string();
+        self.policy = schedlab_core::PolicySpec::parse(spec)
+            .map(|s| Arc::new(s) as Arc<dyn policy_sched::RtSource>)
+            .map_err(|e| format!("bad policy '{spec}': {e}"));
+        self
+    }
+    /// Any policy source: a parsed `PolicySpec`, or a `schedlab_core::Configured`
+    /// policy kind that is not in the registry (built by the same constructor).
+    pub fn policy_source<S: schedlab_core::PolicySource + Send + Sync + 'static>(mut self, source: S) -> Builder {
+        self.policy = Ok(Arc::new(source));
         self
     }
     /// Pin worker `i` to CPU `i % ncpus`.
@@ -188,24 +213,20 @@ impl Builder {
 
     pub fn build(self) -> Result<Runtime, String> {
         let n = self.workers;
-        let kind = if self.policy.trim().eq_ignore_ascii_case("fast") {
+        let source = self.policy?;
+        let name = source.canonical();
+        let kind = if source.runtime_native() {
             Kind::Fast(Box::new(fast::Fast::new(n, self.spin)))
         } else {
-            let spec = schedlab_core::PolicySpec::parse(&self.policy)
-                .map_err(|e| format!("bad policy '{}': {e} (or use 'fast')", self.policy))?;
             if n > schedlab_core::cpu::MAX_CPUS {
-                return Err(format!(
-                    "policy '{}' supports at most {} workers",
-                    self.policy,
-                    schedlab_core::cpu::MAX_CPUS
-                ));
+                return Err(format!("policy '{name}' supports at most {} workers", schedlab_core::cpu::MAX_CPUS));
             }
             Kind::Policy(
-                policy_sched::PolicySched::new(&spec, n, self.max_tasks, self.hz, self.spin)
-                    .map_err(|e| format!("bad policy '{}': {e}", self.policy))?,
+                policy_sched::PolicySched::new(&*source, n, self.max_tasks, self.hz, self.spin)
+                    .map_err(|e| format!("bad policy '{name}': {e}"))?,
             )
         };
-        let shared = Arc::new(Shared { kind, shutdown: AtomicBool::new(false), nworkers: n });
+        let shared = Arc::new(Shared { kind, policy_name: name, shutdown: AtomicBool::new(false), nworkers: n });
         let threads = match worker::start(&shared, self.pin) {
             Ok(t) => t,
             Err(e) => {
@@ -273,12 +294,9 @@ impl Runtime {
         self.shared.nworkers
     }
 
-    /// `"fast"` or the canonical policy spec (e.g. `"pmqs:pool=1,lb=lbp,period=10"`).
+    /// The canonical policy spec (`"fast"`, `"pmqs:pool=1,lb=lbp,period=10"`, ...).
     pub fn policy_name(&self) -> String {
-        match &self.shared.kind {
-            Kind::Fast(_) => "fast".into(),
-            Kind::Policy(p) => p.name().to_string(),
-        }
+        self.shared.policy_name.clone()
     }
 
     /// Policy schedulers: check the policy's structural invariants (run lists, task

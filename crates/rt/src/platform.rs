@@ -79,8 +79,8 @@ impl RtPlatform {
 }
 
 impl Platform for RtPlatform {
-    type Lock<T> = RtLock<T>;
-    fn new_lock<T>(&self, _name: &str, value: T) -> RtLock<T> {
+    type Lock<T: Send> = RtLock<T>;
+    fn new_lock<T: Send>(&self, _name: &str, value: T) -> RtLock<T> {
         RtLock(parking_lot::Mutex::new(value))
     }
     #[inline]

@@ -31,7 +31,7 @@
 use crate::context;
 use crate::platform::{RtPlatform, Signals};
 use crate::task::{Polled, Task};
-use schedlab_core::{build_policy, Platform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
+use schedlab_core::{BuildEnv, Platform, Policy, PolicySource, PrevState, TaskId, TaskParams, Topology};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
@@ -43,20 +43,25 @@ const IDLE_PAUSES: u32 = 4;
 /// Consecutive polls of a self-waking task before the worker calls `schedule()`.
 pub const POLL_BUDGET: u32 = 64;
 
-/// A core policy, asserted `Send + Sync`. `build_policy` returns `Box<dyn Policy<P>>`
-/// without those bounds; every policy it builds holds only atomics and platform locks
-/// (checked for the known ones by `_assert_policies_are_sync` below).
-struct SyncPolicy(Box<dyn Policy<RtPlatform>>);
-// SAFETY: see above; DSS, MQS and PMQS keep all mutable state in atomics or in
-// `RtLock`s (parking_lot mutexes).
-unsafe impl Send for SyncPolicy {}
-unsafe impl Sync for SyncPolicy {}
+/// A policy choice as the runtime keeps it: any [`PolicySource`] (a parsed
+/// `PolicySpec`, or a `Configured` kind from outside the registry), built for
+/// [`RtPlatform`] when the runtime starts.
+pub(crate) trait RtSource: Send + Sync {
+    fn canonical(&self) -> String;
+    fn runtime_native(&self) -> bool;
+    fn build(&self, p: &RtPlatform, env: &BuildEnv) -> Result<Box<dyn Policy<RtPlatform>>, schedlab_core::SpecError>;
+}
 
-fn _assert_policies_are_sync() {
-    fn is_sync<T: Send + Sync>() {}
-    is_sync::<schedlab_core::policies::dss::Dss<RtPlatform>>();
-    is_sync::<schedlab_core::policies::mqs::Mqs<RtPlatform>>();
-    is_sync::<schedlab_core::policies::pmqs::Pmqs<RtPlatform>>();
+impl<S: PolicySource + Send + Sync> RtSource for S {
+    fn canonical(&self) -> String {
+        PolicySource::canonical(self)
+    }
+    fn runtime_native(&self) -> bool {
+        PolicySource::runtime_native(self)
+    }
+    fn build(&self, p: &RtPlatform, env: &BuildEnv) -> Result<Box<dyn Policy<RtPlatform>>, schedlab_core::SpecError> {
+        PolicySource::build(self, p, env)
+    }
 }
 
 struct Ids {
@@ -66,7 +71,7 @@ struct Ids {
 }
 
 pub(crate) struct PolicySched {
-    policy: SyncPolicy,
+    policy: Box<dyn Policy<RtPlatform>>,
     plats: Box<[RtPlatform]>,
     pub(crate) signals: Arc<Signals>,
     slots: Box<[parking_lot::Mutex<Option<Task>>]>,
@@ -77,13 +82,14 @@ pub(crate) struct PolicySched {
 }
 
 impl PolicySched {
-    pub fn new(spec: &PolicySpec, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
+    pub fn new(spec: &dyn RtSource, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
         let start = Instant::now();
         let signals = Arc::new(Signals::new(n, start));
         let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone())).collect();
-        let policy = build_policy(spec, &plats[0], &Topology::smp(n), capacity, hz).map_err(|e| e.0)?;
+        let env = BuildEnv { topo: &Topology::smp(n), capacity, hz };
+        let policy = spec.build(&plats[0], &env).map_err(|e| e.0)?;
         Ok(PolicySched {
-            policy: SyncPolicy(policy),
+            policy,
             plats,
             signals,
             slots: (0..capacity).map(|_| parking_lot::Mutex::new(None)).collect(),
@@ -101,7 +107,7 @@ impl PolicySched {
         &self.name
     }
     pub fn policy(&self) -> &dyn Policy<RtPlatform> {
-        &*self.policy.0
+        &*self.policy
     }
     pub fn stats(&self) -> crate::Stats {
         self.signals.stats.sum()
@@ -140,15 +146,15 @@ impl PolicySched {
         let params = TaskParams { nice: task.header().nice.clamp(-20, 19), ..TaskParams::default() };
         *self.slots[id as usize].lock() = Some(task);
         let p = &self.plats[cpu];
-        self.policy.0.task_new(p, id, &params, parent);
-        self.policy.0.wake_up(p, id, false);
+        self.policy.task_new(p, id, &params, parent);
+        self.policy.wake_up(p, id, false);
     }
 
     /// A waker moved `task` from IDLE to SCHEDULED.
     pub fn wake(&self, task: Task) {
         let id = task.header().id.load(Relaxed);
         drop(task); // the slot holds the task
-        self.policy.0.wake_up(self.view(), id, false);
+        self.policy.wake_up(self.view(), id, false);
     }
 
     fn task(&self, id: TaskId) -> Task {
@@ -202,7 +208,7 @@ impl PolicySched {
 
     fn worker_loop(&self, shared: &crate::Shared, me: usize) {
         let p = &self.plats[me];
-        let policy = &*self.policy.0;
+        let policy = &*self.policy;
         let need_resched = &self.signals.need_resched[me];
         let mut idle_since: Option<Instant> = None;
         let mut next_tick = p.now() + self.tick_ns;
@@ -323,7 +329,7 @@ impl PolicySched {
         idle_since: &mut Option<Instant>,
         shared: &crate::Shared,
     ) {
-        let policy = &*self.policy.0;
+        let policy = &*self.policy;
         let need_resched = &self.signals.need_resched[me];
         let since = *idle_since.get_or_insert_with(Instant::now);
         let tick = |next_tick: &mut u64| {

@@ -17,7 +17,7 @@ use crate::report::{round3, Latency, QueueLen, Report, RqSeries};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_core::{build_policy, CpuId, Policy, PolicySpec, PrevState, TaskId, Topology};
+use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};
 use std::collections::VecDeque;
 use std::fmt;
@@ -201,7 +201,7 @@ struct Engine<'w> {
 /// Run `workload` under `policy` on `machine`.
 pub fn simulate(
     machine: &Machine,
-    policy: &PolicySpec,
+    policy: &impl PolicySource,
     workload: &Workload,
     cfg: &SimConfig,
 ) -> Result<Report, SimError> {
@@ -215,7 +215,7 @@ pub fn simulate(
 }
 
 impl<'w> Engine<'w> {
-    fn new(m: &Machine, spec: &PolicySpec, w: &'w Workload, cfg: &SimConfig) -> Result<Engine<'w>, SimError> {
+    fn new(m: &Machine, spec: &impl PolicySource, w: &'w Workload, cfg: &SimConfig) -> Result<Engine<'w>, SimError> {
         let mut ops = Vec::with_capacity(w.programs.iter().map(|p| p.ops.len()).sum());
         let mut prog_start = Vec::with_capacity(w.programs.len() + 1);
         for (i, p) in w.programs.iter().enumerate() {
@@ -233,7 +233,8 @@ impl<'w> Engine<'w> {
         let capacity = w.expected_tasks.max(1) as usize;
         let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
         let topo = Topology { node_of: m.node_of.clone() };
-        let policy = build_policy(spec, &plat, &topo, capacity, m.hz).map_err(|e| SimError::Policy(e.0))?;
+        let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
+        let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
         let cpus = (0..m.cpus)
             .map(|_| CpuRt {
                 curr: None,
@@ -828,7 +829,7 @@ impl<'w> Engine<'w> {
         Ok(())
     }
 
-    fn report(mut self, m: &Machine, spec: &PolicySpec, seed: u64, wall_s: f64) -> Report {
+    fn report(mut self, m: &Machine, spec: &impl PolicySource, seed: u64, wall_s: f64) -> Report {
         let virtual_ns = self.end_time.max(1);
         for c in self.cpus.iter_mut() {
             if c.curr.is_none() {

@@ -227,17 +227,29 @@ impl SimPlatform {
     }
 }
 
-/// A lock in virtual time, guarding `T`.
+/// A lock in virtual time, guarding `T`. Its waiting and holding are the platform's
+/// accounting; the data sits in a real spin lock only so that the lock is `Send +
+/// Sync` like every platform's, which makes every policy `Send + Sync` by construction
+/// (one constructor for both engines). The simulator runs a policy on one thread, so
+/// the spin lock is always free: one uncontended atomic per critical section, and a
+/// policy that re-enters a lock it holds panics instead of deadlocking.
 pub struct SimLock<T> {
     id: usize,
-    data: RefCell<T>,
+    data: spin::Mutex<T>,
+}
+
+impl<T> SimLock<T> {
+    #[inline]
+    fn data(&self) -> spin::MutexGuard<'_, T> {
+        self.data.try_lock().expect("a policy re-entered a simulated lock it holds")
+    }
 }
 
 impl<T> SchedLock<T, SimPlatform> for SimLock<T> {
     #[inline]
     fn with<R>(&self, p: &SimPlatform, f: impl FnOnce(&mut T) -> R) -> R {
         p.lock_acquire(self.id, false);
-        let r = f(&mut self.data.borrow_mut());
+        let r = f(&mut self.data());
         p.lock_release(self.id);
         r
     }
@@ -246,24 +258,24 @@ impl<T> SchedLock<T, SimPlatform> for SimLock<T> {
         if !p.lock_acquire(self.id, true) {
             return None;
         }
-        let r = f(&mut self.data.borrow_mut());
+        let r = f(&mut self.data());
         p.lock_release(self.id);
         Some(r)
     }
     #[inline]
     fn peek<R>(&self, p: &SimPlatform, f: impl FnOnce(&T) -> R) -> R {
         p.advance(p.cost.l2_hit_ns);
-        f(&self.data.borrow())
+        f(&self.data())
     }
     fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.data.borrow())
+        f(&self.data())
     }
 }
 
 impl Platform for SimPlatform {
-    type Lock<T> = SimLock<T>;
+    type Lock<T: Send> = SimLock<T>;
 
-    fn new_lock<T>(&self, name: &str, value: T) -> SimLock<T> {
+    fn new_lock<T: Send>(&self, name: &str, value: T) -> SimLock<T> {
         let mut locks = self.locks.borrow_mut();
         locks.push(LockState {
             stats: LockStats { name: name.to_string(), ..LockStats::default() },
@@ -271,7 +283,7 @@ impl Platform for SimPlatform {
             acquired_at: 0,
             last_cpu: None,
         });
-        SimLock { id: locks.len() - 1, data: RefCell::new(value) }
+        SimLock { id: locks.len() - 1, data: spin::Mutex::new(value) }
     }
     #[inline]
     fn this_cpu(&self) -> CpuId {

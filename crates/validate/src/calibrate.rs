@@ -10,7 +10,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_core::{NullPlatform, PolicySpec, PrevState, TaskParams, Topology};
+use schedlab_core::policies::dss;
+use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
 use schedlab_sim::{CostParams, Machine};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,12 +112,17 @@ fn mem_latency(steps: u64) -> f64 {
     ns
 }
 
+/// DSS on one CPU at HZ = 100, built as the engines build it.
+fn dss(p: &NullPlatform, capacity: usize) -> Box<dyn Policy<NullPlatform>> {
+    let env = BuildEnv { topo: &Topology::smp(1), capacity, hz: 100 };
+    Configured::<dss::Kind>(()).build(p, &env).expect("dss")
+}
+
 fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {
     let reps = if quick { 20_000 } else { 200_000 };
     let sched_ns = |k: u32| {
         let p = NullPlatform::new(0);
-        let pol =
-            schedlab_core::build_policy(&PolicySpec::Dss, &p, &Topology::smp(1), k as usize + 1, 100).expect("dss");
+        let pol = dss(&p, k as usize + 1);
         for t in 0..k {
             pol.task_new(&p, t, &TaskParams::default(), None);
             pol.wake_up(&p, t, false);
@@ -127,7 +133,7 @@ fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {
     let (one, many) = (sched_ns(1), sched_ns(65));
     let per_task = ((many - one) / 64.0).max(0.1);
     let p = NullPlatform::new(0);
-    let pol = schedlab_core::build_policy(&PolicySpec::Dss, &p, &Topology::smp(1), 2, 100).expect("dss");
+    let pol = dss(&p, 2);
     pol.task_new(&p, 0, &TaskParams::default(), None);
     pol.wake_up(&p, 0, false);
     let t0 = pol.schedule(&p, None, PrevState::Runnable);

@@ -13,7 +13,7 @@ pub mod timer;
 pub use calibrate::{calibrate, Calibration};
 pub use interp::{run_on_runtime, RealRun};
 
-use schedlab_core::PolicySpec;
+use schedlab_core::{PolicySource, PolicySpec};
 use schedlab_sim::{simulate, SimConfig};
 use schedlab_workloads::parse_workload;
 use serde::Serialize;
@@ -24,7 +24,8 @@ pub struct Row {
     pub workload: String,
     pub policy: String,
     pub unit: String,
-    /// Simulated throughput on the calibrated host machine (None for the runtime-only "fast" policy).
+    /// Simulated throughput on the calibrated host machine (None for a runtime-native
+    /// scheduler such as `fast`, which has no simulator model).
     pub sim: Option<f64>,
     /// Measured throughput of the real runtime.
     pub real: f64,
@@ -36,22 +37,22 @@ pub struct Row {
     pub real_wall_s: f64,
 }
 
-/// Run every workload under every policy on both engines. `policies` may include
-/// `"fast"` (runtime only: it is not a simulated policy).
+/// Run every workload under every policy on both engines (a runtime-native scheduler,
+/// such as `fast`, on the runtime only).
 pub fn validate(cal: &Calibration, policies: &[String], workloads: &[String], seed: u64) -> Result<Vec<Row>, String> {
     let machine = cal.machine();
     let mut rows = Vec::new();
     for ws in workloads {
         let w = parse_workload(ws).map_err(|e| e.to_string())?;
         for p in policies {
-            let sim = if p == "fast" {
+            let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
+            let sim = if spec.runtime_native() {
                 None
             } else {
-                let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
                 let cfg = SimConfig { seed, ..SimConfig::default() };
                 Some(simulate(&machine, &spec, &w, &cfg).map_err(|e| format!("sim {p} {ws}: {e}"))?)
             };
-            let rt = schedlab_rt::Builder::new().workers(cal.workers).policy(p).pin(true).build()?;
+            let rt = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec).pin(true).build()?;
             let real = run_on_runtime(&rt, &w, 1.0, seed)?;
             let real_switches = rt.stats().switches;
             rt.shutdown();

@@ -8,14 +8,29 @@
 //! to the longest-idle allowed CPU, else preempts the CPU with the best
 //! `preemption_goodness > 1`.
 
+use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{goodness, nice_to_ticks, preemption_goodness, MIN_GOODNESS};
-use crate::percpu::SchedCommon;
+use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::runlist::RunList;
+use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
 use std::sync::atomic::Ordering::Relaxed;
+
+/// The registry entry.
+pub struct Kind;
+
+impl PolicyKind for Kind {
+    const NAME: &'static str = "dss";
+    const SUMMARY: &'static str = "Linux 2.4's scheduler: one global run queue and lock, goodness() over every task";
+    type Config = ();
+
+    fn build<P: Platform>(_: &(), p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Dss::new(p, env.topo, env.capacity, env.hz)))
+    }
+}
 
 /// The single run queue is queue 0.
 const RQ: usize = 0;
@@ -28,14 +43,6 @@ pub struct Dss<P: Platform> {
 impl<P: Platform> Dss<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
         Dss { common: SchedCommon::new(topo, 1, capacity, hz), runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)) }
-    }
-
-    /// `can_schedule(t, cpu)`: allowed here and not running elsewhere (prev, running
-    /// here, is schedulable).
-    #[inline]
-    fn can_schedule(&self, t: TaskId, cpu: CpuId, prev: Option<TaskId>) -> bool {
-        let ts = self.common.tasks.get(t);
-        ts.cpus_allowed().contains(cpu) && (!ts.has_cpu() || Some(t) == prev)
     }
 
     /// `reschedule_idle(p)`, called with the run-queue lock held.
@@ -91,7 +98,7 @@ impl<P: Platform> Dss<P> {
 
 impl<P: Platform> Policy<P> for Dss<P> {
     fn name(&self) -> &str {
-        "dss"
+        Kind::NAME
     }
     fn tasks(&self) -> &TaskTable {
         &self.common.tasks
@@ -120,86 +127,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
     }
 
     fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
-        let cpu = p.this_cpu();
-        let tasks = &self.common.tasks;
-        p.charge(Work::ScheduleEntry);
-        let this_mm = match prev {
-            Some(t) => tasks.get(t).mm(),
-            None => self.common.cpu(cpu).active_mm.load(Relaxed),
-        };
-        let prev_runnable = prev.filter(|_| prev_state == PrevState::Runnable);
-        let mut first_pass = true;
-        let next = loop {
-            let (next, c) = self.runqueue.with(p, |rq| {
-                p.touch(Line::Queue(RQ), Access::Write);
-                if first_pass {
-                    if let Some(t) = prev {
-                        let ts = tasks.get(t);
-                        p.touch(Line::Task(t), Access::Write);
-                        if prev_state == PrevState::Runnable && ts.class() == SchedClass::Rr && ts.counter() == 0 {
-                            ts.set_counter(nice_to_ticks(ts.nice(), self.common.hz));
-                            p.charge(Work::ListOp);
-                            rq.move_to_back(tasks, t);
-                        }
-                        if prev_state != PrevState::Runnable && rq.contains(tasks, t) {
-                            p.charge(Work::ListOp);
-                            rq.remove(tasks, t);
-                            self.common.publish_len(RQ, rq.len());
-                        }
-                    }
-                }
-                let (mut next, mut c) = (None, MIN_GOODNESS);
-                if let Some(t) = prev_runnable {
-                    p.charge(Work::Goodness);
-                    c = goodness(tasks.get(t), cpu, this_mm);
-                    next = Some(t);
-                }
-                let mut cur = rq.first();
-                while let Some(t) = cur {
-                    p.touch(Line::Task(t), Access::Read);
-                    if self.can_schedule(t, cpu, prev) {
-                        p.charge(Work::Goodness);
-                        let w = goodness(tasks.get(t), cpu, this_mm);
-                        if w > c {
-                            c = w;
-                            next = Some(t);
-                        }
-                    }
-                    cur = rq.next(tasks, t);
-                }
-                // Claim `next` while still holding the lock (2.4 sets has_cpu here), so
-                // no other CPU can pick it between the unlock and the switch.
-                if c != 0 {
-                    if let Some(n) = next {
-                        p.touch(Line::Task(n), Access::Write);
-                        tasks.get(n).set_has_cpu(true);
-                    }
-                }
-                (next, c)
-            });
-            first_pass = false;
-            if c == 0 {
-                self.common.recalculate(p);
-                continue;
-            }
-            break next;
-        };
-        let yielded = self.common.switch_to(p, prev, prev_state, next);
-        // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
-        if let Some(t) = prev_runnable {
-            if next != Some(t) && !yielded {
-                self.runqueue.with(p, |_| {
-                    // 2.4 checks `prev->state == TASK_RUNNING` under the lock: on the
-                    // real runtime another CPU may have run prev and blocked it since
-                    // `switch_to` (the simulator's atomic calls never see that).
-                    let ts = self.common.tasks.get(t);
-                    if ts.on_rq().is_some() && !ts.has_cpu() {
-                        self.reschedule_idle(p, t)
-                    }
-                });
-            }
-        }
-        next
+        common::schedule(self, p, prev, prev_state)
     }
 
     fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
@@ -230,8 +158,86 @@ impl<P: Platform> Policy<P> for Dss<P> {
         self.common.queue_len(q)
     }
     fn check_invariants(&self) -> Result<(), String> {
-        let mut check = crate::policies::ListChecker::new(&self.common);
+        let mut check = ListChecker::new(&self.common);
         self.runqueue.inspect(|rq| check.list(&self.common, rq))?;
         check.finish(&self.common)
+    }
+}
+
+impl<P: Platform> Hooks24<P> for Dss<P> {
+    type Rq = RunList;
+    fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+    /// 2.4 passes `prev->active_mm`: the running task's own `mm`, or the one the idle
+    /// task borrowed.
+    fn this_mm(&self, _: &P, cpu: CpuId, prev: Option<TaskId>) -> u32 {
+        match prev {
+            Some(t) => self.common.tasks.get(t).mm(),
+            None => self.common.cpu(cpu).active_mm.load(Relaxed),
+        }
+    }
+    fn lock_local<R>(&self, p: &P, _: CpuId, f: impl FnOnce(&mut RunList) -> R) -> R {
+        self.runqueue.with(p, f)
+    }
+    fn list(rq: &mut RunList) -> &mut RunList {
+        rq
+    }
+    fn unlink(&self, p: &P, rq: &mut RunList, t: TaskId) {
+        p.charge(Work::ListOp);
+        rq.remove(&self.common.tasks, t);
+        self.common.publish_len(RQ, rq.len());
+    }
+
+    /// The whole list, `goodness()` for every task that may run here; `prev`, if still
+    /// runnable, starts as the candidate to beat.
+    fn pick(
+        &self,
+        p: &P,
+        rq: &mut RunList,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: PrevState,
+        this_mm: u32,
+    ) -> Option<Picked> {
+        let tasks = &self.common.tasks;
+        let (mut next, mut c) = (None, MIN_GOODNESS);
+        if let Some(t) = prev.filter(|_| prev_state == PrevState::Runnable) {
+            p.charge(Work::Goodness);
+            c = goodness(tasks.get(t), cpu, this_mm);
+            next = Some(t);
+        }
+        let mut cur = rq.first();
+        while let Some(t) = cur {
+            p.touch(Line::Task(t), Access::Read);
+            let ts = tasks.get(t);
+            if can_schedule(ts, t, cpu, prev) {
+                p.charge(Work::Goodness);
+                let w = goodness(ts, cpu, this_mm);
+                if w > c {
+                    c = w;
+                    next = Some(t);
+                }
+            }
+            cur = rq.next(tasks, t);
+        }
+        if c == 0 {
+            return None;
+        }
+        // Claim `next` while still holding the lock (2.4 sets has_cpu here), so no
+        // other CPU can pick it between the unlock and the switch.
+        if let Some(n) = next {
+            p.touch(Line::Task(n), Access::Write);
+            tasks.get(n).set_has_cpu(true);
+        }
+        Some(Picked { next, displaced: false })
+    }
+
+    fn place_prev(&self, p: &P, t: TaskId, _displaced: bool) {
+        self.runqueue.with(p, |_| {
+            if self.common.still_to_place(t, false) {
+                self.reschedule_idle(p, t)
+            }
+        });
     }
 }

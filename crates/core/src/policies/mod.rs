@@ -1,62 +1,323 @@
-//! One file per policy.
+//! The policy registry: one file per policy, one line per policy in [`walk`].
+//!
+//! Each policy file defines its [`Policy`] implementation and a `Kind`, the
+//! [`PolicyKind`] that names it, parses its options and constructs it. Everything that
+//! lists, parses or builds policies — `schedlab list`, the CLI's help, both engines —
+//! goes through [`walk`], so adding a policy is one new file here plus one line there.
+//!
+//! ```text
+//!   "pmqs:pool=4,lb=lbp"  --PolicySpec::parse-->  PolicySpec (kind pmqs, its Config)
+//!        --PolicySource::build(&platform, &env)-->  Box<dyn Policy<P>>   (sim or runtime)
+//! ```
+//!
+//! [`PolicyKind::build`] is the one constructor: the simulator calls it with its
+//! `SimPlatform`, the runtime with its `RtPlatform`, tests with `NullPlatform`. A
+//! policy that is not in the registry (a toy in a test) reaches both engines through
+//! the same constructor with [`Configured`].
 
 pub mod dss;
+pub mod fast;
 pub mod mqs;
 pub mod pmqs;
 
-use crate::percpu::SchedCommon;
-use crate::runlist::RunList;
-use crate::task::TaskId;
+use crate::cpu::Topology;
+use crate::platform::Platform;
+use crate::policy::Policy;
+use crate::spec::{Spec, SpecError};
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
-/// Shared run-list invariant checks (reads without charging): every member's `on_rq`
-/// names the list, the walk visits exactly `len` tasks (no cycle), each task is on at
-/// most one list, and no queued task has exited. Policies add their own checks.
-pub(crate) struct ListChecker {
-    seen: Vec<Option<usize>>,
+/// The registry: every policy schedlab knows, in the order `schedlab list` shows them.
+pub fn walk(v: &mut impl KindVisitor) {
+    v.visit::<dss::Kind>();
+    v.visit::<mqs::Kind>();
+    v.visit::<pmqs::Kind>();
+    v.visit::<fast::Kind>();
 }
 
-impl ListChecker {
-    pub(crate) fn new(common: &SchedCommon) -> ListChecker {
-        ListChecker { seen: vec![None; common.tasks.high_water() as usize] }
-    }
+/// A walk over the registry ([`walk`]): `visit` runs once per policy kind.
+pub trait KindVisitor {
+    fn visit<K: PolicyKind>(&mut self);
+}
 
-    /// Walk one list; returns its length.
-    pub(crate) fn list(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
-        let tasks = &common.tasks;
-        let q = rq.queue();
-        let mut n = 0usize;
-        for t in rq.iter(tasks) {
-            n += 1;
-            if n > rq.len() {
-                return Err(format!("queue {q}: walk is longer than len {} (cycle?)", rq.len()));
-            }
-            if let Some(other) = self.seen[t as usize].replace(q) {
-                return Err(format!("task {t} is on queues {other} and {q}"));
-            }
-            if tasks.get(t).on_rq() != Some(q) {
-                return Err(format!("task {t} is on queue {q} but on_rq = {:?}", tasks.get(t).on_rq()));
-            }
-            if !tasks.get(t).live() {
-                return Err(format!("exited task {t} is still on queue {q}"));
-            }
-        }
-        if n != rq.len() {
-            return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()));
-        }
-        if common.queue_len(q) != n {
-            return Err(format!("queue {q}: published length {} != {n}", common.queue_len(q)));
-        }
-        Ok(n)
-    }
+/// What a policy needs to know of the machine it is built for.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildEnv<'a> {
+    pub topo: &'a Topology,
+    /// Task-table capacity: task ids are `0..capacity`.
+    pub capacity: usize,
+    /// Timer tick rate (counters and quanta are in ticks).
+    pub hz: u32,
+}
 
-    /// After all lists: no task claims a queue it is not linked on.
-    pub(crate) fn finish(&self, common: &SchedCommon) -> Result<(), String> {
-        for (t, s) in self.seen.iter().enumerate() {
-            let claimed = common.tasks.get(t as TaskId).on_rq();
-            if s.is_none() && claimed.is_some() {
-                return Err(format!("task {t} claims queue {claimed:?} but is on no list"));
-            }
-        }
+/// A policy's options: read from a spec's `key=value` pairs, printed back canonically.
+/// `()` is "no options" (`dss`, `mqs`, `fast`).
+pub trait PolicyOptions: Clone + fmt::Debug + Send + Sync + Sized + 'static {
+    /// The keys [`PolicyOptions::parse`] accepts, for error messages.
+    const KEYS: &'static [&'static str] = &[];
+    /// Their syntax for help texts (`"pool=P,lb=off|ip|lbp|lbc,..."`; empty if none).
+    const SYNTAX: &'static str = "";
+    /// Read the options with `spec`'s typed getters (unknown keys are rejected
+    /// afterwards against [`PolicyOptions::KEYS`]).
+    fn parse(spec: &mut Spec) -> Result<Self, SpecError>;
+    /// The canonical spec of policy `name` with these options; it parses back to equal
+    /// options.
+    fn canonical(&self, name: &str) -> String;
+}
+
+impl PolicyOptions for () {
+    fn parse(_: &mut Spec) -> Result<(), SpecError> {
         Ok(())
+    }
+    fn canonical(&self, name: &str) -> String {
+        name.to_string()
+    }
+}
+
+/// A policy as the registry knows it: its name, its options and its constructor.
+pub trait PolicyKind: 'static {
+    /// Name in specs (`"pmqs"`).
+    const NAME: &'static str;
+    /// One line for `schedlab list` and `--help`.
+    const SUMMARY: &'static str;
+    /// The configuration shown where every policy runs once (`schedlab bench`,
+    /// `schedlab validate`, help examples); [`PolicyKind::NAME`] for most.
+    const EXAMPLE: &'static str = Self::NAME;
+    /// A scheduler the runtime implements natively (its own data structures, no
+    /// [`Policy`] implementation, no simulator model): [`PolicyKind::build`] fails and
+    /// the runtime uses its own code instead.
+    const RUNTIME_NATIVE: bool = false;
+
+    /// The parsed options.
+    type Config: PolicyOptions;
+
+    /// Construct the policy on platform `p` for the machine `env`. Fails when the
+    /// options do not fit the machine (a PMQS pool size that does not divide the CPUs).
+    fn build<P: Platform>(cfg: &Self::Config, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError>;
+}
+
+/// What the engines build a policy from: a parsed [`PolicySpec`] or a [`Configured`]
+/// kind. Both end in [`PolicyKind::build`].
+pub trait PolicySource {
+    /// Canonical spec, as reports print it.
+    fn canonical(&self) -> String;
+    /// See [`PolicyKind::RUNTIME_NATIVE`].
+    fn runtime_native(&self) -> bool;
+    fn build<P: Platform>(&self, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError>;
+}
+
+/// A kind and its options, whether or not the kind is in the registry.
+#[derive(Clone, Debug)]
+pub struct Configured<K: PolicyKind>(pub K::Config);
+
+impl<K: PolicyKind> PolicySource for Configured<K> {
+    fn canonical(&self) -> String {
+        self.0.canonical(K::NAME)
+    }
+    fn runtime_native(&self) -> bool {
+        K::RUNTIME_NATIVE
+    }
+    fn build<P: Platform>(&self, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        K::build(&self.0, p, env)
+    }
+}
+
+/// A registry entry, for listings and help texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub options: &'static str,
+    pub example: &'static str,
+    pub runtime_native: bool,
+}
+
+/// Every registry entry, in registry order.
+pub fn entries() -> Vec<Entry> {
+    struct List(Vec<Entry>);
+    impl KindVisitor for List {
+        fn visit<K: PolicyKind>(&mut self) {
+            self.0.push(Entry {
+                name: K::NAME,
+                summary: K::SUMMARY,
+                options: K::Config::SYNTAX,
+                example: K::EXAMPLE,
+                runtime_native: K::RUNTIME_NATIVE,
+            });
+        }
+    }
+    let mut l = List(Vec::new());
+    walk(&mut l);
+    l.0
+}
+
+/// Every policy name, in registry order.
+pub fn names() -> Vec<&'static str> {
+    entries().into_iter().map(|e| e.name).collect()
+}
+
+/// A policy selection parsed from `name[:key=value,...]` against the registry.
+/// Two specs are equal when their canonical strings are.
+#[derive(Clone)]
+pub struct PolicySpec {
+    name: &'static str,
+    canonical: String,
+    runtime_native: bool,
+    /// The kind's `Config`.
+    config: Arc<dyn Any + Send + Sync>,
+}
+
+impl PolicySpec {
+    pub fn parse(s: &str) -> Result<PolicySpec, SpecError> {
+        struct Parse {
+            spec: Spec,
+            out: Option<Result<PolicySpec, SpecError>>,
+        }
+        impl KindVisitor for Parse {
+            fn visit<K: PolicyKind>(&mut self) {
+                if self.out.is_none() && self.spec.name == K::NAME {
+                    self.out = Some(K::Config::parse(&mut self.spec).and_then(|cfg| {
+                        self.spec.finish(K::Config::KEYS)?;
+                        Ok(PolicySpec::of::<K>(cfg))
+                    }));
+                }
+            }
+        }
+        let mut v = Parse { spec: Spec::parse("policy", s)?, out: None };
+        walk(&mut v);
+        v.out.unwrap_or_else(|| {
+            Err(SpecError(format!("unknown policy '{}' (known: {})", v.spec.name, names().join(", "))))
+        })
+    }
+
+    /// The spec of kind `K` with options `cfg`.
+    pub fn of<K: PolicyKind>(cfg: K::Config) -> PolicySpec {
+        PolicySpec {
+            name: K::NAME,
+            canonical: cfg.canonical(K::NAME),
+            runtime_native: K::RUNTIME_NATIVE,
+            config: Arc::new(cfg),
+        }
+    }
+
+    /// The policy's name (`"pmqs"`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+    /// Canonical spec string (round-trips through [`PolicySpec::parse`]).
+    pub fn canonical(&self) -> String {
+        self.canonical.clone()
+    }
+    /// The options, if this is a spec of kind `K`.
+    pub fn config<K: PolicyKind>(&self) -> Option<&K::Config> {
+        if self.name != K::NAME {
+            return None;
+        }
+        self.config.downcast_ref::<K::Config>()
+    }
+}
+
+impl PolicySource for PolicySpec {
+    fn canonical(&self) -> String {
+        self.canonical.clone()
+    }
+    fn runtime_native(&self) -> bool {
+        self.runtime_native
+    }
+    fn build<P: Platform>(&self, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        struct Build<'a, P: Platform> {
+            spec: &'a PolicySpec,
+            p: &'a P,
+            env: &'a BuildEnv<'a>,
+            out: Option<Result<Box<dyn Policy<P>>, SpecError>>,
+        }
+        impl<P: Platform> KindVisitor for Build<'_, P> {
+            fn visit<K: PolicyKind>(&mut self) {
+                if let (None, Some(cfg)) = (&self.out, self.spec.config::<K>()) {
+                    self.out = Some(K::build(cfg, self.p, self.env));
+                }
+            }
+        }
+        let mut v = Build { spec: self, p, env, out: None };
+        walk(&mut v);
+        v.out.unwrap_or_else(|| Err(SpecError(format!("policy '{}' is not in the registry", self.name))))
+    }
+}
+
+impl PartialEq for PolicySpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.canonical == other.canonical
+    }
+}
+impl Eq for PolicySpec {}
+
+impl fmt::Debug for PolicySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PolicySpec({})", self.canonical)
+    }
+}
+
+impl fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical)
+    }
+}
+
+impl std::str::FromStr for PolicySpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PolicySpec::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_round_trip_and_errors_name_the_part() {
+        for s in [
+            "dss",
+            "mqs",
+            "fast",
+            "pmqs:lb=off,period=45",
+            "pmqs:pool=4,lb=lbp,period=10",
+            "pmqs:pool=2,lb=lbc,period=45,reading=threshold",
+            "pmqs:pool=1,lb=ip,period=7",
+        ] {
+            let p = PolicySpec::parse(s).unwrap();
+            assert_eq!(p.canonical(), s);
+            assert_eq!(PolicySpec::parse(&p.canonical()).unwrap(), p);
+        }
+        let p = PolicySpec::parse("pmqs:pool=4,lb=lbp,period=45").unwrap();
+        let cfg = p.config::<pmqs::Kind>().unwrap();
+        assert_eq!(
+            *cfg,
+            pmqs::PmqsConfig { pool: Some(4), lb: pmqs::Balancer::Lbp, period: 45, reading: pmqs::LbReading::Period }
+        );
+        assert!(p.config::<mqs::Kind>().is_none());
+        assert_eq!(PolicySpec::parse("pmqs").unwrap().canonical(), "pmqs:lb=off,period=45");
+        assert!(PolicySpec::parse("pmqs:lb=xx").unwrap_err().0.contains("lb='xx'"));
+        assert!(PolicySpec::parse("pmqs:pool=0").is_err());
+        assert!(PolicySpec::parse("pmqs:reading=foo").is_err());
+        assert!(PolicySpec::parse("pmqs:pol=4").unwrap_err().0.contains("unknown key 'pol'"));
+        assert!(PolicySpec::parse("mqs:pool=4").is_err());
+        let e = PolicySpec::parse("cfs").unwrap_err().0;
+        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, fast"), "{e}");
+    }
+
+    #[test]
+    fn the_registry_lists_every_file_once() {
+        for e in entries() {
+            let spec = PolicySpec::parse(e.example).expect(e.example);
+            assert_eq!(spec.name(), e.name, "{e:?}");
+            assert_eq!(spec.canonical(), e.example, "examples are canonical");
+        }
+        assert_eq!(names(), ["dss", "mqs", "pmqs", "fast"]);
+        let natives: Vec<_> = entries().into_iter().filter(|e| e.runtime_native).map(|e| e.name).collect();
+        assert_eq!(natives, ["fast"]);
+        assert!(PolicySpec::parse("fast").unwrap().runtime_native());
+        assert!(!PolicySpec::parse("dss").unwrap().runtime_native());
     }
 }

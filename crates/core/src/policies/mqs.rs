@@ -38,14 +38,30 @@
 //!   `update_sched_data` does); [`SchedCommon::switch_to`] repeats them afterwards.
 //! * Time for idle ordering is the platform's ns clock instead of TSC cycles.
 
+use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
 use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
-use crate::goodness::{local_goodness, na_goodness, nice_to_ticks, MIN_GOODNESS, PROC_CHANGE_PENALTY};
-use crate::percpu::SchedCommon;
+use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PROC_CHANGE_PENALTY};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::runlist::RunList;
+use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// The registry entry.
+pub struct Kind;
+
+impl PolicyKind for Kind {
+    const NAME: &'static str = "mqs";
+    const SUMMARY: &'static str =
+        "IBM's multi-queue scheduler: per-CPU queues and locks, steal only what beats the local best by more than the affinity bonus";
+    type Config = ();
+
+    fn build<P: Platform>(_: &(), p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Mqs::new(p, env.topo, env.capacity, env.hz)))
+    }
+}
 
 /// How many times phase 2 rescans the remote queues when every trylock it needed
 /// failed and the CPU would otherwise go idle (the patch loops until it succeeds).
@@ -89,13 +105,6 @@ pub struct Mqs<P: Platform> {
     premature_idle: AtomicU64,
 }
 
-/// Outcome of one locked pass of `schedule()`.
-enum Pick {
-    Next(Option<TaskId>),
-    /// Every runnable counter is 0: recalculate and repeat.
-    Recalculate,
-}
-
 impl<P: Platform> Mqs<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
         Self::with_pool(p, topo, capacity, hz, topo.ncpus())
@@ -103,7 +112,7 @@ impl<P: Platform> Mqs<P> {
 
     /// MQS restricted to pools of `pool` contiguous CPUs (the PMQS core). `pool` must
     /// divide the CPU count; [`crate::policies::pmqs::Pmqs::new`] checks that and
-    /// reports a [`crate::SpecError`] instead of panicking.
+    /// reports a [`SpecError`] instead of panicking.
     pub fn with_pool(p: &P, topo: &Topology, capacity: usize, hz: u32, pool: usize) -> Self {
         let n = topo.ncpus();
         assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
@@ -284,8 +293,9 @@ impl<P: Platform> Mqs<P> {
     /// cache is coldest). Both queue locks are taken, in ascending queue order, so two
     /// balancers cannot deadlock (MQS proper only ever blocks on one lock at a time).
     /// Each visited task costs a read of its line, each move two `ListOp`s and a write.
-    /// `max_na` of both queues is maintained. Kicks `dst` if it is idle. Returns the
-    /// number of tasks moved. With `kick`, an idle `dst` CPU is sent a reschedule.
+    /// `max_na` of both queues is maintained. With `kick`, an idle `dst` CPU is sent a
+    /// reschedule (a pull pass runs on `dst` itself and needs none). Returns the number
+    /// of tasks moved.
     pub(crate) fn migrate(&self, p: &P, src: usize, dst: usize, max: usize, kick: bool) -> usize {
         if src == dst || max == 0 {
             return 0;
@@ -342,13 +352,6 @@ impl<P: Platform> Mqs<P> {
     }
 
     // ---- goodness --------------------------------------------------------------
-
-    /// `can_schedule(t, cpu)`: allowed here and not running on another CPU (`prev`,
-    /// still running here, is schedulable).
-    #[inline]
-    fn can_schedule(ts: &TaskSched, t: TaskId, cpu: CpuId, prev: Option<TaskId>) -> bool {
-        ts.cpus_allowed().contains(cpu) && (!ts.has_cpu() || Some(t) == prev)
-    }
 
     /// The patch's full `goodness(t, cpu, mm)`: `local_goodness` plus
     /// `PROC_CHANGE_PENALTY` for a positive SCHED_OTHER task that last ran on `cpu`.
@@ -506,7 +509,7 @@ impl<P: Platform> Mqs<P> {
         while let Some(t) = cur {
             p.touch(Line::Task(t), Access::Read);
             let ts = tasks.get(t);
-            if Self::can_schedule(ts, t, cpu, prev) {
+            if can_schedule(ts, t, cpu, prev) {
                 p.charge(Work::Goodness);
                 let w = local_goodness(ts, this_mm);
                 if w > c {
@@ -633,9 +636,9 @@ impl<P: Platform> Mqs<P> {
         }
     }
 
-    /// The uncharged structural check of one queue (the generic `check_lists` takes
-    /// `Lock<RunList>`, and MQS's lock guards a whole `MqRq`).
-    fn check_queue(&self, q: usize, rq: &MqRq, checker: &mut crate::policies::ListChecker) -> Result<(), String> {
+    /// The uncharged structural check of one queue: the list itself ([`ListChecker`])
+    /// and the MQS fields beside it (`nt_running`, `max_na_*`, `processor` of members).
+    fn check_queue(&self, q: usize, rq: &MqRq, checker: &mut ListChecker) -> Result<(), String> {
         let tasks = &self.common.tasks;
         if rq.list.queue() != q {
             return Err(format!("queue {q}: list says queue {}", rq.list.queue()));
@@ -713,14 +716,15 @@ fn highest_above(list: &[i32], bound: i32) -> Option<usize> {
 
 impl<P: Platform> Policy<P> for Mqs<P> {
     fn name(&self) -> &str {
-        "mqs"
+        Kind::NAME
     }
     fn tasks(&self) -> &TaskTable {
         &self.common.tasks
     }
 
-    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
-        self.common.task_new(p, id, params, parent);
+    /// 2.4's `schedule()` ([`common::schedule`]) with MQS's two-phase pick.
+    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
+        common::schedule(self, p, prev, prev_state)
     }
 
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
@@ -742,87 +746,8 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         });
     }
 
-    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
-        let cpu = p.this_cpu();
-        let tasks = &self.common.tasks;
-        p.charge(Work::ScheduleEntry);
-        // prev->active_mm: switch_to keeps the CPU's active_mm equal to it.
-        p.touch(Line::CpuData(cpu), Access::Read);
-        let this_mm = self.common.cpu(cpu).active_mm.load(Relaxed);
-        let prev_runnable = prev.filter(|_| prev_state == PrevState::Runnable);
-        let mut first_pass = true;
-        // prev is runnable but may no longer run here: taken off this queue, so
-        // schedule_tail must place it whatever its SCHED_YIELD state.
-        let mut displaced = false;
-        let next = loop {
-            let pick = self.rqs[cpu].with(p, |rq| {
-                p.touch(Line::Queue(cpu), Access::Write);
-                if first_pass {
-                    if let Some(t) = prev {
-                        let ts = tasks.get(t);
-                        p.touch(Line::Task(t), Access::Write);
-                        if prev_state == PrevState::Runnable && ts.class() == SchedClass::Rr && ts.counter() == 0 {
-                            ts.set_counter(nice_to_ticks(ts.nice(), self.common.hz));
-                            if rq.list.contains(tasks, t) {
-                                p.charge(Work::ListOp);
-                                rq.list.move_to_back(tasks, t);
-                            }
-                        }
-                        if prev_state != PrevState::Runnable && rq.list.contains(tasks, t) {
-                            // max_na is recomputed by the scan below.
-                            self.del_from_runqueue(p, rq, t, false);
-                        }
-                    }
-                }
-                let (next, mut c) = self.scan_runqueue(p, rq, cpu, prev, this_mm);
-                let next = if self.pool > 1 { self.examine_rmt_rqs(p, rq, cpu, &mut c, next) } else { next };
-                if c == 0 {
-                    return Pick::Recalculate;
-                }
-                self.update_sched_data(p, cpu, next);
-                if let Some(t) = prev_runnable {
-                    let ts = tasks.get(t);
-                    if !ts.cpus_allowed().contains(cpu) && rq.list.contains(tasks, t) {
-                        self.del_from_runqueue(p, rq, t, true);
-                        let allowed = ts.cpus_allowed();
-                        // Stay in this pool if possible (PMQS); MQS's pool is everything.
-                        let first = self
-                            .pool_of(cpu)
-                            .chain(0..self.common.ncpus())
-                            .find(|&c| allowed.contains(c))
-                            .unwrap_or(cpu);
-                        ts.set_processor(first);
-                        displaced = true;
-                    }
-                }
-                Pick::Next(next)
-            });
-            first_pass = false;
-            match pick {
-                Pick::Next(next) => break next,
-                Pick::Recalculate => self.common.recalculate(p),
-            }
-        };
-        let yielded = self.common.switch_to(p, prev, prev_state, next);
-        // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
-        if let Some(t) = prev_runnable {
-            if next != Some(t) && (!yielded || displaced) {
-                self.with_task_rq(p, t, |rq| {
-                    let ts = tasks.get(t);
-                    // Another CPU may have stolen and started it meanwhile, and it may
-                    // even have blocked there since (2.4 checks `prev->state ==
-                    // TASK_RUNNING` here): only a task still queued (or displaced
-                    // above, off every queue where nobody else can reach it) and not
-                    // running is placed. On the real runtime both happen between
-                    // `switch_to` and this lock; the simulator's atomic calls never
-                    // see it.
-                    if ts.live() && !ts.has_cpu() && (displaced || ts.on_rq().is_some()) {
-                        self.reschedule_idle(p, t, rq);
-                    }
-                });
-            }
-        }
-        next
+    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
+        self.common.task_new(p, id, params, parent);
     }
 
     fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
@@ -878,7 +803,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
     fn check_invariants(&self) -> Result<(), String> {
         let tasks = &self.common.tasks;
         let hw = tasks.high_water() as usize;
-        let mut checker = crate::policies::ListChecker::new(&self.common);
+        let mut checker = ListChecker::new(&self.common);
         for (q, lock) in self.rqs.iter().enumerate() {
             lock.inspect(|rq| self.check_queue(q, rq, &mut checker))?;
         }
@@ -920,5 +845,72 @@ impl<P: Platform> Policy<P> for Mqs<P> {
             }
         }
         Ok(())
+    }
+}
+
+impl<P: Platform> Hooks24<P> for Mqs<P> {
+    type Rq = MqRq;
+    fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+    /// `prev->active_mm`: `switch_to` keeps the CPU's `active_mm` equal to it.
+    fn this_mm(&self, p: &P, cpu: CpuId, _: Option<TaskId>) -> u32 {
+        p.touch(Line::CpuData(cpu), Access::Read);
+        self.common.cpu(cpu).active_mm.load(Relaxed)
+    }
+    fn lock_local<R>(&self, p: &P, cpu: CpuId, f: impl FnOnce(&mut MqRq) -> R) -> R {
+        self.rqs[cpu].with(p, f)
+    }
+    fn list(rq: &mut MqRq) -> &mut RunList {
+        &mut rq.list
+    }
+    /// max_na is recomputed by the scan that follows.
+    fn unlink(&self, p: &P, rq: &mut MqRq, t: TaskId) {
+        self.del_from_runqueue(p, rq, t, false);
+    }
+
+    /// Phase 1 on the local queue, phase 2 on the pool's remote queues, then
+    /// `update_sched_data`. A runnable `prev` that may no longer run here is taken off
+    /// this queue (displaced) for `schedule_tail` to place.
+    fn pick(
+        &self,
+        p: &P,
+        rq: &mut MqRq,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: PrevState,
+        this_mm: u32,
+    ) -> Option<Picked> {
+        let (next, mut c) = self.scan_runqueue(p, rq, cpu, prev, this_mm);
+        let next = if self.pool > 1 { self.examine_rmt_rqs(p, rq, cpu, &mut c, next) } else { next };
+        if c == 0 {
+            return None;
+        }
+        self.update_sched_data(p, cpu, next);
+        let mut displaced = false;
+        if let Some(t) = prev.filter(|_| prev_state == PrevState::Runnable) {
+            let tasks = &self.common.tasks;
+            let ts = tasks.get(t);
+            if !ts.cpus_allowed().contains(cpu) && rq.list.contains(tasks, t) {
+                self.del_from_runqueue(p, rq, t, true);
+                let allowed = ts.cpus_allowed();
+                // Stay in this pool if possible (PMQS); MQS's pool is everything.
+                let first =
+                    self.pool_of(cpu).chain(0..self.common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(cpu);
+                ts.set_processor(first);
+                displaced = true;
+            }
+        }
+        Some(Picked { next, displaced })
+    }
+
+    /// Another CPU may have stolen and started `t` meanwhile, and it may even have
+    /// blocked there since: [`SchedCommon::still_to_place`] decides.
+    fn place_prev(&self, p: &P, t: TaskId, displaced: bool) {
+        self.with_task_rq(p, t, |rq| {
+            if self.common.still_to_place(t, displaced) {
+                self.reschedule_idle(p, t, rq);
+            }
+        });
     }
 }

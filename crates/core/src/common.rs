@@ -1,0 +1,352 @@
+//! What the 2.4-family policies (DSS, MQS, PMQS) share: the task table, per-CPU
+//! `aligned_data`, HZ and the published run-queue lengths ([`SchedCommon`]); the body
+//! of 2.4's `schedule()` with the hooks where DSS and MQS differ ([`schedule`],
+//! [`Hooks24`]); and the run-list invariant checks ([`ListChecker`]).
+
+use crate::cpu::{CpuId, Topology};
+use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS};
+use crate::platform::{Access, Line, Platform, Work};
+use crate::policy::PrevState;
+use crate::runlist::RunList;
+use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// `aligned_data[cpu]` of 2.4 (plus MQS's `curr_na_goodness`).
+#[derive(Debug)]
+pub struct CpuSched {
+    curr: AtomicU32,
+    /// Time of the last `schedule()` on this CPU (2.4 keeps TSC cycles; we keep ns).
+    pub last_schedule: AtomicU64,
+    /// MQS: na_goodness of the running task, MIN_GOODNESS when idle.
+    pub curr_na_goodness: AtomicI32,
+    /// `active_mm`: the address space loaded on this CPU (the idle task borrows the
+    /// last one, as 2.4's lazy TLB does). `this_mm` of goodness().
+    pub active_mm: AtomicU32,
+}
+
+impl CpuSched {
+    /// The running task, `None` when idle.
+    #[inline]
+    pub fn curr(&self) -> Option<TaskId> {
+        match self.curr.load(Relaxed) {
+            NIL => None,
+            t => Some(t),
+        }
+    }
+    #[inline]
+    pub fn set_curr(&self, t: Option<TaskId>) {
+        self.curr.store(t.unwrap_or(NIL), Relaxed)
+    }
+}
+
+/// Common state embedded by each 2.4-family policy.
+#[derive(Debug)]
+pub struct SchedCommon {
+    pub tasks: TaskTable,
+    pub cpus: Box<[CpuSched]>,
+    pub topo: Topology,
+    pub hz: u32,
+    /// Published run-queue lengths (tasks linked on queue `q`, running or not),
+    /// written under the queue's lock, read freely by observers.
+    queue_lens: Box<[AtomicU32]>,
+}
+
+impl SchedCommon {
+    pub fn new(topo: &Topology, nqueues: usize, capacity: usize, hz: u32) -> SchedCommon {
+        SchedCommon {
+            tasks: TaskTable::new(capacity),
+            cpus: (0..topo.ncpus())
+                .map(|_| CpuSched {
+                    curr: AtomicU32::new(NIL),
+                    last_schedule: AtomicU64::new(0),
+                    curr_na_goodness: AtomicI32::new(MIN_GOODNESS),
+                    active_mm: AtomicU32::new(0),
+                })
+                .collect(),
+            topo: topo.clone(),
+            hz,
+            queue_lens: (0..nqueues).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    pub fn ncpus(&self) -> usize {
+        self.cpus.len()
+    }
+    pub fn cpu(&self, cpu: CpuId) -> &CpuSched {
+        &self.cpus[cpu]
+    }
+    pub fn queue_len(&self, q: usize) -> usize {
+        self.queue_lens[q].load(Relaxed) as usize
+    }
+    pub fn nr_queues(&self) -> usize {
+        self.queue_lens.len()
+    }
+    pub fn publish_len(&self, q: usize, len: usize) {
+        self.queue_lens[q].store(len as u32, Relaxed)
+    }
+
+    /// `do_fork`'s scheduler part: the child gets half the parent's remaining
+    /// counter (rounded up) and the parent keeps the other half; a task without a
+    /// parent starts with a full quantum. The child starts on the forking CPU.
+    pub fn task_new<P: Platform>(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
+        let counter = match parent {
+            Some(par) => {
+                p.touch(Line::Task(par), Access::Write);
+                let pt = self.tasks.get(par);
+                let c = pt.counter();
+                pt.set_counter(c >> 1);
+                (c + 1) >> 1
+            }
+            None => nice_to_ticks(params.nice, self.hz),
+        };
+        p.touch(Line::Task(id), Access::Write);
+        let cpu = p.this_cpu();
+        let cpu = if params.cpus_allowed.contains(cpu) {
+            cpu
+        } else {
+            (0..self.ncpus()).find(|&c| params.cpus_allowed.contains(c)).unwrap_or(cpu)
+        };
+        self.tasks.init(id, params, cpu, counter);
+    }
+
+    /// `update_process_times` for the running task: decrement the counter and ask for
+    /// a reschedule when the quantum is used up. Returns `need_resched`.
+    pub fn tick<P: Platform>(&self, p: &P, curr: Option<TaskId>) -> bool {
+        p.charge(Work::Tick);
+        let Some(t) = curr else { return false };
+        p.touch(Line::Task(t), Access::Write);
+        let ts = self.tasks.get(t);
+        let c = ts.counter() - 1;
+        if c <= 0 {
+            ts.set_counter(0);
+            true
+        } else {
+            ts.set_counter(c);
+            false
+        }
+    }
+
+    /// Recalculate every task's counter when all runnable counters are exhausted:
+    /// `counter = counter/2 + NICE_TO_TICKS(nice)` for *all* tasks, sleeping ones too
+    /// (2.4 does this outside the run-queue lock, under `tasklist_lock`).
+    pub fn recalculate<P: Platform>(&self, p: &P) {
+        for id in self.tasks.live_ids() {
+            p.touch(Line::Task(id), Access::Write);
+            p.charge(Work::Recalc);
+            let t = self.tasks.get(id);
+            t.set_counter(recalc_counter(t.counter(), t.nice(), self.hz));
+        }
+    }
+
+    /// Bookkeeping after `schedule()` has chosen `next` on this CPU: `curr`,
+    /// `has_cpu`, `processor`, `last_schedule`; `prev` leaves the CPU and its
+    /// SCHED_YIELD bit is cleared (`schedule_tail`). Returns whether prev was yielding.
+    pub fn switch_to<P: Platform>(
+        &self,
+        p: &P,
+        prev: Option<TaskId>,
+        prev_state: PrevState,
+        next: Option<TaskId>,
+    ) -> bool {
+        let cpu = p.this_cpu();
+        let mut yielded = false;
+        if let Some(prev) = prev {
+            let pt = self.tasks.get(prev);
+            yielded = pt.yielded();
+            if yielded {
+                pt.set_yielded(false);
+            }
+            if prev_state == PrevState::Exited {
+                pt.set_live(false);
+            }
+            if Some(prev) != next {
+                p.touch(Line::Task(prev), Access::Write);
+                self.tasks.get(prev).set_has_cpu(false);
+            }
+        }
+        if let Some(n) = next {
+            p.touch(Line::Task(n), Access::Write);
+            let t = self.tasks.get(n);
+            t.set_has_cpu(true);
+            t.set_processor(cpu);
+            if t.mm() != 0 {
+                self.cpu(cpu).active_mm.store(t.mm(), Relaxed);
+            }
+        }
+        p.touch(Line::CpuData(cpu), Access::Write);
+        let c = self.cpu(cpu);
+        c.set_curr(next);
+        c.last_schedule.store(p.now(), Relaxed);
+        yielded
+    }
+}
+
+/// `can_schedule(t, cpu)`: allowed on `cpu` and not running on another CPU (`prev`,
+/// still running here, is schedulable).
+#[inline]
+pub fn can_schedule(ts: &TaskSched, t: TaskId, cpu: CpuId, prev: Option<TaskId>) -> bool {
+    ts.cpus_allowed().contains(cpu) && (!ts.has_cpu() || Some(t) == prev)
+}
+
+/// What `schedule()` found under the lock.
+#[derive(Clone, Copy, Debug)]
+pub struct Picked {
+    /// The task to run next (`None`: idle).
+    pub next: Option<TaskId>,
+    /// `prev`, still runnable, was taken off this CPU's queue because it may no longer
+    /// run here (MQS): `schedule_tail` must place it whatever its SCHED_YIELD state.
+    pub displaced: bool,
+}
+
+/// Where DSS and MQS differ inside 2.4's `schedule()` ([`schedule`] is the rest).
+pub trait Hooks24<P: Platform> {
+    /// What `schedule()` locks on this CPU: DSS's global list, MQS's per-CPU queue.
+    type Rq;
+    fn common(&self) -> &SchedCommon;
+    /// goodness()'s `this_mm` on `cpu` (charged as the policy reads it).
+    fn this_mm(&self, p: &P, cpu: CpuId, prev: Option<TaskId>) -> u32;
+    /// `spin_lock_irq(&runqueue_lock)` of `cpu`'s queue; run `f`; unlock.
+    fn lock_local<R>(&self, p: &P, cpu: CpuId, f: impl FnOnce(&mut Self::Rq) -> R) -> R;
+    /// The run list inside the locked queue.
+    fn list(rq: &mut Self::Rq) -> &mut RunList;
+    /// `del_from_runqueue(t)` with the policy's own bookkeeping.
+    fn unlink(&self, p: &P, rq: &mut Self::Rq, t: TaskId);
+    /// Choose the next task with the lock held, `prev` already handled; `None` when
+    /// every runnable counter is 0 (recalculate and pick again).
+    fn pick(
+        &self,
+        p: &P,
+        rq: &mut Self::Rq,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: PrevState,
+        this_mm: u32,
+    ) -> Option<Picked>;
+    /// `schedule_tail`: lock `prev`'s queue and, if [`SchedCommon::still_to_place`],
+    /// `reschedule_idle(prev)`: a preempted task may run on another CPU at once.
+    fn place_prev(&self, p: &P, prev: TaskId, displaced: bool);
+}
+
+/// 2.4's `schedule()` on `p.this_cpu()`, written once for DSS and MQS: under the local
+/// lock, `prev` leaves the queue if it blocked or exited and a SCHED_RR task that used
+/// its quantum gets a new one at the back; the policy picks; if every counter is spent,
+/// all counters are recalculated (outside the lock) and it picks again. Then the
+/// switch bookkeeping and `schedule_tail`.
+pub fn schedule<P: Platform, H: Hooks24<P>>(
+    h: &H,
+    p: &P,
+    prev: Option<TaskId>,
+    prev_state: PrevState,
+) -> Option<TaskId> {
+    let cpu = p.this_cpu();
+    let common = h.common();
+    p.charge(Work::ScheduleEntry);
+    let this_mm = h.this_mm(p, cpu, prev);
+    let mut first_pass = true;
+    let picked = loop {
+        let picked = h.lock_local(p, cpu, |rq| {
+            p.touch(Line::Queue(H::list(rq).queue()), Access::Write);
+            if let Some(t) = prev.filter(|_| first_pass) {
+                if common.put_prev(p, H::list(rq), t, prev_state) {
+                    h.unlink(p, rq, t);
+                }
+            }
+            h.pick(p, rq, cpu, prev, prev_state, this_mm)
+        });
+        first_pass = false;
+        match picked {
+            Some(picked) => break picked,
+            None => common.recalculate(p),
+        }
+    };
+    let yielded = common.switch_to(p, prev, prev_state, picked.next);
+    // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
+    if let Some(t) = prev.filter(|_| prev_state == PrevState::Runnable) {
+        if picked.next != Some(t) && (!yielded || picked.displaced) {
+            h.place_prev(p, t, picked.displaced);
+        }
+    }
+    picked.next
+}
+
+impl SchedCommon {
+    /// `prev`'s part of `schedule()`, under the lock of `list`: a runnable SCHED_RR task
+    /// whose quantum ran out gets a new one and goes to the back of its list. Returns
+    /// whether `prev` must leave the list (it blocked or exited and is still linked).
+    pub fn put_prev<P: Platform>(&self, p: &P, list: &mut RunList, prev: TaskId, prev_state: PrevState) -> bool {
+        let tasks = &self.tasks;
+        let ts = tasks.get(prev);
+        p.touch(Line::Task(prev), Access::Write);
+        if prev_state == PrevState::Runnable && ts.class() == SchedClass::Rr && ts.counter() == 0 {
+            ts.set_counter(nice_to_ticks(ts.nice(), self.hz));
+            if list.contains(tasks, prev) {
+                p.charge(Work::ListOp);
+                list.move_to_back(tasks, prev);
+            }
+        }
+        prev_state != PrevState::Runnable && list.contains(tasks, prev)
+    }
+
+    /// Under the lock of `t`'s queue in `schedule_tail`: is the preempted `t` still
+    /// waiting for a CPU? 2.4 checks `prev->state == TASK_RUNNING` here. On the real
+    /// runtime another CPU may have picked `t`, or run and blocked it, between
+    /// `switch_to` and this lock; the simulator's atomic calls never see that.
+    /// A `displaced` task is off every queue, where nobody else can reach it.
+    pub fn still_to_place(&self, t: TaskId, displaced: bool) -> bool {
+        let ts = self.tasks.get(t);
+        ts.live() && !ts.has_cpu() && (displaced || ts.on_rq().is_some())
+    }
+}
+
+/// Run-list invariant checks (reads without charging): every member's `on_rq` names
+/// the list, the walk visits exactly `len` tasks (no cycle), each task is on at most
+/// one list, and no queued task has exited. Policies add their own checks.
+pub struct ListChecker {
+    seen: Vec<Option<usize>>,
+}
+
+impl ListChecker {
+    pub fn new(common: &SchedCommon) -> ListChecker {
+        ListChecker { seen: vec![None; common.tasks.high_water() as usize] }
+    }
+
+    /// Walk one list; returns its length.
+    pub fn list(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
+        let tasks = &common.tasks;
+        let q = rq.queue();
+        let mut n = 0usize;
+        for t in rq.iter(tasks) {
+            n += 1;
+            if n > rq.len() {
+                return Err(format!("queue {q}: walk is longer than len {} (cycle?)", rq.len()));
+            }
+            if let Some(other) = self.seen[t as usize].replace(q) {
+                return Err(format!("task {t} is on queues {other} and {q}"));
+            }
+            if tasks.get(t).on_rq() != Some(q) {
+                return Err(format!("task {t} is on queue {q} but on_rq = {:?}", tasks.get(t).on_rq()));
+            }
+            if !tasks.get(t).live() {
+                return Err(format!("exited task {t} is still on queue {q}"));
+            }
+        }
+        if n != rq.len() {
+            return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()));
+        }
+        if common.queue_len(q) != n {
+            return Err(format!("queue {q}: published length {} != {n}", common.queue_len(q)));
+        }
+        Ok(n)
+    }
+
+    /// After all lists: no task claims a queue it is not linked on.
+    pub fn finish(&self, common: &SchedCommon) -> Result<(), String> {
+        for (t, s) in self.seen.iter().enumerate() {
+            let claimed = common.tasks.get(t as TaskId).on_rq();
+            if s.is_none() && claimed.is_some() {
+                return Err(format!("task {t} claims queue {claimed:?} but is on no list"));
+            }
+        }
+        Ok(())
+    }
+}
