@@ -60,6 +60,8 @@ fn bad_entries_are_named() {
     assert!(e.contains("machines[1]") && e.contains("nosuch"), "{e}");
     let e = config_err(&GOOD.replace("\"dss\", \"mqs\"", "\"dss\", \"mqs\", \"fifo\""), false);
     assert!(e.contains("policies[2]") && e.contains("fifo"), "{e}");
+    let e = config_err(&GOOD.replace("\"dss\", \"mqs\"", "\"dss\", \"mqs\", \"fast\""), false);
+    assert!(e.contains("policies[2]") && e.contains("runtime-only"), "{e}");
     let e = config_err(&GOOD.replace("pingpong:rounds=50", "pingpong:rouns=50"), false);
     assert!(e.contains("workloads[0]") && e.contains("rouns"), "{e}");
     let e = config_err(&GOOD.replace("seeds = [1]", "seeds = [1]\nworkloads = [\"chat:rooms=x\"]"), true);
