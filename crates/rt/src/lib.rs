@@ -34,7 +34,6 @@
 pub mod channel;
 mod context;
 mod fast;
-mod join;
 #[doc(hidden)]
 pub mod park;
 mod platform;
@@ -45,9 +44,9 @@ mod sync;
 pub mod task;
 mod worker;
 
-pub use join::{JoinError, JoinHandle};
 pub use platform::{RtLock, RtPlatform};
 pub use stats::Stats;
+pub use task::{JoinError, JoinHandle};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -55,7 +54,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use task::{Cell, Task};
+use task::{Cell, RawTask, Schedule, Task};
 
 /// Per-task options for [`Runtime::spawn_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +75,12 @@ pub(crate) struct Shared {
     pub(crate) kind: Kind,
     pub(crate) shutdown: AtomicBool,
     pub(crate) nworkers: usize,
+}
+
+impl Schedule for Arc<Shared> {
+    fn schedule(&self, task: Task) {
+        Shared::schedule(self, task)
+    }
 }
 
 impl Shared {
@@ -105,7 +110,7 @@ impl Shared {
         let cell = Cell::new(f, opts.nice, self.clone());
         let handle = JoinHandle::new(cell.clone());
         if self.shutdown.load(SeqCst) {
-            join::cancel_new(&*cell);
+            cell.cancel();
             return handle;
         }
         let task: Task = cell;
