@@ -33,28 +33,25 @@
 
 pub mod channel;
 mod context;
-mod fast;
 #[doc(hidden)]
 pub mod park;
-mod platform;
-mod policy_sched;
+mod scheduler;
 mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
 mod worker;
 
-pub use platform::{RtLock, RtPlatform};
+pub use scheduler::policy::platform::{RtLock, RtPlatform};
 pub use stats::Stats;
 pub use task::{JoinError, JoinHandle};
 
+use scheduler::{Handle, Scheduler};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use task::{Cell, RawTask, Schedule, Task};
 
 /// Per-task options for [`Runtime::spawn_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,69 +61,6 @@ pub struct TaskOpts {
     pub nice: i8,
     /// Placement hint: initial run queue / processor.
     pub worker: Option<usize>,
-}
-
-pub(crate) enum Kind {
-    Fast(Box<fast::Fast>),
-    Policy(policy_sched::PolicySched),
-}
-
-pub(crate) struct Shared {
-    pub(crate) kind: Kind,
-    pub(crate) shutdown: AtomicBool,
-    pub(crate) nworkers: usize,
-}
-
-impl Schedule for Arc<Shared> {
-    fn schedule(&self, task: Task) {
-        Shared::schedule(self, task)
-    }
-}
-
-impl Shared {
-    /// A waker moved `task` from IDLE to SCHEDULED.
-    pub(crate) fn schedule(&self, task: Task) {
-        if self.shutdown.load(SeqCst) {
-            task.cancel();
-            return;
-        }
-        match &self.kind {
-            Kind::Fast(f) => {
-                let local = match context::get() {
-                    Some(c) if std::ptr::eq(c.shared, self) && !c.local.is_null() => Some(unsafe { &*c.local }),
-                    _ => None,
-                };
-                f.schedule(task, local)
-            }
-            Kind::Policy(p) => p.wake(task),
-        }
-    }
-
-    fn spawn<F>(self: &Arc<Self>, opts: TaskOpts, f: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let cell = Cell::new(f, opts.nice, self.clone());
-        let handle = JoinHandle::new(cell.clone());
-        if self.shutdown.load(SeqCst) {
-            cell.cancel();
-            return handle;
-        }
-        let task: Task = cell;
-        match &self.kind {
-            Kind::Fast(fq) => {
-                let here = context::get().filter(|c| std::ptr::eq(c.shared, &**self)).map(|c| c.worker);
-                fq.register(&task, here);
-                match opts.worker {
-                    Some(w) => fq.schedule_on(task, w),
-                    None => self.schedule(task),
-                }
-            }
-            Kind::Policy(p) => p.spawn(task, opts.worker),
-        }
-        handle
-    }
 }
 
 /// Configures and builds a [`Runtime`].
@@ -194,7 +128,7 @@ impl Builder {
     pub fn build(self) -> Result<Runtime, String> {
         let n = self.workers;
         let kind = if self.policy.trim().eq_ignore_ascii_case("fast") {
-            Kind::Fast(Box::new(fast::Fast::new(n, self.spin)))
+            Scheduler::Fast(Box::new(scheduler::fast::Fast::new(n, self.spin)))
         } else {
             let spec = schedlab_core::PolicySpec::parse(&self.policy)
                 .map_err(|e| format!("bad policy '{}': {e} (or use 'fast')", self.policy))?;
@@ -205,28 +139,28 @@ impl Builder {
                     schedlab_core::cpu::MAX_CPUS
                 ));
             }
-            Kind::Policy(
-                policy_sched::PolicySched::new(&spec, n, self.max_tasks, self.hz, self.spin)
+            Scheduler::Policy(
+                scheduler::policy::PolicySched::new(&spec, n, self.max_tasks, self.hz, self.spin)
                     .map_err(|e| format!("bad policy '{}': {e}", self.policy))?,
             )
         };
-        let shared = Arc::new(Shared { kind, shutdown: AtomicBool::new(false), nworkers: n });
-        let threads = match worker::start(&shared, self.pin) {
+        let handle = Arc::new(Handle::new(kind, n));
+        let threads = match worker::start(&handle, self.pin) {
             Ok(t) => t,
             Err(e) => {
-                let rt = Runtime { shared, threads: Vec::new() };
+                let rt = Runtime { handle, threads: Vec::new() };
                 rt.stop();
                 return Err(e);
             }
         };
-        Ok(Runtime { shared, threads })
+        Ok(Runtime { handle, threads })
     }
 }
 
 /// A running set of workers. Dropping it (or [`Runtime::shutdown`]) stops the workers,
 /// joins their threads and cancels the tasks that have not finished.
 pub struct Runtime {
-    shared: Arc<Shared>,
+    handle: Arc<Handle>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 
@@ -239,13 +173,7 @@ impl Runtime {
     /// Run `f` to completion on the calling thread (which drives nothing else; the
     /// workers run spawned tasks). Inside, [`spawn`] spawns onto this runtime.
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
-        let ctx = context::Ctx {
-            shared: Arc::as_ptr(&self.shared),
-            worker: context::NO_WORKER,
-            local: std::ptr::null(),
-            signals: std::ptr::null(),
-        };
-        context::enter(ctx, || worker::block_on(f))
+        context::enter(context::Ctx::not_a_worker(Arc::as_ptr(&self.handle)), || worker::block_on(f))
     }
 
     pub fn spawn<F>(&self, f: F) -> JoinHandle<F::Output>
@@ -253,7 +181,7 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(TaskOpts::default(), f)
+        self.handle.spawn(TaskOpts::default(), f)
     }
 
     /// Spawn with a placement hint: the task starts on `worker`'s run queue
@@ -263,7 +191,7 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(TaskOpts { nice: 0, worker: Some(worker) }, f)
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker) }, f)
     }
 
     pub fn spawn_with<F>(&self, opts: TaskOpts, f: F) -> JoinHandle<F::Output>
@@ -271,36 +199,27 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(opts, f)
+        self.handle.spawn(opts, f)
     }
 
     pub fn workers(&self) -> usize {
-        self.shared.nworkers
+        self.handle.nworkers
     }
 
     /// `"fast"` or the canonical policy spec (e.g. `"pmqs:pool=1,lb=lbp,period=10"`).
     pub fn policy_name(&self) -> String {
-        match &self.shared.kind {
-            Kind::Fast(_) => "fast".into(),
-            Kind::Policy(p) => p.name().to_string(),
-        }
+        self.handle.policy_name()
     }
 
     /// Policy schedulers: check the policy's structural invariants (run lists, task
     /// table). Meaningful when the runtime is quiescent. `Ok` for "fast".
     pub fn check_invariants(&self) -> Result<(), String> {
-        match &self.shared.kind {
-            Kind::Fast(_) => Ok(()),
-            Kind::Policy(p) => p.policy().check_invariants(),
-        }
+        self.handle.check_invariants()
     }
 
     /// Polls, context switches, `schedule()` calls and IPIs of the workers so far.
     pub fn stats(&self) -> Stats {
-        match &self.shared.kind {
-            Kind::Fast(f) => f.stats(),
-            Kind::Policy(p) => p.stats(),
-        }
+        self.handle.stats()
     }
 
     /// Polls done by the workers so far.
@@ -310,10 +229,7 @@ impl Runtime {
 
     #[doc(hidden)]
     pub fn debug_state(&self) -> String {
-        match &self.shared.kind {
-            Kind::Fast(f) => f.debug_state(),
-            Kind::Policy(p) => p.name().to_string(),
-        }
+        self.handle.debug_state()
     }
 
     pub fn shutdown(self) {
@@ -321,11 +237,7 @@ impl Runtime {
     }
 
     fn stop(&self) {
-        self.shared.shutdown.store(true, SeqCst);
-        match &self.shared.kind {
-            Kind::Fast(f) => f.idle.wake_all(),
-            Kind::Policy(p) => p.unpark_all(),
-        }
+        self.handle.stop();
     }
 
     fn stop_and_join(&mut self) {
@@ -333,10 +245,7 @@ impl Runtime {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        match &self.shared.kind {
-            Kind::Fast(f) => f.drain(),
-            Kind::Policy(p) => p.drain(),
-        }
+        self.handle.drain();
     }
 }
 
@@ -359,20 +268,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let ctx = context::get().expect("schedlab_rt::spawn called outside a runtime");
-    // SAFETY: the context is installed only while its runtime's `Shared` is alive (a
-    // worker holds an Arc; `block_on` borrows the Runtime).
-    let shared = unsafe {
-        Arc::increment_strong_count(ctx.shared);
-        Arc::from_raw(ctx.shared)
-    };
-    shared.spawn(TaskOpts::default(), f)
+    Handle::current().expect("schedlab_rt::spawn called outside a runtime").spawn(TaskOpts::default(), f)
 }
 
-/// The worker this thread is, if it is a runtime worker.
-pub fn current_worker() -> Option<usize> {
-    context::get().map(|c| c.worker).filter(|&w| w != context::NO_WORKER)
-}
+pub use context::current_worker;
 
 /// Whether the running task should give up its worker now: under a policy scheduler,
 /// the policy has asked for a reschedule (a woken task with better goodness, or the
@@ -380,10 +279,7 @@ pub fn current_worker() -> Option<usize> {
 /// `fast` and outside a worker. Cheap: a flag and a clock read.
 pub fn should_yield() -> bool {
     match context::get() {
-        Some(c) if !c.signals.is_null() && c.worker != context::NO_WORKER => {
-            // SAFETY: the context is installed only while its runtime is alive.
-            unsafe { &*c.signals }.should_yield(c.worker)
-        }
+        Some(c) if c.worker != context::NO_WORKER => c.local.should_yield(c.worker),
         _ => false,
     }
 }

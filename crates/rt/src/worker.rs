@@ -4,17 +4,17 @@
 //! `policy_sched.rs`): each is one function from "pick" through "poll with a budget"
 //! to "handle the result", so the hot path has no dynamic dispatch on the scheduler.
 
-use crate::{Kind, Shared};
+use crate::scheduler::Handle;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
-pub(crate) fn start(shared: &Arc<Shared>, pin: bool) -> Result<Vec<thread::JoinHandle<()>>, String> {
+pub(crate) fn start(handle: &Arc<Handle>, pin: bool) -> Result<Vec<thread::JoinHandle<()>>, String> {
     let cores = if pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
-    let mut threads = Vec::with_capacity(shared.nworkers);
-    for i in 0..shared.nworkers {
-        let s = shared.clone();
+    let mut threads = Vec::with_capacity(handle.nworkers);
+    for i in 0..handle.nworkers {
+        let h = handle.clone();
         let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
         let h = thread::Builder::new()
             .name(format!("schedlab-rt-{i}"))
@@ -22,10 +22,7 @@ pub(crate) fn start(shared: &Arc<Shared>, pin: bool) -> Result<Vec<thread::JoinH
                 if let Some(c) = core {
                     core_affinity::set_for_current(c);
                 }
-                match &s.kind {
-                    Kind::Fast(f) => f.run_worker(&s, i),
-                    Kind::Policy(p) => p.run_worker(&s, i),
-                }
+                h.run_worker(i)
             })
             .map_err(|e| format!("cannot start worker thread {i}: {e}"))?;
         threads.push(h);
