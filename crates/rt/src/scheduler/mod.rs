@@ -19,9 +19,9 @@ pub(crate) mod fast;
 pub(crate) mod policy;
 
 use crate::context::{self, Ctx};
+use crate::spawn::TaskOpts;
 use crate::task::{Cell, JoinHandle, RawTask, Schedule, Task};
 use crate::Stats;
-use crate::TaskOpts;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;

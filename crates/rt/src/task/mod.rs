@@ -1,9 +1,9 @@
 //! Tasks: what every scheduler sees of a task, and the one thing a task needs from a
-//! scheduler ([`Schedule`]).
+//! scheduler (`Schedule`).
 //!
 //! A task is one `Arc<Cell<F, S>>` allocation (`cell.rs`): header (state, policy id,
 //! nice), the handle of the scheduler it belongs to, the future, and the join slot.
-//! Run queues hold it type-erased as [`Task`] (`Arc<dyn RawTask>`); wakers hold a thin
+//! Run queues hold it type-erased as `Task` (`Arc<dyn RawTask>`); wakers hold a thin
 //! pointer to the same `Arc` with a per-`(F, S)` `RawWakerVTable`, so waking needs no
 //! allocation and polling needs no reference-count traffic (the poll-time waker borrows
 //! the queue's reference).
