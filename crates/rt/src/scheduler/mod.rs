@@ -145,7 +145,7 @@ impl Handle {
     pub(crate) fn stop(&self) {
         self.shutdown.store(true, SeqCst);
         match &self.scheduler {
-            Scheduler::Fast(f) => f.idle.wake_all(),
+            Scheduler::Fast(f) => f.unpark_all(),
             Scheduler::Policy(p) => p.unpark_all(),
         }
     }

@@ -49,7 +49,7 @@ pub(crate) struct Fast {
     injector: Injector<Task>,
     inboxes: Box<[Injector<Task>]>,
     stealers: Box<[Stealer<Task>]>,
-    pub idle: Idle,
+    idle: Idle,
     /// The workers' deques, taken by their threads at start.
     deques: parking_lot::Mutex<Vec<Option<Worker<Task>>>>,
     spin: Duration,
@@ -102,6 +102,11 @@ impl Fast {
         if !self.idle.wake_worker(w) {
             self.idle.notify_one();
         }
+    }
+
+    /// Shutdown: wake every sleeping worker so that it sees the flag.
+    pub fn unpark_all(&self) {
+        self.idle.wake_all();
     }
 
     pub fn stats(&self) -> crate::Stats {
