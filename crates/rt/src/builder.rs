@@ -68,12 +68,15 @@ impl Builder {
         self
     }
 
+    /// Start the workers. Fails on a policy string that names no scheduler, more
+    /// workers than a policy supports, or a worker thread that cannot start.
     pub fn build(self) -> Result<Runtime, String> {
         let scheduler = self.scheduler()?;
         Runtime::start(Handle::new(scheduler, self.workers), self.pin)
     }
 
-    /// The scheduler the `policy` setting names: the one place that reads it.
+    /// The scheduler the `policy` setting names — the one place that reads it:
+    /// `"fast"` is the runtime's own scheduler, anything else a core `PolicySpec`.
     fn scheduler(&self) -> Result<Scheduler, String> {
         let n = self.workers;
         let scheduler = if self.policy.trim().eq_ignore_ascii_case("fast") {

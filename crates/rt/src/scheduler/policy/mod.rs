@@ -33,7 +33,8 @@ use crate::context;
 use crate::scheduler::WorkerLocal;
 use crate::task::Task;
 use build::SyncPolicy;
-pub(crate) use platform::{RtPlatform, Signals};
+use platform::RtPlatform;
+pub(crate) use platform::Signals;
 use schedlab_core::{Policy, PolicySpec, TaskId, TaskParams};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ pub(crate) struct PolicySched {
     policy: SyncPolicy,
     /// One platform view per worker (its `this_cpu`).
     plats: Box<[RtPlatform]>,
-    pub(crate) signals: Arc<Signals>,
+    signals: Arc<Signals>,
     table: TaskTable,
     tick_ns: u64,
     spin: Duration,
