@@ -1,19 +1,25 @@
-//! The thread-local runtime context: which runtime and worker this thread is, the
-//! fast scheduler's worker-local queues, the running task, and the yield flag.
+//! The thread-local runtime context: which runtime and worker this thread is, where
+//! its scheduler keeps its worker state, and whether the running task asked to yield.
 
-use crate::platform::Signals;
-use crate::Shared;
+use crate::scheduler::{Handle, WorkerLocal};
 use std::cell::Cell;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx {
-    pub shared: *const Shared,
-    /// Worker index, or `usize::MAX` on a `block_on` thread.
+    /// The runtime this thread runs for.
+    pub handle: *const Handle,
+    /// Worker index, or [`NO_WORKER`] on a `block_on` thread.
     pub worker: usize,
-    /// Fast scheduler: this worker's `Local` (null otherwise).
-    pub local: *const crate::fast::Local,
-    /// Policy scheduler: the runtime's signals (null otherwise).
-    pub signals: *const Signals,
+    /// The worker's scheduler-specific state (interpreted by that scheduler).
+    pub local: WorkerLocal,
+}
+
+impl Ctx {
+    /// A thread that runs for `handle`'s runtime without being one of its workers: a
+    /// `block_on` caller. Wakes from it go through the runtime's global queues.
+    pub fn not_a_worker(handle: *const Handle) -> Ctx {
+        Ctx { handle, worker: NO_WORKER, local: WorkerLocal::None }
+    }
 }
 
 pub(crate) const NO_WORKER: usize = usize::MAX;
@@ -21,7 +27,6 @@ pub(crate) const NO_WORKER: usize = usize::MAX;
 thread_local! {
     static CTX: Cell<Option<Ctx>> = const { Cell::new(None) };
     static YIELDED: Cell<bool> = const { Cell::new(false) };
-    static CURRENT_TASK: Cell<u32> = const { Cell::new(u32::MAX) };
 }
 
 pub(crate) fn get() -> Option<Ctx> {
@@ -40,23 +45,16 @@ pub(crate) fn enter<R>(ctx: Ctx, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The worker index of this thread if it is a worker of the runtime owning `signals`.
-pub(crate) fn worker_of_signals(signals: *const Signals) -> Option<usize> {
-    match get() {
-        Some(c) if c.signals == signals && c.worker != NO_WORKER => Some(c.worker),
-        _ => None,
-    }
+/// The worker this thread is, if it is a runtime worker.
+pub fn current_worker() -> Option<usize> {
+    get().map(|c| c.worker).filter(|&w| w != NO_WORKER)
 }
 
+/// `yield_now` sets it during a poll; the worker reads and clears it after the poll
+/// to tell a yield from a self-wake.
 pub(crate) fn set_yielded(v: bool) {
     YIELDED.with(|y| y.set(v))
 }
 pub(crate) fn take_yielded() -> bool {
     YIELDED.with(|y| y.replace(false))
-}
-pub(crate) fn set_current_task(id: u32) {
-    CURRENT_TASK.with(|c| c.set(id))
-}
-pub(crate) fn current_task() -> u32 {
-    CURRENT_TASK.with(|c| c.get())
 }

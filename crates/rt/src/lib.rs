@@ -7,7 +7,7 @@
 //! * **`"fast"`** (default, [`fast`](crate::Builder::policy)): per-worker lock-free
 //!   deques + a LIFO "next task" slot with a starvation cap, per-worker inboxes and a
 //!   global injection queue, random-start work stealing, spin-then-park idle workers.
-//!   See `fast.rs` for how it differs from Tokio's scheduler.
+//!   See `scheduler/fast/` for how it differs from Tokio's scheduler.
 //! * **any core policy** — `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, …: the
 //!   exact `schedlab_core` code the simulator runs, instantiated with [`RtPlatform`]
 //!   (real `parking_lot` locks, a monotonic clock, free cost hooks, and `resched` =
@@ -15,15 +15,47 @@
 //!   counters, goodness and time slices apply: every task has a nice value
 //!   ([`TaskOpts`]), a timer tick of `1/hz` runs at poll boundaries, and a task that
 //!   keeps waking itself is polled again until `need_resched` or a poll budget. See
-//!   `policy_sched.rs` for the mapping of `schedule(prev, Runnable|Blocked|Exited)`.
+//!   `scheduler/policy/` for the mapping of `schedule(prev, Runnable|Blocked|Exited)`.
 //!
 //! [`channel`] is the runtime's own unbounded MPSC channel (one lock, batched
 //! receive); runtime-agnostic channels work too.
 //!
-//! Files, one concern each: `channel.rs`, `task.rs` (state machine, one-allocation task cell,
-//! wakers), `stats.rs` (per-worker counters), `join.rs` (JoinHandle, panic capture), `park.rs` (park/unpark protocol),
-//! `fast.rs`, `policy_sched.rs`, `platform.rs` (RtPlatform), `worker.rs` (threads,
-//! `block_on`), `context.rs` (thread-local runtime context), `sync.rs` (loom shim).
+//! ## Files, one concern each
+//!
+//! ```text
+//! lib.rs                         this front door: docs, modules, the public names
+//! builder.rs                     Builder: settings, and the one place that reads the policy string
+//! runtime.rs                     Runtime: start the worker threads, spawn, counters, shutdown
+//! block_on.rs                    block_on: the caller's thread polls one future, parks between polls
+//! spawn.rs                       spawn() from inside a runtime; TaskOpts
+//! give_way.rs                    yield_now, preemption_point, should_yield (one GiveWay future)
+//! context.rs                     the thread-local context: runtime, worker, worker state, yield flag
+//! task/mod.rs                    Task, Header, RawTask, and the Schedule trait tasks are generic over
+//! task/state.rs                  the task state machine (loom-checked)
+//! task/cell.rs                   the one-allocation task cell: poll, cancel, thin-pointer wakers
+//! task/join.rs                   JoinHandle, JoinError
+//! scheduler/mod.rs               Handle (what a runtime's tasks and workers share) and the one
+//!                                dispatch between the two schedulers
+//! scheduler/fast/mod.rs          work stealing: the shared queues and how work enters them
+//! scheduler/fast/worker.rs       a fast worker's own state and loop: pick, steal, spin, sleep
+//! scheduler/fast/idle.rs         who spins and who sleeps (loom-checked)
+//! scheduler/fast/owned.rs        the live tasks, for shutdown to cancel
+//! scheduler/policy/mod.rs        the policy adapter: spawn, wake and exit into a core policy
+//! scheduler/policy/worker.rs     a policy worker's loop: schedule(), poll, tick, idle
+//! scheduler/policy/table.rs      policy ids <-> tasks, with an overflow queue
+//! scheduler/policy/platform.rs   RtPlatform (the policy's platform) and its signals
+//! scheduler/policy/build.rs      building the core policy (build_policy, SyncPolicy)
+//! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
+//! channel.rs                     the runtime's MPSC channel (loom-checked)
+//! stats.rs                       per-worker counters
+//! sync.rs                        the loom shim
+//! ```
+//!
+//! A task knows its scheduler only through [`task`]'s `Schedule` trait; each scheduler
+//! owns its per-worker state and its worker loop (one monomorphic function each: the
+//! loop never dispatches on the scheduler; a wake does, once, in `scheduler/mod.rs`);
+//! the thread-local context holds a worker's state as a small enum that only the
+//! owning scheduler reads.
 //!
 //! Correctness: the park/unpark protocol and the task state machine are model-checked
 //! with loom (`crates/rt/loom.sh`); `tests/` hold a per-policy stress test that counts
@@ -31,413 +63,26 @@
 //! (`catch_unwind`) and reported through its [`JoinHandle`] as a [`JoinError`]; the
 //! worker carries on.
 
+mod block_on;
+mod builder;
 pub mod channel;
 mod context;
-mod fast;
-mod join;
+mod give_way;
 #[doc(hidden)]
 pub mod park;
-mod platform;
-mod policy_sched;
+mod runtime;
+mod scheduler;
+mod spawn;
 mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
-mod worker;
 
-pub use join::{JoinError, JoinHandle};
-pub use platform::{RtLock, RtPlatform};
+pub use builder::Builder;
+pub use context::current_worker;
+pub use give_way::{preemption_point, should_yield, yield_now};
+pub use runtime::Runtime;
+pub use scheduler::policy::platform::{RtLock, RtPlatform};
+pub use spawn::{spawn, TaskOpts};
 pub use stats::Stats;
-
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Duration;
-use task::{Cell, Task};
-
-/// Per-task options for [`Runtime::spawn_with`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TaskOpts {
-    /// −20 (most favoured) ..= 19. Used by the policy schedulers (goodness, quantum);
-    /// the fast scheduler ignores it.
-    pub nice: i8,
-    /// Placement hint: initial run queue / processor.
-    pub worker: Option<usize>,
-}
-
-pub(crate) enum Kind {
-    Fast(Box<fast::Fast>),
-    Policy(policy_sched::PolicySched),
-}
-
-pub(crate) struct Shared {
-    pub(crate) kind: Kind,
-    /// Canonical spec of the policy.
-    pub(crate) policy_name: String,
-    pub(crate) shutdown: AtomicBool,
-    pub(crate) nworkers: usize,
-}
-
-impl Shared {
-    /// A waker moved `task` from IDLE to SCHEDULED.
-    pub(crate) fn schedule(&self, task: Task) {
-        if self.shutdown.load(SeqCst) {
-            task.cancel();
-            return;
-        }
-        match &self.kind {
-            Kind::Fast(f) => {
-                let local = match context::get() {
-                    Some(c) if std::ptr::eq(c.shared, self) && !c.local.is_null() => Some(unsafe { &*c.local }),
-                    _ => None,
-                };
-                f.schedule(task, local)
-            }
-            Kind::Policy(p) => p.wake(task),
-        }
-    }
-
-    fn spawn<F>(self: &Arc<Self>, opts: TaskOpts, f: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let cell = Cell::new(f, opts.nice, self.clone());
-        let handle = JoinHandle::new(cell.clone());
-        if self.shutdown.load(SeqCst) {
-            join::cancel_new(&*cell);
-            return handle;
-        }
-        let task: Task = cell;
-        match &self.kind {
-            Kind::Fast(fq) => {
-                let here = context::get().filter(|c| std::ptr::eq(c.shared, &**self)).map(|c| c.worker);
-                fq.register(&task, here);
-                match opts.worker {
-                    Some(w) => fq.schedule_on(task, w),
-                    None => self.schedule(task),
-                }
-            }
-            Kind::Policy(p) => p.spawn(task, opts.worker),
-        }
-        handle
-    }
-}
-
-/// Configures and builds a [`Runtime`].
-#[derive(Clone)]
-pub struct Builder {
-    workers: usize,
-    /// The scheduler: a registry spec or any policy source; a parse error is kept for
-    /// `build` to report.
-    policy: Result<Arc<dyn policy_sched::RtSource>, String>,
-    pin: bool,
-    hz: u32,
-    max_tasks: usize,
-    spin: Duration,
-}
-
-impl std::fmt::Debug for Builder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Builder")
-            .field("workers", &self.workers)
-            .field("policy", &self.policy.as_ref().map(|s| s.canonical()))
-            .field("pin", &self.pin)
-            .field("hz", &self.hz)
-            .field("max_tasks", &self.max_tasks)
-            .field("spin", &self.spin)
-            .finish()
-    }
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Builder {
-    /// Defaults: one worker per available CPU, policy `"fast"`, pinned workers,
-    /// HZ = 1000, 65 536 task slots for policy schedulers, 50 µs idle spin.
-    pub fn new() -> Builder {
-        Builder {
-            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            policy: Ok(Arc::new(schedlab_core::Configured::<schedlab_core::policies::fast::Kind>(()))),
-            pin: true,
-            hz: 1000,
-            max_tasks: 1 << 16,
-            spin: Duration::from_micros(50),
-        }
-    }
-    /// Number of worker threads (at least 1, at most 64 for policy schedulers).
-    pub fn workers(mut self, n: usize) -> Builder {
-        self.workers = n.max(1);
-        self
-    }
-    /// Any policy of the registry by its spec (`schedlab_core::PolicySpec`): `"fast"`,
-    /// `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, ...
-    pub fn policy(mut self, spec: &str) -> Builder {
-        self.policy = schedlab_core::PolicySpec::parse(spec)
-            .map(|s| Arc::new(s) as Arc<dyn policy_sched::RtSource>)
-            .map_err(|e| format!("bad policy '{spec}': {e}"));
-        self
-    }
-    /// Any policy source: a parsed `PolicySpec`, or a `schedlab_core::Configured`
-    /// policy kind that is not in the registry (built by the same constructor).
-    pub fn policy_source<S: schedlab_core::PolicySource + Send + Sync + 'static>(mut self, source: S) -> Builder {
-        self.policy = Ok(Arc::new(source));
-        self
-    }
-    /// Pin worker `i` to CPU `i % ncpus`.
-    pub fn pin(mut self, yes: bool) -> Builder {
-        self.pin = yes;
-        self
-    }
-    /// Timer tick rate for policy schedulers (counters are in ticks).
-    pub fn hz(mut self, hz: u32) -> Builder {
-        self.hz = hz.max(1);
-        self
-    }
-    /// Task-table capacity of policy schedulers; further spawns wait for a free id.
-    pub fn max_tasks(mut self, n: usize) -> Builder {
-        self.max_tasks = n.clamp(1, u32::MAX as usize - 1);
-        self
-    }
-    /// How long an idle worker spins before parking.
-    pub fn spin(mut self, d: Duration) -> Builder {
-        self.spin = d;
-        self
-    }
-
-    pub fn build(self) -> Result<Runtime, String> {
-        let n = self.workers;
-        let source = self.policy?;
-        let name = source.canonical();
-        let kind = if source.runtime_native() {
-            Kind::Fast(Box::new(fast::Fast::new(n, self.spin)))
-        } else {
-            if n > schedlab_core::cpu::MAX_CPUS {
-                return Err(format!("policy '{name}' supports at most {} workers", schedlab_core::cpu::MAX_CPUS));
-            }
-            Kind::Policy(
-                policy_sched::PolicySched::new(&*source, n, self.max_tasks, self.hz, self.spin)
-                    .map_err(|e| format!("bad policy '{name}': {e}"))?,
-            )
-        };
-        let shared = Arc::new(Shared { kind, policy_name: name, shutdown: AtomicBool::new(false), nworkers: n });
-        let threads = match worker::start(&shared, self.pin) {
-            Ok(t) => t,
-            Err(e) => {
-                let rt = Runtime { shared, threads: Vec::new() };
-                rt.stop();
-                return Err(e);
-            }
-        };
-        Ok(Runtime { shared, threads })
-    }
-}
-
-/// A running set of workers. Dropping it (or [`Runtime::shutdown`]) stops the workers,
-/// joins their threads and cancels the tasks that have not finished.
-pub struct Runtime {
-    shared: Arc<Shared>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Runtime {
-    /// A runtime with the default [`Builder`] settings.
-    pub fn new() -> Result<Runtime, String> {
-        Builder::new().build()
-    }
-
-    /// Run `f` to completion on the calling thread (which drives nothing else; the
-    /// workers run spawned tasks). Inside, [`spawn`] spawns onto this runtime.
-    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
-        let ctx = context::Ctx {
-            shared: Arc::as_ptr(&self.shared),
-            worker: context::NO_WORKER,
-            local: std::ptr::null(),
-            signals: std::ptr::null(),
-        };
-        context::enter(ctx, || worker::block_on(f))
-    }
-
-    pub fn spawn<F>(&self, f: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.shared.spawn(TaskOpts::default(), f)
-    }
-
-    /// Spawn with a placement hint: the task starts on `worker`'s run queue
-    /// (fast: its inbox; policies: forked on that CPU).
-    pub fn spawn_on<F>(&self, worker: usize, f: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.shared.spawn(TaskOpts { nice: 0, worker: Some(worker) }, f)
-    }
-
-    pub fn spawn_with<F>(&self, opts: TaskOpts, f: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.shared.spawn(opts, f)
-    }
-
-    pub fn workers(&self) -> usize {
-        self.shared.nworkers
-    }
-
-    /// The canonical policy spec (`"fast"`, `"pmqs:pool=1,lb=lbp,period=10"`, ...).
-    pub fn policy_name(&self) -> String {
-        self.shared.policy_name.clone()
-    }
-
-    /// Policy schedulers: check the policy's structural invariants (run lists, task
-    /// table). Meaningful when the runtime is quiescent. `Ok` for "fast".
-    pub fn check_invariants(&self) -> Result<(), String> {
-        match &self.shared.kind {
-            Kind::Fast(_) => Ok(()),
-            Kind::Policy(p) => p.policy().check_invariants(),
-        }
-    }
-
-    /// Polls, context switches, `schedule()` calls and IPIs of the workers so far.
-    pub fn stats(&self) -> Stats {
-        match &self.shared.kind {
-            Kind::Fast(f) => f.stats(),
-            Kind::Policy(p) => p.stats(),
-        }
-    }
-
-    /// Polls done by the workers so far.
-    pub fn polls(&self) -> u64 {
-        self.stats().polls
-    }
-
-    #[doc(hidden)]
-    pub fn debug_state(&self) -> String {
-        match &self.shared.kind {
-            Kind::Fast(f) => f.debug_state(),
-            Kind::Policy(p) => p.name().to_string(),
-        }
-    }
-
-    pub fn shutdown(self) {
-        // Drop does it.
-    }
-
-    fn stop(&self) {
-        self.shared.shutdown.store(true, SeqCst);
-        match &self.shared.kind {
-            Kind::Fast(f) => f.idle.wake_all(),
-            Kind::Policy(p) => p.unpark_all(),
-        }
-    }
-
-    fn stop_and_join(&mut self) {
-        self.stop();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-        match &self.shared.kind {
-            Kind::Fast(f) => f.drain(),
-            Kind::Policy(p) => p.drain(),
-        }
-    }
-}
-
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        self.stop_and_join();
-    }
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("workers", &self.workers()).field("policy", &self.policy_name()).finish()
-    }
-}
-
-/// Spawn onto the runtime this code runs in (a task, or `block_on`). Panics outside a
-/// runtime.
-pub fn spawn<F>(f: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let ctx = context::get().expect("schedlab_rt::spawn called outside a runtime");
-    // SAFETY: the context is installed only while its runtime's `Shared` is alive (a
-    // worker holds an Arc; `block_on` borrows the Runtime).
-    let shared = unsafe {
-        Arc::increment_strong_count(ctx.shared);
-        Arc::from_raw(ctx.shared)
-    };
-    shared.spawn(TaskOpts::default(), f)
-}
-
-/// The worker this thread is, if it is a runtime worker.
-pub fn current_worker() -> Option<usize> {
-    context::get().map(|c| c.worker).filter(|&w| w != context::NO_WORKER)
-}
-
-/// Whether the running task should give up its worker now: under a policy scheduler,
-/// the policy has asked for a reschedule (a woken task with better goodness, or the
-/// tick ended this task's time slice) or a timer tick is due. Always `false` under
-/// `fast` and outside a worker. Cheap: a flag and a clock read.
-pub fn should_yield() -> bool {
-    match context::get() {
-        Some(c) if !c.signals.is_null() && c.worker != context::NO_WORKER => {
-            // SAFETY: the context is installed only while its runtime is alive.
-            unsafe { &*c.signals }.should_yield(c.worker)
-        }
-        _ => false,
-    }
-}
-
-/// A preemption point: if [`should_yield`], return `Pending` once with the task still
-/// runnable, so that the worker ticks and calls `schedule(prev, Runnable)`: the
-/// policy, not the task, decides whether it keeps running (unlike [`yield_now`], which
-/// is `sched_yield`). This is how a cooperative runtime gives long-running tasks the
-/// kernel's preemption on return to user mode; the validation interpreter calls it
-/// between workload operations and inside long computations.
-pub async fn preemption_point() {
-    if should_yield() {
-        GiveWay { polled: false, sched_yield: false }.await
-    }
-}
-
-/// Yield to the scheduler: the task goes to the back of the run queue (fast), or
-/// `sched_yield` + `schedule()` (policies), and is polled again later.
-pub async fn yield_now() {
-    GiveWay { polled: false, sched_yield: true }.await
-}
-
-/// Pending once, self-woken, so that the worker takes the task off the CPU still
-/// runnable; `sched_yield` marks it as yielding (the worker then calls the policy's
-/// `yield_now`) rather than preempted.
-struct GiveWay {
-    polled: bool,
-    sched_yield: bool,
-}
-
-impl Future for GiveWay {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.polled {
-            return Poll::Ready(());
-        }
-        self.polled = true;
-        if self.sched_yield {
-            context::set_yielded(true);
-        }
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
+pub use task::{JoinError, JoinHandle};

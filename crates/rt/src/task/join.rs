@@ -1,8 +1,10 @@
-//! Join handles: the output slot of a task, panic capture, cancellation.
+//! Join handles: the output slot of a task and the errors it can carry (panic,
+//! cancellation).
 //!
-//! The slot lives in the task's own allocation ([`crate::task::Cell`]) under a small
-//! `parking_lot` mutex that is taken twice per task (completion, and the join
-//! handle's poll); the handle reaches it through `Arc<dyn JoinTarget<T>>`.
+//! The slot lives in the task's own allocation (`cell.rs`) under a small `parking_lot`
+//! mutex that is taken twice per task (completion, and the join handle's poll); the
+//! handle reaches it through `Arc<dyn JoinTarget<T>>`, so its type names only the
+//! output, not the future or the scheduler.
 
 use std::any::Any;
 use std::fmt;
@@ -90,35 +92,10 @@ impl<T> Default for JoinSlot<T> {
     }
 }
 
+/// What a [`JoinHandle`] needs of its task (implemented by the task cell).
 pub(crate) trait JoinTarget<T>: Send + Sync {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
     fn is_done(&self) -> bool;
-}
-
-impl<F> JoinTarget<F::Output> for crate::task::Cell<F>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
-        let mut j = self.join.lock();
-        if j.done {
-            return Poll::Ready(j.output.take().expect("JoinHandle polled after completion"));
-        }
-        match &mut j.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            w => *w = Some(cx.waker().clone()),
-        }
-        Poll::Pending
-    }
-    fn is_done(&self) -> bool {
-        self.join.lock().done
-    }
-}
-
-/// Complete a task that was never scheduled (spawned during shutdown) as cancelled.
-pub(crate) fn cancel_new(t: &dyn crate::task::RawTask) {
-    t.cancel();
 }
 
 /// An owned permission to await a task's output. `.await` gives `Ok(value)`, or a

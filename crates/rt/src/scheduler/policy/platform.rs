@@ -100,7 +100,7 @@ impl Platform for RtPlatform {
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
         // The target is asleep or busy elsewhere unless it is this very thread (a
         // non-worker thread borrows worker 0's view, so compare threads, not views).
-        let here = crate::context::worker_of_signals(Arc::as_ptr(&self.signals));
+        let here = self.signals.current_worker();
         if here != Some(cpu) {
             self.signals.stats.ipi(here);
             self.signals.parkers[cpu].unpark();

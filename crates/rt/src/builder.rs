@@ -1,0 +1,121 @@
+//! [`Builder`]: the runtime's settings, and the choice of scheduler they make.
+
+use crate::scheduler::fast::Fast;
+use crate::scheduler::policy::{PolicySched, RtSource};
+use crate::scheduler::{Handle, Scheduler};
+use crate::Runtime;
+use schedlab_core::policies::fast;
+use schedlab_core::{Configured, PolicySource, PolicySpec};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Configures and builds a [`Runtime`].
+#[derive(Clone)]
+pub struct Builder {
+    workers: usize,
+    /// The scheduler: a registry spec or any policy source; a spec that does not parse
+    /// is kept as its error for `build` to report.
+    policy: Result<Arc<dyn RtSource>, String>,
+    pin: bool,
+    hz: u32,
+    max_tasks: usize,
+    spin: Duration,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("workers", &self.workers)
+            .field("policy", &self.policy.as_ref().map(|s| s.canonical()))
+            .field("pin", &self.pin)
+            .field("hz", &self.hz)
+            .field("max_tasks", &self.max_tasks)
+            .field("spin", &self.spin)
+            .finish()
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// Defaults: one worker per available CPU, policy `"fast"`, pinned workers,
+    /// HZ = 1000, 65 536 task slots for policy schedulers, 50 µs idle spin.
+    pub fn new() -> Builder {
+        Builder {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            policy: Ok(Arc::new(Configured::<fast::Kind>(()))),
+            pin: true,
+            hz: 1000,
+            max_tasks: 1 << 16,
+            spin: Duration::from_micros(50),
+        }
+    }
+    /// Number of worker threads (at least 1, at most 64 for policy schedulers).
+    pub fn workers(mut self, n: usize) -> Builder {
+        self.workers = n.max(1);
+        self
+    }
+    /// Any scheduler of the registry by its spec (`schedlab_core::PolicySpec`):
+    /// `"fast"`, `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, ...
+    pub fn policy(mut self, spec: &str) -> Builder {
+        self.policy = PolicySpec::parse(spec)
+            .map(|s| Arc::new(s) as Arc<dyn RtSource>)
+            .map_err(|e| format!("bad policy '{spec}': {e}"));
+        self
+    }
+    /// Any policy source: a parsed `PolicySpec`, or a `schedlab_core::Configured`
+    /// policy kind that is not in the registry (built by the same constructor).
+    pub fn policy_source<S: PolicySource + Send + Sync + 'static>(mut self, source: S) -> Builder {
+        self.policy = Ok(Arc::new(source));
+        self
+    }
+    /// Pin worker `i` to CPU `i % ncpus`.
+    pub fn pin(mut self, yes: bool) -> Builder {
+        self.pin = yes;
+        self
+    }
+    /// Timer tick rate for policy schedulers (counters are in ticks).
+    pub fn hz(mut self, hz: u32) -> Builder {
+        self.hz = hz.max(1);
+        self
+    }
+    /// Task-table capacity of policy schedulers; further spawns wait for a free id.
+    pub fn max_tasks(mut self, n: usize) -> Builder {
+        self.max_tasks = n.clamp(1, u32::MAX as usize - 1);
+        self
+    }
+    /// How long an idle worker spins before parking.
+    pub fn spin(mut self, d: Duration) -> Builder {
+        self.spin = d;
+        self
+    }
+
+    /// Start the workers. Fails on a policy spec that names no scheduler, more
+    /// workers than a policy supports, or a worker thread that cannot start.
+    pub fn build(self) -> Result<Runtime, String> {
+        let source = self.policy.clone()?;
+        let scheduler = self.scheduler(&*source)?;
+        Runtime::start(Handle::new(scheduler, self.workers, source.canonical()), self.pin)
+    }
+
+    /// The scheduler the policy choice names — the one place that reads it: a
+    /// runtime-native registry entry (`fast`) is the runtime's own scheduler, any other
+    /// a core policy run by the adapter.
+    fn scheduler(&self, source: &dyn RtSource) -> Result<Scheduler, String> {
+        let n = self.workers;
+        if source.runtime_native() {
+            return Ok(Scheduler::Fast(Box::new(Fast::new(n, self.spin))));
+        }
+        let name = source.canonical();
+        if n > schedlab_core::cpu::MAX_CPUS {
+            return Err(format!("policy '{name}' supports at most {} workers", schedlab_core::cpu::MAX_CPUS));
+        }
+        let policy = PolicySched::new(source, n, self.max_tasks, self.hz, self.spin)
+            .map_err(|e| format!("bad policy '{name}': {e}"))?;
+        Ok(Scheduler::Policy(policy))
+    }
+}

@@ -1,0 +1,150 @@
+//! [`Runtime`]: a running set of worker threads — starting them, spawning onto them,
+//! reading their counters, stopping them.
+
+use crate::context;
+use crate::scheduler::Handle;
+use crate::spawn::TaskOpts;
+use crate::{block_on, Builder, JoinHandle, Stats};
+use std::future::Future;
+use std::sync::Arc;
+use std::thread;
+
+/// A running set of workers. Dropping it (or [`Runtime::shutdown`]) stops the workers,
+/// joins their threads and cancels the tasks that have not finished.
+pub struct Runtime {
+    handle: Arc<Handle>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// Start the workers of `handle`'s scheduler.
+    pub(crate) fn start(handle: Handle, pin: bool) -> Result<Runtime, String> {
+        let handle = Arc::new(handle);
+        let threads = match start_workers(&handle, pin) {
+            Ok(t) => t,
+            Err(e) => {
+                let rt = Runtime { handle, threads: Vec::new() };
+                rt.stop();
+                return Err(e);
+            }
+        };
+        Ok(Runtime { handle, threads })
+    }
+
+    /// A runtime with the default [`Builder`] settings.
+    pub fn new() -> Result<Runtime, String> {
+        Builder::new().build()
+    }
+
+    /// Run `f` to completion on the calling thread (which drives nothing else; the
+    /// workers run spawned tasks). Inside, [`spawn`](crate::spawn()) spawns onto this runtime.
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        context::enter(context::Ctx::not_a_worker(Arc::as_ptr(&self.handle)), || block_on::block_on(f))
+    }
+
+    pub fn spawn<F>(&self, f: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(TaskOpts::default(), f)
+    }
+
+    /// Spawn with a placement hint: the task starts on `worker`'s run queue
+    /// (fast: its inbox; policies: forked on that CPU).
+    pub fn spawn_on<F>(&self, worker: usize, f: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker) }, f)
+    }
+
+    pub fn spawn_with<F>(&self, opts: TaskOpts, f: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(opts, f)
+    }
+
+    pub fn workers(&self) -> usize {
+        self.handle.nworkers
+    }
+
+    /// `"fast"` or the canonical policy spec (e.g. `"pmqs:pool=1,lb=lbp,period=10"`).
+    pub fn policy_name(&self) -> String {
+        self.handle.policy_name()
+    }
+
+    /// Policy schedulers: check the policy's structural invariants (run lists, task
+    /// table). Meaningful when the runtime is quiescent. `Ok` for "fast".
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.handle.check_invariants()
+    }
+
+    /// Polls, context switches, `schedule()` calls and IPIs of the workers so far.
+    pub fn stats(&self) -> Stats {
+        self.handle.stats()
+    }
+
+    /// Polls done by the workers so far.
+    pub fn polls(&self) -> u64 {
+        self.stats().polls
+    }
+
+    #[doc(hidden)]
+    pub fn debug_state(&self) -> String {
+        self.handle.debug_state()
+    }
+
+    pub fn shutdown(self) {
+        // Drop does it.
+    }
+
+    fn stop(&self) {
+        self.handle.stop();
+    }
+
+    fn stop_and_join(&mut self) {
+        self.stop();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.handle.drain();
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("workers", &self.workers()).field("policy", &self.policy_name()).finish()
+    }
+}
+
+/// One thread per worker, named, pinned to CPU `i % ncpus` if `pin`; each runs its
+/// scheduler's worker loop until shutdown.
+fn start_workers(handle: &Arc<Handle>, pin: bool) -> Result<Vec<thread::JoinHandle<()>>, String> {
+    let cores = if pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    let mut threads = Vec::with_capacity(handle.nworkers);
+    for i in 0..handle.nworkers {
+        let worker = handle.clone();
+        let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
+        let thread = thread::Builder::new()
+            .name(format!("schedlab-rt-{i}"))
+            .spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(c);
+                }
+                worker.run_worker(i)
+            })
+            .map_err(|e| format!("cannot start worker thread {i}: {e}"))?;
+        threads.push(thread);
+    }
+    Ok(threads)
+}

@@ -1,0 +1,147 @@
+//! The default scheduler ("fast"): work stealing with a LIFO slot.
+//!
+//! * Each worker owns a FIFO `crossbeam_deque::Worker` (others steal half of it
+//!   from the front) and a **LIFO slot**: a task woken *by a task running on this
+//!   worker* goes there and runs next, so a message hand-off (A sends to B, A waits)
+//!   stays on one core with hot caches and no cross-core wake-up.
+//! * **Starvation cap**: at most [`LIFO_CAP`] consecutive LIFO picks — but only while
+//!   something else is waiting (local deque, inbox or injector non-empty). Tokio
+//!   always demotes the LIFO task after 3 picks, which pushes a ping-pong pair onto
+//!   the stealable queue and bounces it between cores; here the cap only bites when
+//!   another task would otherwise starve.
+//! * A global **injector** for wakes from outside the runtime, and a per-worker
+//!   **inbox** for placement hints (`spawn_on`); both are stealable.
+//! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
+//!   first, so a busy local queue cannot starve outside wakes.
+//! * Stealing starts at a random victim (xorshift per worker).
+//! * Idle: spin for `spin` (default 50 µs: a futex wake of an idle vCPU costs tens of
+//!   µs here), then register as a sleeper, re-check, park ([`Idle`]). Producers
+//!   skip the wake-up while anyone spins; a spinner that finds work and leaves more
+//!   behind wakes the next sleeper.
+//! * Self-woken and yielding tasks go to the back of the local deque (never the LIFO
+//!   slot), so `yield_now` lets every other queued task run first.
+//!
+//! Files: this one holds the state all workers share and the ways work enters it
+//! (wake, spawn, placement hint, shutdown drain); `worker.rs` the per-worker state
+//! ([`Local`]) and the worker loop (pick, steal, idle, poll); `idle.rs` the
+//! spinning/sleeping registry; `owned.rs` the registry of live tasks for shutdown.
+
+pub(crate) mod idle;
+mod owned;
+mod worker;
+
+pub(crate) use worker::Local;
+
+use crate::stats::StatsTable;
+use crate::task::Task;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use idle::Idle;
+use owned::OwnedTasks;
+use std::time::Duration;
+
+/// Consecutive LIFO-slot picks allowed while other work waits.
+pub const LIFO_CAP: u32 = 3;
+/// Every this many picks, check the inbox and the injector first.
+pub const GLOBAL_INTERVAL: u32 = 61;
+
+/// The state all workers of a fast scheduler share.
+pub(crate) struct Fast {
+    injector: Injector<Task>,
+    inboxes: Box<[Injector<Task>]>,
+    stealers: Box<[Stealer<Task>]>,
+    idle: Idle,
+    /// The workers' deques, taken by their threads at start.
+    deques: parking_lot::Mutex<Vec<Option<Worker<Task>>>>,
+    spin: Duration,
+    /// Every live task, so that shutdown can cancel idle ones.
+    owned: OwnedTasks,
+    stats: StatsTable,
+}
+
+impl Fast {
+    pub fn new(n: usize, spin: Duration) -> Fast {
+        let deques: Vec<Worker<Task>> = (0..n).map(|_| Worker::new_fifo()).collect();
+        Fast {
+            injector: Injector::new(),
+            inboxes: (0..n).map(|_| Injector::new()).collect(),
+            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            idle: Idle::new(n),
+            deques: parking_lot::Mutex::new(deques.into_iter().map(Some).collect()),
+            spin,
+            owned: OwnedTasks::new(n),
+            stats: StatsTable::new(n),
+        }
+    }
+
+    /// Record a new task in the registry (shard of the spawning worker, if any).
+    pub fn register(&self, task: &Task, worker: Option<usize>) {
+        self.owned.register(task, worker);
+    }
+
+    /// A woken or new task. `local` is this thread's worker state if the thread is a
+    /// worker of this runtime.
+    pub fn schedule(&self, task: Task, local: Option<&Local>) {
+        match local {
+            Some(l) => {
+                if let Some(prev) = l.lifo.replace(Some(task)) {
+                    l.deque.push(prev);
+                    self.idle.notify_one();
+                }
+            }
+            None => {
+                self.injector.push(task);
+                self.idle.notify_one();
+            }
+        }
+    }
+
+    /// Placement hint: `task` should start on worker `w`.
+    pub fn schedule_on(&self, task: Task, w: usize) {
+        let w = w % self.inboxes.len();
+        self.inboxes[w].push(task);
+        if !self.idle.wake_worker(w) {
+            self.idle.notify_one();
+        }
+    }
+
+    /// Shutdown: wake every sleeping worker so that it sees the flag.
+    pub fn unpark_all(&self) {
+        self.idle.wake_all();
+    }
+
+    pub fn stats(&self) -> crate::Stats {
+        self.stats.sum()
+    }
+
+    pub fn debug_state(&self) -> String {
+        format!(
+            "live={:?} injector={} inboxes={:?} stealers={:?} spinning={} idle={:?}",
+            self.owned.states(),
+            self.injector.len(),
+            self.inboxes.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.stealers.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.idle.num_spinning(),
+            self.idle
+        )
+    }
+
+    /// Drop every queued task (shutdown, after the workers have stopped).
+    pub fn drain(&self) {
+        self.owned.cancel_all();
+        let mut deques = self.deques.lock();
+        for d in deques.iter_mut().flatten() {
+            while let Some(t) = d.pop() {
+                t.cancel();
+            }
+        }
+        for q in std::iter::once(&self.injector).chain(self.inboxes.iter()) {
+            loop {
+                match q.steal() {
+                    Steal::Success(t) => t.cancel(),
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! A fast worker: its own state ([`Local`]) and its loop — pick (LIFO slot, local
+//! deque, now and then the global queues), poll, and when there is nothing: steal,
+//! spin, sleep.
+
+use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP};
+use crate::context;
+use crate::scheduler::{Handle, WorkerLocal};
+use crate::task::{Polled, Task};
+use crossbeam_deque::{Steal, Worker};
+use std::cell::Cell;
+use std::sync::atomic::Ordering::Acquire;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Worker-local state. The worker installs a pointer to it in the thread-local context
+/// ([`WorkerLocal::Fast`]) so that a wake from a task running here reaches its LIFO slot.
+pub(crate) struct Local {
+    index: usize,
+    /// Also pushed to by [`Fast::schedule`] (a wake on this worker).
+    pub(super) deque: Worker<Task>,
+    pub(super) lifo: Cell<Option<Task>>,
+    lifo_streak: Cell<u32>,
+    rng: Cell<u32>,
+    /// The task polled last (identity only, for the switch count).
+    last_polled: Cell<*const ()>,
+}
+
+impl Fast {
+    /// Run worker `index` until shutdown. Its deque is taken from, and given back to,
+    /// [`Fast`] so that shutdown can drain it.
+    pub fn run_worker(&self, handle: &Handle, index: usize) {
+        let deque = self.deques.lock()[index].take().expect("worker started twice");
+        let local = Local {
+            index,
+            deque,
+            lifo: Cell::new(None),
+            lifo_streak: Cell::new(0),
+            rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
+            last_polled: Cell::new(std::ptr::null()),
+        };
+        let ctx = context::Ctx { handle, worker: index, local: WorkerLocal::Fast(&local) };
+        context::enter(ctx, || self.worker_loop(handle, &local));
+        // Give the deque back so shutdown can drain what is left in it.
+        if let Some(t) = local.lifo.take() {
+            local.deque.push(t);
+        }
+        self.deques.lock()[index] = Some(local.deque);
+    }
+
+    fn worker_loop(&self, handle: &Handle, l: &Local) {
+        let mut tick: u32 = 0;
+        loop {
+            if handle.shutdown.load(Acquire) {
+                return;
+            }
+            tick = tick.wrapping_add(1);
+            if let Some(t) = self.next_local(l, tick) {
+                self.run_task(l, t);
+                continue;
+            }
+            // Idle: spin, then sleep. (The idle "task" runs: the next poll is a switch.)
+            l.last_polled.set(std::ptr::null());
+            self.idle.start_spinning();
+            let start = Instant::now();
+            let mut found = None;
+            let mut rounds = 0u32;
+            loop {
+                if let Some(t) = self.find_work(l) {
+                    found = Some(t);
+                    break;
+                }
+                if handle.shutdown.load(Acquire) {
+                    break;
+                }
+                rounds += 1;
+                if rounds.is_multiple_of(16) && start.elapsed() >= self.spin {
+                    break;
+                }
+                for _ in 0..32 {
+                    std::hint::spin_loop();
+                }
+            }
+            let last = self.idle.stop_spinning();
+            if let Some(t) = found {
+                if last && (!l.deque.is_empty() || !self.injector.is_empty()) {
+                    self.idle.notify_one();
+                }
+                self.run_task(l, t);
+                continue;
+            }
+            self.idle.register(l.index);
+            if handle.shutdown.load(Acquire) {
+                self.idle.unregister(l.index);
+                return;
+            }
+            if let Some(t) = self.find_work(l) {
+                self.idle.unregister(l.index);
+                self.run_task(l, t);
+                continue;
+            }
+            self.stats.worker(l.index).parked();
+            self.idle.sleep(l.index);
+        }
+    }
+
+    fn next_local(&self, l: &Local, tick: u32) -> Option<Task> {
+        if tick.is_multiple_of(GLOBAL_INTERVAL) {
+            if let Some(t) = self.steal_global(l) {
+                return Some(t);
+            }
+        }
+        if let Some(t) = l.lifo.take() {
+            let streak = l.lifo_streak.get();
+            if streak < LIFO_CAP || (l.deque.is_empty() && self.inboxes[l.index].is_empty() && self.injector.is_empty())
+            {
+                l.lifo_streak.set(streak + 1);
+                return Some(t);
+            }
+            l.deque.push(t);
+        }
+        l.lifo_streak.set(0);
+        l.deque.pop()
+    }
+
+    fn steal_global(&self, l: &Local) -> Option<Task> {
+        for q in [&self.inboxes[l.index], &self.injector] {
+            loop {
+                match q.steal_batch_and_pop(&l.deque) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
+        None
+    }
+
+    /// Look everywhere: own queues, the global queues, then steal from the others.
+    fn find_work(&self, l: &Local) -> Option<Task> {
+        if let Some(t) = l.lifo.take().or_else(|| l.deque.pop()) {
+            return Some(t);
+        }
+        if let Some(t) = self.steal_global(l) {
+            return Some(t);
+        }
+        let n = self.stealers.len();
+        if n <= 1 {
+            return None;
+        }
+        let mut x = l.rng.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        l.rng.set(x);
+        let start = x as usize % n;
+        loop {
+            let mut retry = false;
+            for k in 0..n {
+                let v = (start + k) % n;
+                if v == l.index {
+                    continue;
+                }
+                // One victim queue at a time: a steal that succeeds must be returned.
+                for s in 0..2 {
+                    let r = if s == 0 {
+                        self.stealers[v].steal_batch_and_pop(&l.deque)
+                    } else {
+                        self.inboxes[v].steal_batch_and_pop(&l.deque)
+                    };
+                    match r {
+                        Steal::Success(t) => return Some(t),
+                        Steal::Retry => retry = true,
+                        Steal::Empty => {}
+                    }
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn run_task(&self, l: &Local, t: Task) {
+        let h = t.header();
+        if !h.state.start_poll() {
+            return;
+        }
+        context::set_yielded(false);
+        let r = t.poll();
+        let id = Arc::as_ptr(&t) as *const ();
+        self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
+        if r == Polled::Ready {
+            self.owned.unregister(&t);
+        } else if h.state.finish_pending() {
+            // Woken during its own poll (self-wake or yield_now): back of the queue.
+            context::set_yielded(false);
+            l.deque.push(t);
+            self.idle.notify_one();
+        }
+    }
+}

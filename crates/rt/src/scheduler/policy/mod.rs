@@ -1,0 +1,156 @@
+//! The policy adapter: run any `schedlab_core::Policy<RtPlatform>` (DSS, MQS, PMQS
+//! and its balancers) as the runtime's run-queue organisation — the very code the
+//! simulator runs.
+//!
+//! Mapping of the kernel model onto futures:
+//!
+//! | kernel (policy's view)          | runtime                                             |
+//! |---------------------------------|-----------------------------------------------------|
+//! | task id / `task_struct`         | slot in a fixed table of `Task`s, ids recycled      |
+//! | `do_fork` + `wake_up_forked`    | `spawn`: `task_new(parent = spawning task)` + `wake_up` |
+//! | `wake_up_process`               | a waker fires on an `IDLE` task (`IDLE → SCHEDULED`) |
+//! | running                         | being polled; self-wakes re-poll it directly until `need_resched` or the poll budget |
+//! | `schedule(prev, Runnable)`      | poll ended, task woke itself during it (`NOTIFIED`) |
+//! | `sched_yield` + `schedule`      | `yield_now().await`                                 |
+//! | `schedule(prev, Blocked)`       | poll returned `Pending` and nobody woke it          |
+//! | `schedule(prev, Exited)`        | poll returned `Ready` (or panicked)                 |
+//! | timer tick (`tick` + `balance`) | every `1/hz` of wall time, checked at poll boundaries and by idle workers (`park_timeout`) |
+//! | `need_resched` + IPI            | `RtPlatform::resched`: flag + unpark                |
+//! | preemption (return to user mode) | [`crate::preemption_point`]: a task that asks sees `need_resched` or a due tick and is switched out as still runnable |
+//!
+//! Files: this one holds the state all workers share and the ways tasks enter the
+//! policy (spawn, wake, exit, shutdown drain); `worker.rs` the worker loop (`schedule`,
+//! poll, tick, idle); `table.rs` the task table; `platform.rs` the [`RtPlatform`] the
+//! policy runs on and the per-worker [`Signals`]; `build.rs` the construction of the
+//! policy itself from the policy choice the `Builder` kept ([`RtSource`]).
+
+mod build;
+pub(crate) mod platform;
+mod table;
+mod worker;
+
+use crate::context;
+use crate::scheduler::WorkerLocal;
+use crate::task::Task;
+pub(crate) use build::RtSource;
+use platform::RtPlatform;
+pub(crate) use platform::Signals;
+use schedlab_core::{Policy, TaskId, TaskParams};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use table::TaskTable;
+
+/// The state all workers of a policy scheduler share.
+pub(crate) struct PolicySched {
+    policy: Box<dyn Policy<RtPlatform>>,
+    /// One platform view per worker (its `this_cpu`).
+    plats: Box<[RtPlatform]>,
+    signals: Arc<Signals>,
+    table: TaskTable,
+    tick_ns: u64,
+    spin: Duration,
+    name: String,
+}
+
+impl PolicySched {
+    pub fn new(spec: &dyn RtSource, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
+        let start = Instant::now();
+        let signals = Arc::new(Signals::new(n, start));
+        let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone())).collect();
+        let policy = build::policy(spec, &plats[0], n, capacity, hz)?;
+        Ok(PolicySched {
+            policy,
+            plats,
+            signals,
+            table: TaskTable::new(capacity),
+            tick_ns: 1_000_000_000 / hz.max(1) as u64,
+            spin,
+            name: spec.canonical(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    #[inline]
+    pub fn policy(&self) -> &dyn Policy<RtPlatform> {
+        &*self.policy
+    }
+    pub fn stats(&self) -> crate::Stats {
+        self.signals.stats.sum()
+    }
+
+    /// The platform view of the calling thread (worker `w`, or 0 for other threads).
+    fn view(&self) -> &RtPlatform {
+        let w = self.signals.current_worker().unwrap_or(0);
+        &self.plats[w]
+    }
+
+    /// A new task (`state == SCHEDULED`), to fork on `cpu` (placement hint) or on the
+    /// calling worker.
+    pub fn spawn(&self, task: Task, cpu: Option<usize>) {
+        let here = self.signals.current_worker();
+        let cpu = cpu.map(|c| c % self.plats.len()).or(here).unwrap_or(0);
+        let parent = match here {
+            Some(_) => worker::current_task(),
+            None => None,
+        };
+        if let Some(((task, cpu, parent), id)) = self.table.alloc((task, cpu, parent)) {
+            self.admit(task, id, cpu, parent);
+        }
+    }
+
+    /// Give `task` the policy id `id` and fork it on `cpu`.
+    fn admit(&self, task: Task, id: TaskId, cpu: usize, parent: Option<TaskId>) {
+        task.header().id.store(id, Relaxed);
+        let params = TaskParams { nice: task.header().nice.clamp(-20, 19), ..TaskParams::default() };
+        self.table.insert(id, task);
+        let p = &self.plats[cpu];
+        self.policy().task_new(p, id, &params, parent);
+        self.policy().wake_up(p, id, false);
+    }
+
+    /// A waker moved `task` from IDLE to SCHEDULED.
+    pub fn wake(&self, task: Task) {
+        let id = task.header().id.load(Relaxed);
+        drop(task); // the table holds the task
+        self.policy().wake_up(self.view(), id, false);
+    }
+
+    /// Free `id` after `schedule(prev, Exited)` on worker `cpu`; admit a waiting spawn.
+    fn release(&self, id: TaskId, cpu: usize) {
+        if let Some((t, c, parent)) = self.table.release(id) {
+            let parent = parent.filter(|&p| p != id);
+            self.admit(t, id, if c < self.plats.len() { c } else { cpu }, parent);
+        }
+    }
+
+    /// Stop: cancel every task still in the table or waiting for an id.
+    pub fn drain(&self) {
+        self.table.cancel_all();
+    }
+
+    pub fn unpark_all(&self) {
+        for p in self.signals.parkers.iter() {
+            p.unpark();
+        }
+    }
+}
+
+impl Signals {
+    /// The calling thread's worker index, if it is a worker of the runtime that owns
+    /// these signals. (A platform view cannot tell: non-workers borrow worker 0's.)
+    #[inline]
+    pub(crate) fn current_worker(&self) -> Option<usize> {
+        match context::get() {
+            Some(c)
+                if matches!(c.local, WorkerLocal::Policy(s) if std::ptr::eq(s, self))
+                    && c.worker != context::NO_WORKER =>
+            {
+                Some(c.worker)
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! A policy worker: the loop that calls the policy's `schedule()`, polls the task it
+//! picks (again, while the task keeps waking itself, up to a budget), runs the timer
+//! tick, and idles when the policy has nothing.
+//!
+//! **No lost wake-up across `schedule(prev, Blocked)`**: DSS/MQS keep the running task
+//! linked, so a waker must not call `wake_up` while the task is still `RUNNING` (the
+//! policy would see it on the queue and do nothing, then `schedule` would unlink it).
+//! The worker therefore calls `schedule(prev, Blocked)` while the task is still
+//! `RUNNING` (wakes only mark it `NOTIFIED`), and only then tries `RUNNING → IDLE`; if
+//! a wake came in meanwhile it calls `wake_up(prev)` itself.
+
+use super::{PolicySched, RtPlatform};
+use crate::context;
+use crate::scheduler::{Handle, WorkerLocal};
+use crate::task::{Polled, Task, COMPLETE};
+use schedlab_core::{Platform, PrevState, TaskId};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `pause` instructions between two looks at `need_resched` in the idle spin.
+const IDLE_PAUSES: u32 = 4;
+
+/// Consecutive polls of a self-waking task before the worker calls `schedule()`.
+pub const POLL_BUDGET: u32 = 64;
+
+const NO_TASK: TaskId = TaskId::MAX;
+
+thread_local! {
+    /// The policy id of the task this worker is polling: the parent of what it spawns.
+    static CURRENT_TASK: std::cell::Cell<TaskId> = const { std::cell::Cell::new(NO_TASK) };
+}
+
+fn set_current_task(id: TaskId) {
+    CURRENT_TASK.with(|c| c.set(id))
+}
+
+/// The task the calling worker is polling, if any.
+pub(super) fn current_task() -> Option<TaskId> {
+    Some(CURRENT_TASK.with(|c| c.get())).filter(|&t| t != NO_TASK)
+}
+
+impl PolicySched {
+    /// Run worker `me` until shutdown.
+    pub fn run_worker(&self, handle: &Handle, me: usize) {
+        let ctx = context::Ctx { handle, worker: me, local: WorkerLocal::Policy(Arc::as_ptr(&self.signals)) };
+        context::enter(ctx, || self.worker_loop(handle, me));
+    }
+
+    fn worker_loop(&self, handle: &Handle, me: usize) {
+        let p = &self.plats[me];
+        let policy = self.policy();
+        let need_resched = &self.signals.need_resched[me];
+        let mut idle_since: Option<Instant> = None;
+        let mut next_tick = p.now() + self.tick_ns;
+        self.signals.next_tick[me].store(next_tick, Relaxed);
+        let mut prev: Option<TaskId> = None;
+        let mut prev_state = PrevState::Runnable;
+        let stats = self.signals.stats.worker(me);
+        let mut last_polled: Option<TaskId> = None;
+        // The task whose `schedule(.., Blocked)` still has to be finished.
+        let mut blocked: Option<Task> = None;
+        loop {
+            if handle.shutdown.load(Acquire) {
+                // Leave the policy consistent: the last task leaves this CPU.
+                if prev.is_some() {
+                    policy.schedule(p, prev, prev_state);
+                }
+                if let Some(t) = blocked.take() {
+                    t.header().state.finish_pending();
+                }
+                return;
+            }
+            need_resched.store(false, SeqCst);
+            let called_with = (prev, prev_state);
+            let next = policy.schedule(p, prev, prev_state);
+            stats.scheduled();
+            if let Some(t) = blocked.take() {
+                if t.header().state.finish_pending() {
+                    // Woken while we were unlinking it: it is off every queue now.
+                    policy.wake_up(p, t.header().id.load(Relaxed), false);
+                }
+            }
+            if let (Some(id), PrevState::Exited) = (prev, prev_state) {
+                self.release(id, me);
+            }
+            prev = None;
+            prev_state = PrevState::Runnable;
+            let Some(id) = next else {
+                last_polled = None;
+                self.idle(p, me, &mut next_tick, &mut idle_since, handle);
+                continue;
+            };
+            idle_since = None;
+            let task = self.table.get(id);
+            let h = task.header();
+            if !h.state.start_poll() {
+                prev = Some(id);
+                if h.state.load() == COMPLETE {
+                    // Cancelled (shutdown race): treat as exited.
+                    prev_state = PrevState::Exited;
+                } else {
+                    // The policy returned a task that is not runnable: a policy bug
+                    // (one was found this way in MQS's schedule_tail). Unlink it as
+                    // blocked so that it stays alive and a later wake finds it; count it.
+                    debug_assert!(
+                        false,
+                        "worker {me}: policy picked task {id} in state {} (schedule called with {:?})",
+                        h.state.load(),
+                        called_with
+                    );
+                    stats.bad_pick();
+                    prev_state = PrevState::Blocked;
+                }
+                continue;
+            }
+            set_current_task(id);
+            let mut polls = 0u32;
+            prev = Some(id);
+            loop {
+                context::set_yielded(false);
+                let r = task.poll();
+                polls += 1;
+                let now = p.now();
+                while now >= next_tick {
+                    if policy.tick(p, Some(id)) {
+                        need_resched.store(true, Relaxed);
+                    }
+                    policy.balance(p);
+                    next_tick += self.tick_ns;
+                    self.signals.next_tick[me].store(next_tick, Relaxed);
+                }
+                if r == Polled::Ready {
+                    prev_state = PrevState::Exited;
+                    break;
+                }
+                if context::take_yielded() && h.state.is_notified() {
+                    h.state.requeue();
+                    policy.yield_now(p, id);
+                    break;
+                }
+                if h.state.is_notified() {
+                    h.state.requeue();
+                    if polls < POLL_BUDGET && !need_resched.load(Relaxed) && !handle.shutdown.load(Relaxed) {
+                        let ok = h.state.start_poll();
+                        debug_assert!(ok);
+                        continue;
+                    }
+                    break;
+                }
+                prev_state = PrevState::Blocked;
+                blocked = Some(task.clone());
+                break;
+            }
+            set_current_task(NO_TASK);
+            stats.polled(u64::from(polls), last_polled != Some(id));
+            last_polled = Some(id);
+        }
+    }
+
+    /// Nothing to run: spin on `need_resched` for `spin` since the worker went idle
+    /// (returning every few µs so that `schedule` can run MQS's remote-queue
+    /// examination or an LBC pull), then park until the next tick. Ticks of an idle
+    /// CPU run here (`tick(None)` + `balance`).
+    fn idle(&self, p: &RtPlatform, me: usize, next_tick: &mut u64, idle_since: &mut Option<Instant>, handle: &Handle) {
+        let policy = self.policy();
+        let need_resched = &self.signals.need_resched[me];
+        let since = *idle_since.get_or_insert_with(Instant::now);
+        let tick = |next_tick: &mut u64| {
+            let now = p.now();
+            while now >= *next_tick {
+                policy.tick(p, None);
+                policy.balance(p);
+                *next_tick += self.tick_ns;
+                self.signals.next_tick[me].store(*next_tick, Relaxed);
+            }
+        };
+        tick(next_tick);
+        if since.elapsed() < self.spin {
+            // Poll the flag often (a `pause` is ~65 cycles on Zen, ~140 on Skylake):
+            // every spin between checks adds to the wake-up latency of this CPU.
+            for _ in 0..512 {
+                if need_resched.load(Acquire) || handle.shutdown.load(Acquire) {
+                    return;
+                }
+                for _ in 0..IDLE_PAUSES {
+                    std::hint::spin_loop();
+                }
+            }
+            return;
+        }
+        let now = p.now();
+        if now < *next_tick && !need_resched.load(SeqCst) {
+            self.signals.stats.worker(me).parked();
+            self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
+        }
+        tick(next_tick);
+    }
+}

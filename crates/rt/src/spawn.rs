@@ -1,0 +1,25 @@
+//! Spawning from inside a runtime, and the per-task options.
+
+use crate::scheduler::Handle;
+use crate::JoinHandle;
+use std::future::Future;
+
+/// Per-task options for [`Runtime::spawn_with`](crate::Runtime::spawn_with).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskOpts {
+    /// −20 (most favoured) ..= 19. Used by the policy schedulers (goodness, quantum);
+    /// the fast scheduler ignores it.
+    pub nice: i8,
+    /// Placement hint: initial run queue / processor.
+    pub worker: Option<usize>,
+}
+
+/// Spawn onto the runtime this code runs in (a task, or `block_on`). Panics outside a
+/// runtime.
+pub fn spawn<F>(f: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Handle::current().expect("schedlab_rt::spawn called outside a runtime").spawn(TaskOpts::default(), f)
+}

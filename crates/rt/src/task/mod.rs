@@ -1,0 +1,66 @@
+//! Tasks: what every scheduler sees of a task, and the one thing a task needs from a
+//! scheduler (`Schedule`).
+//!
+//! A task is one `Arc<Cell<F, S>>` allocation (`cell.rs`): header (state, policy id,
+//! nice), the handle of the scheduler it belongs to, the future, and the join slot.
+//! Run queues hold it type-erased as `Task` (`Arc<dyn RawTask>`); wakers hold a thin
+//! pointer to the same `Arc` with a per-`(F, S)` `RawWakerVTable`, so waking needs no
+//! allocation and polling needs no reference-count traffic (the poll-time waker borrows
+//! the queue's reference).
+//!
+//! Nothing here knows a runtime or a run queue: a waker hands its task to `S`, which is
+//! how the task module stays independent of the schedulers (as in Tokio's
+//! `task::Schedule`).
+//!
+//! * `state.rs`: the state machine ([`TaskState`]), model-checked with loom;
+//! * `cell.rs`: the allocation, polling with panic capture, cancellation, the wakers;
+//! * `join.rs`: [`JoinHandle`] and [`JoinError`].
+
+mod cell;
+mod join;
+mod state;
+
+pub(crate) use cell::Cell;
+pub use join::{JoinError, JoinHandle};
+pub use state::{TaskState, WakeAction, COMPLETE, IDLE, NOTIFIED, RUNNING, SCHEDULED};
+
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+
+/// The scheduler side of a task: where a waker sends the task it woke.
+///
+/// `Clone` because a waker clones the handle before handing the task over: the task it
+/// hands over may hold the last reference to the cell the handle lives in.
+pub(crate) trait Schedule: Clone + Send + Sync + 'static {
+    /// A waker moved `task` from `IDLE` to `SCHEDULED`: put it on a run queue (or, if
+    /// the scheduler is shutting down, cancel it).
+    fn schedule(&self, task: Task);
+}
+
+/// The part of a task every scheduler sees.
+pub(crate) struct Header {
+    pub state: TaskState,
+    /// Scheduler-specific key: the policy scheduler's `TaskId` (set at admission), the
+    /// fast scheduler's registry slot.
+    pub id: AtomicU32,
+    pub nice: i8,
+}
+
+/// Outcome of one poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Polled {
+    Ready,
+    Pending,
+}
+
+/// Type-erased task, as held by run queues.
+pub(crate) trait RawTask: Send + Sync {
+    fn header(&self) -> &Header;
+    /// Poll once. The caller must have won [`TaskState::start_poll`]; panics are caught
+    /// and reported through the join handle.
+    fn poll(&self) -> Polled;
+    /// Drop the future of a task that is not running and report "cancelled".
+    fn cancel(&self);
+}
+
+pub(crate) type Task = Arc<dyn RawTask>;

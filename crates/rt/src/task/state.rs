@@ -1,0 +1,116 @@
+//! The task state machine ([`TaskState`]): who may hand a task to a scheduler, who
+//! may poll it, and what a wake during a poll does.
+//!
+//! ```text
+//!            wake                 picked                poll → Pending
+//!   IDLE ───────────▶ SCHEDULED ─────────▶ RUNNING ─────────────────────▶ IDLE
+//!    ▲                    ▲                 │   │ wake                    (not notified)
+//!    │                    │                 │   ▼
+//!    │                    └──────────── NOTIFIED   poll → Pending: back to SCHEDULED,
+//!    │                                               the worker re-queues it itself
+//!    └─ poll → Ready / cancel ─▶ COMPLETE (terminal; wakes are no-ops)
+//! ```
+//!
+//! Only `IDLE → SCHEDULED` hands the task to the scheduler, so a task is on at most one
+//! queue and a wake during a poll re-schedules it exactly once (by the worker, after
+//! the poll). Only the worker that won `SCHEDULED → RUNNING` leaves `RUNNING`/`NOTIFIED`.
+
+use crate::sync::AtomicU8;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+
+pub const IDLE: u8 = 0;
+pub const SCHEDULED: u8 = 1;
+pub const RUNNING: u8 = 2;
+pub const NOTIFIED: u8 = 3;
+pub const COMPLETE: u8 = 4;
+
+/// What a wake must do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeAction {
+    /// The task was idle: the waker must hand it to the scheduler.
+    Schedule,
+    /// Already queued, running (now marked notified) or complete: nothing to do.
+    Nothing,
+}
+
+/// The task state word (see the module documentation).
+#[derive(Debug)]
+pub struct TaskState(AtomicU8);
+
+impl Default for TaskState {
+    fn default() -> Self {
+        Self::new(SCHEDULED)
+    }
+}
+
+impl TaskState {
+    pub fn new(s: u8) -> TaskState {
+        TaskState(AtomicU8::new(s))
+    }
+    pub fn load(&self) -> u8 {
+        self.0.load(Acquire)
+    }
+    /// A waker fired.
+    pub fn wake(&self) -> WakeAction {
+        let mut cur = self.0.load(Acquire);
+        loop {
+            // SCHEDULED/NOTIFIED are "rewritten" too: the wake must be an RMW on the
+            // state so that a worker's later `start_poll` (also an RMW) acquires what
+            // the waker published before waking. A plain load that returns early can
+            // miss that ordering and lose the wake-up (found by loom:
+            // `task_wake_during_poll_reschedules_once`).
+            let next = match cur {
+                IDLE => SCHEDULED,
+                RUNNING => NOTIFIED,
+                SCHEDULED | NOTIFIED => cur,
+                _ => return WakeAction::Nothing,
+            };
+            match self.0.compare_exchange_weak(cur, next, AcqRel, Acquire) {
+                Ok(_) => return if cur == IDLE { WakeAction::Schedule } else { WakeAction::Nothing },
+                Err(c) => cur = c,
+            }
+        }
+    }
+    /// A worker picked the task from a queue. False if it was cancelled meanwhile.
+    pub fn start_poll(&self) -> bool {
+        self.0.compare_exchange(SCHEDULED, RUNNING, AcqRel, Acquire).is_ok()
+    }
+    /// Was the task woken during the current poll? (Only meaningful while RUNNING.)
+    pub fn is_notified(&self) -> bool {
+        self.0.load(Acquire) == NOTIFIED
+    }
+    /// The poll returned `Pending`: `RUNNING → IDLE` and `false`, or, if a wake came in
+    /// during the poll, `NOTIFIED → SCHEDULED` and `true`: the caller re-queues it.
+    pub fn finish_pending(&self) -> bool {
+        match self.0.compare_exchange(RUNNING, IDLE, AcqRel, Acquire) {
+            Ok(_) => false,
+            Err(s) => {
+                debug_assert_eq!(s, NOTIFIED);
+                // A swap keeps the release sequence of the wakers' RMWs intact.
+                self.0.swap(SCHEDULED, AcqRel);
+                true
+            }
+        }
+    }
+    /// The worker keeps the task runnable: `RUNNING|NOTIFIED → SCHEDULED`.
+    pub fn requeue(&self) {
+        self.0.swap(SCHEDULED, AcqRel);
+    }
+    pub fn complete(&self) {
+        self.0.store(COMPLETE, Release);
+    }
+    /// Cancel a task that is not running: `IDLE|SCHEDULED → COMPLETE`. True if this
+    /// call did it (the caller then drops the future).
+    pub fn cancel(&self) -> bool {
+        let mut cur = self.0.load(Acquire);
+        loop {
+            if cur != IDLE && cur != SCHEDULED {
+                return false;
+            }
+            match self.0.compare_exchange_weak(cur, COMPLETE, AcqRel, Acquire) {
+                Ok(_) => return true,
+                Err(c) => cur = c,
+            }
+        }
+    }
+}
