@@ -14,14 +14,34 @@
 //! println!("{}", report.to_text());
 //! ```
 
+//!
+//! ## Files
+//!
+//! | file | what |
+//! |------|------|
+//! | `machine.rs` | [`Machine`]: presets and TOML machine files |
+//! | `machine/costs.rs` | [`CostParams`]: a machine's cost parameters and their presets |
+//! | `cost.rs` | [`CostModel`]: the cost parameters resolved to ns for the event loop |
+//! | `config.rs` | [`SimConfig`] and [`SimError`] |
+//! | `engine.rs` | [`simulate`], the event loop and the CPU state machine (step, interrupt, tick, schedule, IPIs) |
+//! | `engine/exec.rs` | tasks executing their programs, one op at a time; channels |
+//! | `engine/checks.rs` | invariant and progress (deadlock) checks |
+//! | `events.rs` | the event kinds and the sleep-timer queue |
+//! | `platform.rs` | [`platform::SimPlatform`]: the policies' view of the machine (virtual-time locks, cache lines) |
+//! | `recorder.rs` | counters, run-queue sampling, wake-up latencies; builds the [`Report`] |
+//! | `report.rs` | [`Report`]: JSON and text output |
+
+pub mod config;
 pub mod cost;
 pub mod engine;
 pub mod events;
 pub mod machine;
 pub mod platform;
+mod recorder;
 pub mod report;
 
-pub use cost::{CostModel, CostParams};
-pub use engine::{simulate, SimConfig, SimError};
-pub use machine::{Machine, MachineError};
+pub use config::{SimConfig, SimError};
+pub use cost::CostModel;
+pub use engine::simulate;
+pub use machine::{CostParams, Machine, MachineError};
 pub use report::{Report, RqSeries};

@@ -2,9 +2,12 @@
 //!
 //! A machine is CPUs grouped into NUMA nodes (contiguous CPU ids), a clock, an L2
 //! geometry, a tick rate, a SLIT-style node distance matrix (10 = local) and the cost
-//! parameters of [`CostParams`] (see `docs/cost-model.md` for where each comes from).
+//! parameters of [`CostParams`] (their presets are in `machine/costs.rs`; see
+//! `docs/cost-model.md` for where each comes from).
 
-use crate::cost::CostParams;
+mod costs;
+
+pub use costs::CostParams;
 use schedlab_core::cpu::MAX_CPUS;
 use serde::{Deserialize, Serialize};
 use std::fmt;

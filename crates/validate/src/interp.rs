@@ -12,7 +12,7 @@ use crate::timer::sleep;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_rt::Runtime;
-use schedlab_workloads::{Op, ProgId, Workload};
+use schedlab_workloads::{Cursor, Op, ProgId, Workload};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,13 +99,6 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
     })
 }
 
-#[derive(Clone, Copy)]
-struct Frame {
-    start: usize,
-    end: usize,
-    left: u32,
-}
-
 /// One task running its program (boxed so that `Spawn` can recurse).
 fn interpret(
     ctx: Arc<Ctx>,
@@ -114,29 +107,11 @@ fn interpret(
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
         let mut rng = ChaCha8Rng::seed_from_u64(ctx.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let ops = ctx.w.programs[prog as usize].ops.clone();
-        let mut pc = 0usize;
-        let mut loops: Vec<Frame> = Vec::new();
+        let ops = &ctx.w.programs[prog as usize].ops[..];
+        // The simulator's cursor: loops mean the same on both engines.
+        let mut cursor = Cursor::new(ops);
         loop {
-            if let Some(f) = loops.last_mut() {
-                if pc == f.end {
-                    f.left -= 1;
-                    if f.left > 0 {
-                        pc = f.start;
-                    } else {
-                        loops.pop();
-                    }
-                    continue;
-                }
-            }
-            let Some(&op) = ops.get(pc) else { break };
-            pc += 1;
-            match op {
-                Op::Loop { count, body } => {
-                    if body > 0 {
-                        loops.push(Frame { start: pc, end: pc + body as usize, left: count });
-                    }
-                }
+            match cursor.fetch(ops) {
                 Op::Compute { cycles } => compute((cycles as f64 * ctx.ns_per_cycle) as u64).await,
                 Op::ComputeUniform { min, max } => {
                     let c = rng.gen_range(min..=max.max(min));
@@ -161,7 +136,9 @@ fn interpret(
                     drop(schedlab_rt::spawn(interpret(ctx.clone(), program, i)));
                 }
                 Op::Exit => break,
+                Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),
             }
+            cursor.advance();
             // The simulated kernel acts on a pending reschedule at every operation
             // boundary (return to user mode); so does the interpreter.
             schedlab_rt::preemption_point().await;

@@ -4,7 +4,8 @@
 //! [`program`] (compute, send, blocking receive, sleep, yield, spawn, exit, counted
 //! loops), plus the channels they talk over and the root task that spawns everything.
 //! The simulator interprets the programs in virtual time; the runtime runs them as
-//! real futures. Both therefore execute exactly the same benchmark.
+//! real futures. Both therefore execute exactly the same benchmark, and both step
+//! through a program with the same [`Cursor`] (loop control lives in one place).
 //!
 //! Workloads are built from `name:key=value,...` specs ([`parse_workload`]):
 //!
@@ -24,6 +25,7 @@
 //! number of tasks, never with the number of messages.
 
 pub mod chat;
+pub mod cursor;
 pub mod hackbench;
 pub mod mkbench;
 pub mod pingpong;
@@ -32,6 +34,7 @@ pub mod spec;
 mod validate;
 
 pub use chat::ChatParams;
+pub use cursor::{Cursor, MAX_LOOP_DEPTH};
 pub use hackbench::HackbenchParams;
 pub use mkbench::MkbenchParams;
 pub use pingpong::PingPongParams;

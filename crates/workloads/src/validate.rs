@@ -1,6 +1,6 @@
 //! Structural validation of workloads.
 
-use crate::{Op, Workload};
+use crate::{Op, Workload, MAX_LOOP_DEPTH};
 use schedlab_core::{SchedClass, TaskParams};
 
 fn check_params(p: &TaskParams) -> Result<(), String> {
@@ -31,7 +31,8 @@ impl Workload {
     /// * every spawned program id is in range, and no program can (transitively) spawn
     ///   itself — there are no conditionals, so a spawn cycle would create tasks forever;
     /// * every `Loop` has `count ≥ 1` and a non-empty body that lies within the program
-    ///   and within the body of every enclosing loop (loops nest properly);
+    ///   and within the body of every enclosing loop (loops nest properly), at most
+    ///   [`MAX_LOOP_DEPTH`] deep (a [`Cursor`](crate::Cursor) has that many frames);
     /// * `ComputeUniform` has `min ≤ max`;
     /// * `expected_tasks ≥ 1` (the root).
     ///
@@ -106,6 +107,13 @@ impl Workload {
                             ));
                         }
                         loop_ends.push(end);
+                        if loop_ends.len() > MAX_LOOP_DEPTH {
+                            return Err(format!(
+                                "{}: loops nest {} deep; engines support at most {MAX_LOOP_DEPTH}",
+                                at(i),
+                                loop_ends.len()
+                            ));
+                        }
                     }
                     _ => {}
                 }

@@ -1,7 +1,7 @@
 //! `Workload::validate` accepts every built-in workload and rejects malformed ones.
 
 use schedlab_core::{CpuMask, SchedClass, TaskParams};
-use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload};
+use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload, MAX_LOOP_DEPTH};
 
 /// A small valid workload: root spawns a sender and a receiver over channel 0.
 fn base() -> Workload {
@@ -119,6 +119,24 @@ fn rejects_malformed_loops() {
     let mut w = base();
     w.programs[1].ops[2] = Op::Loop { count: 2, body: 2 };
     w.validate().unwrap();
+}
+
+#[test]
+fn rejects_loops_nested_deeper_than_a_cursor_holds() {
+    // The receiver's Recv wrapped in `depth` loops, one inside the other.
+    let nested = |depth: u32| {
+        let mut w = base();
+        let mut ops: Vec<Op> = (0..depth).map(|d| Op::Loop { count: 1, body: depth - d }).collect();
+        ops[depth as usize - 1] = Op::Loop { count: 6, body: 1 };
+        ops.push(Op::Recv { chan: 0 });
+        w.programs[2].ops = ops;
+        w
+    };
+    nested(MAX_LOOP_DEPTH as u32).validate().unwrap();
+    rejects(
+        &nested(MAX_LOOP_DEPTH as u32 + 1),
+        "program 2 ('receiver') op 4: loops nest 5 deep; engines support at most 4",
+    );
 }
 
 #[test]

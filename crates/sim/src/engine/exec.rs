@@ -1,0 +1,189 @@
+//! Tasks executing their programs: the per-task state, spawning and waking, and the
+//! execution of one operation at a time, including the channels messages travel on.
+//!
+//! A task steps through its program with the [`Cursor`] the real-runtime interpreter
+//! uses too. An operation is fetched when the CPU gets to it and the cursor advances
+//! only when the operation completes: a compute segment cut short by an interrupt
+//! resumes with its remaining time, and a receive that blocked is fetched again (and
+//! does not pay the syscall again) when its task runs after the wake-up.
+
+use super::{Engine, Mode};
+use crate::events::Kind;
+use rand::Rng;
+use schedlab_core::{CpuId, PrevState, TaskId, TaskParams};
+use schedlab_workloads::{Cursor, Op, ProgId};
+use std::collections::VecDeque;
+
+/// "No CPU yet" in [`TaskRt::last_cpu`].
+pub(super) const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TState {
+    Runnable,
+    Running,
+    Blocked,
+    Sleeping,
+    Exited,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct TaskRt {
+    /// Position in the engine's flattened op array, within this task's program.
+    pub(super) cursor: Cursor,
+    pub(super) state: TState,
+    /// Remaining ns of the current compute op (0 = not started).
+    pub(super) compute_left: u64,
+    /// Woken but not yet dispatched since this time (NONE-like: u64::MAX).
+    pub(super) woke_at: u64,
+    pub(super) last_cpu: u32,
+    pub(super) mm: u32,
+    /// Blocked inside a receive: resumes without re-entering the syscall.
+    pub(super) in_recv: bool,
+}
+
+/// A message channel. Messages carry no data, so a count of the queued ones is enough
+/// (with the size of the latest sent, which a receive is charged for).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Chan {
+    pub(super) pending: u64,
+    bytes: u32,
+    /// Tasks blocked in a receive on this channel, woken in arrival order.
+    waiters: VecDeque<TaskId>,
+}
+
+impl Engine<'_> {
+    /// Create a task running program `prog` and wake it.
+    pub(super) fn spawn(&mut self, prog: ProgId, params: TaskParams, parent: Option<TaskId>) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        self.plat.alloc_task_struct(id);
+        self.tasks.push(TaskRt {
+            cursor: Cursor::at(self.prog_start[prog as usize], self.prog_start[prog as usize + 1]),
+            state: TState::Blocked,
+            compute_left: 0,
+            woke_at: u64::MAX,
+            last_cpu: NONE,
+            mm: params.mm,
+            in_recv: false,
+        });
+        self.live += 1;
+        self.policy.task_new(&self.plat, id, &params, parent);
+        self.wake(id);
+        id
+    }
+
+    /// Make a blocked or new task runnable through the policy.
+    pub(super) fn wake(&mut self, task: TaskId) {
+        let t = &mut self.tasks[task as usize];
+        debug_assert!(matches!(t.state, TState::Blocked | TState::Sleeping));
+        t.state = TState::Runnable;
+        t.woke_at = self.plat.cursor();
+        self.runnable_or_running += 1;
+        self.policy.wake_up(&self.plat, task, false);
+    }
+
+    /// Move the task past its current operation, which has completed.
+    #[inline]
+    pub(super) fn advance_pc(&mut self, task: TaskId) {
+        self.tasks[task as usize].cursor.advance();
+    }
+
+    /// Execute the running task's next operation.
+    pub(super) fn exec(&mut self, cpu: CpuId) {
+        let task = self.cpus[cpu].curr.expect("exec on an idle CPU");
+        let op = self.tasks[task as usize].cursor.fetch(&self.ops);
+        let cost = &self.plat.cost;
+        match op {
+            Op::Compute { .. } | Op::ComputeUniform { .. } => {
+                let t = &self.tasks[task as usize];
+                let ns = if t.compute_left > 0 {
+                    t.compute_left
+                } else {
+                    let cycles = match op {
+                        Op::Compute { cycles } => cycles,
+                        Op::ComputeUniform { min, max } => self.rng.gen_range(min..=max.max(min)),
+                        _ => unreachable!(),
+                    };
+                    cost.compute_ns(cycles).max(1)
+                };
+                self.tasks[task as usize].compute_left = ns;
+                self.cpus[cpu].mode = Mode::User;
+                let at = self.plat.cursor() + ns;
+                self.arm(cpu, at);
+            }
+            Op::Send { chan, bytes } => {
+                self.plat.advance(cost.send_ns(bytes));
+                self.rec.sent += 1;
+                let ch = &mut self.chans[chan as usize];
+                ch.pending += 1;
+                ch.bytes = bytes;
+                if let Some(waiter) = ch.waiters.pop_front() {
+                    self.wake(waiter);
+                    self.handle_resched(cpu);
+                }
+                self.advance_pc(task);
+                let at = self.plat.cursor();
+                self.arm(cpu, at);
+            }
+            Op::Recv { chan } => {
+                let t = &mut self.tasks[task as usize];
+                if !t.in_recv {
+                    self.plat.advance(cost.syscall_ns);
+                }
+                let ch = &mut self.chans[chan as usize];
+                if ch.pending > 0 {
+                    ch.pending -= 1;
+                    let bytes = ch.bytes;
+                    self.tasks[task as usize].in_recv = false;
+                    self.plat.advance(self.plat.cost.recv_ns(bytes));
+                    self.rec.received += 1;
+                    if self.w.metric.counted[chan as usize] {
+                        self.rec.completed += 1;
+                    }
+                    self.advance_pc(task);
+                    let at = self.plat.cursor();
+                    self.arm(cpu, at);
+                } else {
+                    ch.waiters.push_back(task);
+                    let t = &mut self.tasks[task as usize];
+                    t.in_recv = true;
+                    t.state = TState::Blocked;
+                    self.runnable_or_running -= 1;
+                    self.schedule(cpu, PrevState::Blocked);
+                }
+            }
+            Op::Sleep { ns } => {
+                self.plat.advance(cost.syscall_ns);
+                self.advance_pc(task);
+                self.tasks[task as usize].state = TState::Sleeping;
+                self.runnable_or_running -= 1;
+                self.sleeping += 1;
+                self.q.push(self.plat.cursor() + ns, Kind::Wake { task });
+                self.schedule(cpu, PrevState::Blocked);
+            }
+            Op::Yield => {
+                self.plat.advance(cost.syscall_ns);
+                self.policy.yield_now(&self.plat, task);
+                self.handle_resched(cpu);
+                self.advance_pc(task);
+                self.schedule(cpu, PrevState::Runnable);
+            }
+            Op::Spawn { program, params } => {
+                self.plat.advance(cost.fork_ns);
+                self.advance_pc(task);
+                self.spawn(program, params, Some(task));
+                self.handle_resched(cpu);
+                let at = self.plat.cursor();
+                self.arm(cpu, at);
+            }
+            Op::Exit => {
+                self.plat.advance(cost.exit_ns);
+                self.tasks[task as usize].state = TState::Exited;
+                self.runnable_or_running -= 1;
+                self.live -= 1;
+                self.end_time = self.plat.cursor();
+                self.schedule(cpu, PrevState::Exited);
+            }
+            Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! A machine's cost parameters ([`CostParams`], the `[costs]` table of a machine file)
+//! and their presets: part of the machine description. [`crate::cost`] resolves them
+//! to the nanosecond costs the event loop charges.
+//!
+//! All numbers live here and in `docs/cost-model.md`, which gives the reasoning for
+//! each. Nothing here is fitted to a published result: every value is an estimate
+//! from the hardware and the code path it prices, and every value can be overridden
+//! in a machine file's `[costs]` table.
+
+use super::MachineError;
+use serde::{Deserialize, Serialize};
+
+/// Cost parameters of a machine. See `docs/cost-model.md`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostParams {
+    // --- CPU work, in cycles of the modelled CPU ---
+    /// `schedule()` fixed path: irq off/on, prev-state handling, bookkeeping.
+    pub schedule_entry_cycles: u32,
+    /// `wake_up_process()` fixed path.
+    pub wakeup_entry_cycles: u32,
+    /// One `goodness()`: ~10 integer instructions and a compare (memory access separate).
+    pub goodness_cycles: u32,
+    /// `list_add`/`list_del`: four pointer stores (memory access separate).
+    pub list_op_cycles: u32,
+    /// One task's counter recalculation.
+    pub recalc_cycles: u32,
+    /// Timer interrupt entry/exit plus `update_process_times`.
+    pub tick_cycles: u32,
+    /// Examining one CPU in a placement or balancing loop.
+    pub examine_cycles: u32,
+    /// A locked read-modify-write (spin_lock/trylock) on a line this CPU already owns.
+    pub lock_cycles: u32,
+    /// L2 hit latency (the scheduler's task lines usually live in L2).
+    pub l2_hit_cycles: u32,
+    /// `switch_to`: register and kernel-stack switch, return path to the new task.
+    pub context_switch_cycles: u32,
+    /// Extra when the address space changes: `%cr3` reload and TLB refill.
+    pub mm_switch_cycles: u32,
+    /// System call entry and exit (`int 0x80`).
+    pub syscall_cycles: u32,
+    /// Protocol path of sending one small message on a local socket (excluding copy).
+    pub send_cycles: u32,
+    /// Protocol path of receiving one message (excluding copy).
+    pub recv_cycles: u32,
+    /// Copying message payload to/from user space, per KiB.
+    pub copy_cycles_per_kb: u32,
+    /// `clone()` of a thread: task structure, stack, copying/sharing of the parent's state.
+    pub fork_cycles: u32,
+    /// `exit()`: tearing the task down, reparenting, notifying.
+    pub exit_cycles: u32,
+    /// Writing the local APIC's interrupt command register.
+    pub ipi_send_cycles: u32,
+    // --- memory system and interconnect, in ns ---
+    /// Read miss served by local memory.
+    pub mem_latency_ns: u32,
+    /// Read miss served by another CPU's cache on the same bus (HITM + implicit write-back).
+    pub c2c_latency_ns: u32,
+    /// From the ICR write to the target CPU entering its reschedule-interrupt handler.
+    pub ipi_latency_ns: u32,
+}
+
+impl CostParams {
+    /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
+    pub fn p3_smp() -> CostParams {
+        CostParams {
+            schedule_entry_cycles: 150,
+            wakeup_entry_cycles: 80,
+            goodness_cycles: 12,
+            list_op_cycles: 8,
+            recalc_cycles: 10,
+            tick_cycles: 500,
+            examine_cycles: 6,
+            lock_cycles: 25,
+            l2_hit_cycles: 10,
+            context_switch_cycles: 1200,
+            mm_switch_cycles: 600,
+            syscall_cycles: 300,
+            send_cycles: 3000,
+            recv_cycles: 1500,
+            copy_cycles_per_kb: 1000,
+            fork_cycles: 30_000,
+            exit_cycles: 20_000,
+            ipi_send_cycles: 100,
+            mem_latency_ns: 180,
+            c2c_latency_ns: 220,
+            ipi_latency_ns: 1500,
+        }
+    }
+
+    /// IBM NUMA-Q quads: P6 CPUs on a 100 MHz quad bus; remote traffic through the
+    /// IQ-Link, priced by the machine's distance matrix.
+    pub fn numa_q() -> CostParams {
+        CostParams { mem_latency_ns: 250, c2c_latency_ns: 250, ..CostParams::p3_smp() }
+    }
+
+    /// Overlay a `[costs]` table from a machine file; unknown keys are errors.
+    pub fn with_overrides(&self, overrides: toml::Table) -> Result<CostParams, MachineError> {
+        let mut base = toml::Table::try_from(self).map_err(|e| MachineError(format!("costs: {e}")))?;
+        for (k, v) in overrides {
+            if !base.contains_key(&k) {
+                return Err(MachineError(format!(
+                    "costs: unknown key '{k}' (known: {})",
+                    base.keys().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+            base.insert(k, v);
+        }
+        base.try_into().map_err(|e: toml::de::Error| MachineError(format!("costs: {}", e.message())))
+    }
+
+    pub fn validate(&self) -> Result<(), MachineError> {
+        let positive = [
+            ("context_switch_cycles", self.context_switch_cycles),
+            ("tick_cycles", self.tick_cycles),
+            ("mem_latency_ns", self.mem_latency_ns),
+            ("c2c_latency_ns", self.c2c_latency_ns),
+            ("ipi_latency_ns", self.ipi_latency_ns),
+        ];
+        for (k, v) in positive {
+            if v == 0 {
+                return Err(MachineError(format!("costs: {k} = 0 must be positive")));
+            }
+        }
+        Ok(())
+    }
+}

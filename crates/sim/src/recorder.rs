@@ -1,0 +1,178 @@
+//! What a run measures, and the [`Report`] built from it.
+//!
+//! The engine bumps the counters and records wake-up latencies as events happen; the
+//! run-queue lengths are sampled at CPU 0's timer ticks. Nothing here feeds back into
+//! the simulation: it only observes.
+
+use crate::config::SimConfig;
+use crate::machine::Machine;
+use crate::platform::{LockStats, SimPlatform};
+use crate::report::{round3, Latency, QueueLen, Report, RqSeries};
+use hdrhistogram::Histogram;
+use schedlab_core::Policy;
+use schedlab_workloads::Workload;
+
+/// Counters and samples of one run.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    pub events: u64,
+    pub sent: u64,
+    pub received: u64,
+    /// Units of the workload's metric (receives on counted channels).
+    pub completed: u64,
+    pub ctx_switches: u64,
+    pub migrations: u64,
+    pub ipis: u64,
+    pub schedule_calls: u64,
+    /// From wake-up to being dispatched, in ns.
+    wake_lat: Histogram<u64>,
+    /// Sums over samples of the mean and standard deviation of the queue lengths.
+    rq_sum: f64,
+    rq_sd_sum: f64,
+    rq_max: u64,
+    rq_samples: u64,
+    rq_series: Option<SeriesBuf>,
+}
+
+/// Run-queue length samples being collected (flat, row-major: one row of
+/// `queues` lengths per sample; only amortised pushes in the event loop).
+#[derive(Debug)]
+struct SeriesBuf {
+    interval: u64,
+    next_at: u64,
+    t_ns: Vec<u64>,
+    lens: Vec<u32>,
+    stddev: Vec<f64>,
+}
+
+/// What the engine knows at the end of a run that the recorder does not count itself.
+pub(crate) struct RunEnd<'a> {
+    pub machine: &'a Machine,
+    /// The policy's canonical spec.
+    pub policy: String,
+    pub workload: &'a Workload,
+    pub seed: u64,
+    pub wall_s: f64,
+    /// Time the last task exited (≥ 1).
+    pub virtual_ns: u64,
+    /// Idle time summed over CPUs, up to `virtual_ns`.
+    pub idle_ns: u64,
+    pub tasks: u64,
+    pub locks: Vec<LockStats>,
+    /// The policy's number of run queues (columns of the run-queue series).
+    pub queues: usize,
+}
+
+impl Recorder {
+    pub fn new(cfg: &SimConfig, cpus: usize) -> Recorder {
+        Recorder {
+            events: 0,
+            sent: 0,
+            received: 0,
+            completed: 0,
+            ctx_switches: 0,
+            migrations: 0,
+            ipis: 0,
+            schedule_calls: 0,
+            wake_lat: Histogram::new(3).expect("histogram"),
+            rq_sum: 0.0,
+            rq_sd_sum: 0.0,
+            rq_max: 0,
+            rq_samples: 0,
+            rq_series: cfg.rq_series_interval_ns.map(|i| SeriesBuf {
+                interval: i.max(1),
+                next_at: 0,
+                t_ns: Vec::with_capacity(1024),
+                lens: Vec::with_capacity(1024 * cpus),
+                stddev: Vec::with_capacity(1024),
+            }),
+        }
+    }
+
+    /// A woken task was dispatched `ns` after its wake-up.
+    #[inline]
+    pub fn wake_latency(&mut self, ns: u64) {
+        let _ = self.wake_lat.record(ns.max(1));
+    }
+
+    /// Sample every run queue's length at time `t` (and record a row of the series when
+    /// one is due).
+    pub fn sample_queues(&mut self, policy: &dyn Policy<SimPlatform>, t: u64) {
+        let n = policy.nr_queues();
+        let record = match &self.rq_series {
+            Some(s) => t >= s.next_at,
+            None => false,
+        };
+        let (mut sum, mut sq, mut max) = (0u64, 0u64, 0u64);
+        for q in 0..n {
+            let l = policy.queue_len(q) as u64;
+            sum += l;
+            sq += l * l;
+            max = max.max(l);
+            if record {
+                if let Some(s) = self.rq_series.as_mut() {
+                    s.lens.push(l as u32);
+                }
+            }
+        }
+        let mean = sum as f64 / n as f64;
+        let sd = (sq as f64 / n as f64 - mean * mean).max(0.0).sqrt();
+        self.rq_sum += mean;
+        self.rq_sd_sum += sd;
+        self.rq_max = self.rq_max.max(max);
+        self.rq_samples += 1;
+        if record {
+            if let Some(s) = self.rq_series.as_mut() {
+                s.t_ns.push(t);
+                s.stddev.push(sd);
+                s.next_at = (t / s.interval + 1) * s.interval;
+            }
+        }
+    }
+
+    pub fn report(self, run: RunEnd<'_>) -> Report {
+        let virtual_ns = run.virtual_ns;
+        let total = virtual_ns as f64 * run.machine.cpus as f64;
+        let spin: u64 = run.locks.iter().map(|s| s.wait_total_ns).sum();
+        let h = &self.wake_lat;
+        let samples = self.rq_samples.max(1) as f64;
+        Report {
+            machine: run.machine.name.clone(),
+            cpus: run.machine.cpus,
+            policy: run.policy,
+            workload: run.workload.spec.clone(),
+            seed: run.seed,
+            throughput: round3(self.completed as f64 * 1e9 / virtual_ns as f64),
+            throughput_unit: run.workload.metric.unit.clone(),
+            completed: self.completed,
+            messages_sent: self.sent,
+            messages_received: self.received,
+            tasks: run.tasks,
+            virtual_ns,
+            sim_events: self.events,
+            wall_s: run.wall_s,
+            events_per_sec: self.events as f64 / run.wall_s.max(1e-9),
+            context_switches: self.ctx_switches,
+            migrations: self.migrations,
+            ipis: self.ipis,
+            schedule_calls: self.schedule_calls,
+            cpu_busy_pct: round3(100.0 * (1.0 - run.idle_ns as f64 / total)),
+            lock_spin_ns: spin,
+            wakeup_latency_ns: Latency {
+                count: h.len(),
+                mean: round3(if h.is_empty() { 0.0 } else { h.mean() }),
+                p50: h.value_at_quantile(0.5),
+                p99: h.value_at_quantile(0.99),
+                max: h.max(),
+            },
+            runqueue_len: QueueLen {
+                mean: round3(self.rq_sum / samples),
+                max: self.rq_max,
+                stddev_mean: round3(self.rq_sd_sum / samples),
+                samples: self.rq_samples,
+            },
+            locks: Report::lock_reports(&run.locks, virtual_ns),
+            rq_series: self.rq_series.map(|s| RqSeries::from_rows(s.interval, run.queues, s.t_ns, &s.lens, &s.stddev)),
+        }
+    }
+}
