@@ -4,7 +4,7 @@
 //! `core_affinity` where possible) polls Rust futures. What a worker runs next is
 //! decided by a pluggable scheduler:
 //!
-//! * **`"fast"`** (default, [`fast`](crate::Builder::policy)): per-worker lock-free
+//! * **`"fast"`** (default; a runtime-native entry of `schedlab_core`'s policy registry): per-worker lock-free
 //!   deques + a LIFO "next task" slot with a starvation cap, per-worker inboxes and a
 //!   global injection queue, random-start work stealing, spin-then-park idle workers.
 //!   See `scheduler/fast/` for how it differs from Tokio's scheduler.
@@ -24,7 +24,7 @@
 //!
 //! ```text
 //! lib.rs                         this front door: docs, modules, the public names
-//! builder.rs                     Builder: settings, and the one place that reads the policy string
+//! builder.rs                     Builder: settings, and the one place that turns the policy choice into a scheduler
 //! runtime.rs                     Runtime: start the worker threads, spawn, counters, shutdown
 //! block_on.rs                    block_on: the caller's thread polls one future, parks between polls
 //! spawn.rs                       spawn() from inside a runtime; TaskOpts
@@ -44,7 +44,7 @@
 //! scheduler/policy/worker.rs     a policy worker's loop: schedule(), poll, tick, idle
 //! scheduler/policy/table.rs      policy ids <-> tasks, with an overflow queue
 //! scheduler/policy/platform.rs   RtPlatform (the policy's platform) and its signals
-//! scheduler/policy/build.rs      building the core policy (build_policy, SyncPolicy)
+//! scheduler/policy/build.rs      building the core policy with core's one constructor (RtSource)
 //! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
 //! channel.rs                     the runtime's MPSC channel (loom-checked)
 //! stats.rs                       per-worker counters
