@@ -176,7 +176,12 @@ impl SchedCommon {
         p.touch(Line::CpuData(cpu), Access::Write);
         let c = self.cpu(cpu);
         c.set_curr(next);
-        c.last_schedule.store(p.now(), Relaxed);
+        // 2.4 jumps to `same_process` before stamping when prev == next (idle → idle
+        // included): a CPU that re-idles after a useless IPI still looks long idle to
+        // `reschedule_idle`'s "least recently active idle CPU" choice.
+        if prev != next {
+            c.last_schedule.store(p.now(), Relaxed);
+        }
         yielded
     }
 }

@@ -49,8 +49,10 @@ pub trait Policy<P: Platform>: Send + Sync {
     fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId>;
     /// Timer tick on this CPU with `curr` running; returns whether `need_resched` is set.
     fn tick(&self, p: &P, curr: Option<TaskId>) -> bool;
-    /// `sched_yield()` by `curr`; the engine calls [`Policy::schedule`] next with
-    /// [`PrevState::Runnable`].
+    /// `sched_yield()` by `curr`. To give way, the policy asks for a reschedule of
+    /// this CPU ([`Platform::resched`]`(p.this_cpu())`, 2.4's `need_resched = 1`); the
+    /// engine then calls [`Policy::schedule`] with [`PrevState::Runnable`] at the next
+    /// operation boundary. Without the request, the task simply goes on running.
     fn yield_now(&self, p: &P, curr: TaskId);
     /// Periodic or idle balancing hook (PMQS balancers, O(1) `load_balance`).
     fn balance(&self, _p: &P) {}

@@ -189,19 +189,30 @@ fn dss_reschedule_idle_prefers_last_cpu_when_idle() {
     assert_eq!(p.take_resched(), vec![2]);
 }
 
+/// CPUs 0..n each run their own task; then the tasks of CPU 2 and CPU 1 exit at
+/// t = 50 and t = 100 (their CPUs go idle then), and CPU 2 re-idles at t = 150 (a
+/// useless IPI: idle → idle, which 2.4 does not stamp).
+fn idle_at_50_and_100<P: Policy<NullPlatform>>(pol: &P, p: &mut NullPlatform) {
+    for cpu in 0..3 {
+        spawn(pol, p, cpu, cpu as TaskId, &params(0, 1), None, true);
+        assert_eq!(sched(pol, p, cpu, None, PrevState::Runnable), Some(cpu as TaskId));
+    }
+    p.set_now(50);
+    assert_eq!(sched(pol, p, 2, Some(2), PrevState::Exited), None);
+    p.set_now(100);
+    assert_eq!(sched(pol, p, 1, Some(1), PrevState::Exited), None);
+    p.set_now(150);
+    assert_eq!(sched(pol, p, 2, None, PrevState::Runnable), None);
+    p.set_now(200);
+}
+
 #[test]
 fn dss_reschedule_idle_picks_least_recently_active_idle_cpu() {
     let (mut p, pol) = dss(3);
-    assert_eq!(spawn(&pol, &mut p, 0, 0, &params(0, 1), None, false), vec![0]);
-    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
-    // CPU 2 went idle at t=50, CPU 1 at t=100.
-    p.set_now(50);
-    assert_eq!(sched(&pol, &mut p, 2, None, PrevState::Runnable), None);
-    p.set_now(100);
-    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), None);
-    p.set_now(200);
-    // Last CPU (0) is busy → the idle CPU with the oldest last_schedule.
-    assert_eq!(spawn(&pol, &mut p, 0, 1, &params(0, 1), None, false), vec![2]);
+    idle_at_50_and_100(&pol, &mut p);
+    // Last CPU (0) is busy → the idle CPU that switched to idle first (2), although it
+    // re-idled later.
+    assert_eq!(spawn(&pol, &mut p, 0, 3, &params(0, 1), None, false), vec![2]);
 }
 
 /// One CPU running a task with counter `k`; wake a task with counter `m` (same CPU,
@@ -374,15 +385,10 @@ fn mqs_reschedule_idle_moves_woken_task_to_an_idle_cpu() {
 #[test]
 fn mqs_reschedule_idle_prefers_the_longest_idle_cpu() {
     let (mut p, pol) = mqs(3);
-    spawn(&pol, &mut p, 0, 0, &params(-20, 1), None, false);
-    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
-    p.set_now(100);
-    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), None);
-    p.set_now(50);
-    assert_eq!(sched(&pol, &mut p, 2, None, PrevState::Runnable), None);
-    p.set_now(200);
-    assert_eq!(spawn(&pol, &mut p, 0, 1, &params(0, 1), None, false), vec![2]);
-    assert_eq!(pol.tasks().get(1).on_rq(), Some(2));
+    idle_at_50_and_100(&pol, &mut p);
+    // The new task's own CPU (0) is busy; CPU 2 has been idle longest.
+    assert_eq!(spawn(&pol, &mut p, 0, 3, &params(0, 1), None, false), vec![2]);
+    assert_eq!(pol.tasks().get(3).on_rq(), Some(2));
 }
 
 #[test]
@@ -397,7 +403,8 @@ fn mqs_reschedule_idle_prefers_the_last_cpu_when_idle() {
 }
 
 /// One CPU running a task with counter `k`; wake a task with counter `m` (same mm).
-/// MQS preempts its own CPU iff preemption_goodness = m - k > 0 (DSS: > 1).
+/// MQS preempts its own CPU iff preemption_goodness = m - k > 1, as DSS does
+/// (`PREEMPTION_THRESHOLD`, 2.4.7's value; the 2.5.0 RFC used > 0).
 fn mqs_preempts(k: i32, m: i32) -> bool {
     let (mut p, pol) = mqs(1);
     spawn(&pol, &mut p, 0, 0, &params(0, 1), Some(k), true);
@@ -406,9 +413,13 @@ fn mqs_preempts(k: i32, m: i32) -> bool {
 }
 
 #[test]
-fn mqs_reschedule_idle_preempts_own_cpu_when_preemption_goodness_is_positive() {
+fn mqs_reschedule_idle_preempts_own_cpu_above_the_shared_threshold() {
     assert!(!mqs_preempts(3, 3));
-    assert!(mqs_preempts(3, 4));
+    assert!(!mqs_preempts(3, 4));
+    assert!(mqs_preempts(3, 5));
+    for (k, m) in [(2, 3), (2, 4), (5, 6), (5, 7), (5, 9)] {
+        assert_eq!(mqs_preempts(k, m), dss_preempts(k, m), "k={k} m={m}");
+    }
 }
 
 #[test]
@@ -425,8 +436,11 @@ fn mqs_reschedule_idle_preempts_a_remote_cpu_only_above_its_penalty() {
     };
     // na 36: not below 36 → stays on CPU 0's queue, nobody kicked.
     assert_eq!(run(16), (vec![], Some(0)));
-    // na 37 > 36 and preemption_goodness on CPU 1 = (17+1+20) - (1+15+1+20) = 1 > 0.
-    assert_eq!(run(17), (vec![1], Some(1)));
+    // na 37 > 36 but preemption_goodness on CPU 1 = (17+1+20) - (1+15+1+20) = 1, not
+    // above the threshold: stays.
+    assert_eq!(run(17), (vec![], Some(0)));
+    // na 38: preemption_goodness 2 > 1: moved to CPU 1, which is kicked.
+    assert_eq!(run(18), (vec![1], Some(1)));
 }
 
 #[test]
@@ -586,4 +600,30 @@ fn mqs_failed_trylocks_count_as_premature_idle_and_rescan_boundedly() {
     let stolen = pol.schedule(&p, None, PrevState::Runnable);
     assert!(stolen == Some(1) || stolen == Some(2));
     pol.check_invariants().unwrap();
+}
+
+// ------------------------------------------ sched_yield (both policies) -------------
+
+/// 2.4's `sys_sched_yield`: with nothing else runnable it returns at once (no
+/// SCHED_YIELD, no `need_resched`, no lock); otherwise it asks this CPU to reschedule.
+fn yield_requests<P: Policy<NullPlatform>>(pol: &P, p: &mut NullPlatform) {
+    spawn(pol, p, 0, 0, &params(0, 1), None, true);
+    assert_eq!(sched(pol, p, 0, None, PrevState::Runnable), Some(0));
+    p.take_resched();
+    pol.yield_now(p, 0);
+    assert_eq!(p.take_resched(), Vec::<CpuId>::new(), "{}: alone, yield is a no-op", pol.name());
+    assert!(!pol.tasks().get(0).yielded());
+    spawn(pol, p, 0, 1, &params(0, 1), None, true);
+    pol.yield_now(p, 0);
+    assert_eq!(p.take_resched(), vec![0], "{}: another task pending: need_resched here", pol.name());
+    assert!(pol.tasks().get(0).yielded());
+    assert_eq!(sched(pol, p, 0, Some(0), PrevState::Runnable), Some(1));
+}
+
+#[test]
+fn sched_yield_gives_way_only_to_pending_tasks() {
+    let (mut p, pol) = dss(1);
+    yield_requests(&pol, &mut p);
+    let (mut p, pol) = mqs(1);
+    yield_requests(&pol, &mut p);
 }

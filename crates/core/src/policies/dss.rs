@@ -10,7 +10,7 @@
 
 use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS};
+use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS, PREEMPTION_THRESHOLD};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
@@ -60,7 +60,7 @@ impl<P: Platform> Dss<P> {
         }
         let mut oldest_idle: Option<(u64, CpuId)> = None;
         let mut preempt: Option<CpuId> = None;
-        let mut max_prio = 1;
+        let mut max_prio = PREEMPTION_THRESHOLD;
         for cpu in 0..self.common.ncpus() {
             if !ts.cpus_allowed().contains(cpu) {
                 continue;
@@ -134,17 +134,31 @@ impl<P: Platform> Policy<P> for Dss<P> {
         self.common.tick(p, curr)
     }
 
+    /// `sys_sched_yield`: count the pending tasks without the lock (`nr_running` minus
+    /// the CPUs running a task; 2.4: "this test does not have to be atomic") and return
+    /// at once if there are none. Otherwise set SCHED_YIELD and `need_resched`, and move
+    /// the task to the back of the list under the lock.
     fn yield_now(&self, p: &P, curr: TaskId) {
+        p.touch(Line::Queue(RQ), Access::Read);
+        let mut pending = self.common.queue_len(RQ) as i64;
+        for cpu in 0..self.common.ncpus() {
+            p.charge(Work::Examine);
+            p.touch(Line::CpuData(cpu), Access::Read);
+            pending -= self.common.cpu(cpu).curr().is_some() as i64;
+        }
+        if pending <= 0 {
+            return;
+        }
         let tasks = &self.common.tasks;
+        p.touch(Line::Task(curr), Access::Write);
+        let t = tasks.get(curr);
+        if t.class() == SchedClass::Other {
+            t.set_yielded(true);
+        }
+        p.resched(p.this_cpu());
         self.runqueue.with(p, |rq| {
             p.touch(Line::Queue(RQ), Access::Write);
-            let running = (0..self.common.ncpus()).filter(|&c| self.common.cpu(c).curr().is_some()).count();
-            if rq.len() > running {
-                p.touch(Line::Task(curr), Access::Write);
-                let t = tasks.get(curr);
-                if t.class() == SchedClass::Other {
-                    t.set_yielded(true);
-                }
+            if rq.contains(tasks, curr) {
                 p.charge(Work::ListOp);
                 rq.move_to_back(tasks, curr);
             }

@@ -40,7 +40,7 @@
 
 use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
 use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
-use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PROC_CHANGE_PENALTY};
+use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PREEMPTION_THRESHOLD, PROC_CHANGE_PENALTY};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
@@ -367,7 +367,7 @@ impl<P: Platform> Mqs<P> {
     }
 
     /// `preemption_goodness(curr, t, cpu)` with MQS's goodness, against the address
-    /// space loaded on `cpu`. Positive means "replace".
+    /// space loaded on `cpu`. Above [`PREEMPTION_THRESHOLD`] means "replace".
     fn preemption_goodness(&self, p: &P, curr: TaskId, t: TaskId, cpu: CpuId) -> i32 {
         let tasks = &self.common.tasks;
         p.touch(Line::Task(curr), Access::Read);
@@ -448,7 +448,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let preempt = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.preemption_goodness(p, curr, t, target) > 0,
+                    Some(curr) => self.preemption_goodness(p, curr, t, target) > PREEMPTION_THRESHOLD,
                 };
                 if preempt {
                     if !on_rq {
@@ -464,7 +464,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let take = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.preemption_goodness(p, curr, t, target) > 0,
+                    Some(curr) => self.preemption_goodness(p, curr, t, target) > PREEMPTION_THRESHOLD,
                 };
                 if take {
                     if on_rq {
@@ -785,6 +785,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         if t.class() == SchedClass::Other {
             t.set_yielded(true);
         }
+        p.resched(p.this_cpu());
         self.with_task_rq(p, curr, |rq| {
             if rq.list.contains(tasks, curr) {
                 p.charge(Work::ListOp);

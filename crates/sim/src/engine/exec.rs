@@ -161,11 +161,14 @@ impl Engine<'_> {
                 self.schedule(cpu, PrevState::Blocked);
             }
             Op::Yield => {
+                // `schedule()` follows only if the policy set `need_resched` (it does
+                // when other tasks are pending), at the return to user mode.
                 self.plat.advance(cost.syscall_ns);
                 self.policy.yield_now(&self.plat, task);
                 self.handle_resched(cpu);
                 self.advance_pc(task);
-                self.schedule(cpu, PrevState::Runnable);
+                let at = self.plat.cursor();
+                self.arm(cpu, at);
             }
             Op::Spawn { program, params } => {
                 self.plat.advance(cost.fork_ns);

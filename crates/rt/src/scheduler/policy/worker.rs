@@ -134,10 +134,10 @@ impl PolicySched {
                     prev_state = PrevState::Exited;
                     break;
                 }
+                // `sched_yield`: the policy sets this worker's `need_resched` if other
+                // tasks are pending; otherwise the task runs on like a self-wake.
                 if context::take_yielded() && h.state.is_notified() {
-                    h.state.requeue();
                     policy.yield_now(p, id);
-                    break;
                 }
                 if h.state.is_notified() {
                     h.state.requeue();
