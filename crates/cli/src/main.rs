@@ -75,9 +75,13 @@ enum Cmd {
         /// Output directory (default out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads (default: all cores). Results do not depend on it.
+        /// Worker threads (default: all cores; at most 4 per core). Results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
+        /// Keep the runs an interrupted or failed sweep of the same experiment already
+        /// finished (recorded in OUT/runs/ as each completes) and run only the rest.
+        #[arg(long)]
+        resume: bool,
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
@@ -136,7 +140,7 @@ fn main() -> ExitCode {
             println!("workloads: {}", WORKLOAD_NAMES.join(", "));
             ExitCode::SUCCESS
         }
-        Cmd::Sweep { quick, out, threads, experiment } => sweep(quick, out, threads, &experiment),
+        Cmd::Sweep { quick, out, threads, resume, experiment } => sweep(quick, out, threads, resume, &experiment),
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }
@@ -166,6 +170,13 @@ fn main() -> ExitCode {
             };
             if !(max_virtual_s.is_finite() && max_virtual_s > 0.0) {
                 return usage(format!("--max-virtual-s {max_virtual_s}: must be a positive number of seconds"));
+            }
+            // Before the simulation, not after it: the plot's directory must exist.
+            if let Some(path) = &plot {
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+                if !dir.is_dir() {
+                    return usage(format!("--plot {}: directory {} does not exist", path.display(), dir.display()));
+                }
             }
             let rq_series = match (rq_series, &plot) {
                 (Some(s), _) => Some(s),
@@ -246,13 +257,29 @@ fn parse_interval_ns(s: &str) -> Result<u64, String> {
     }
 }
 
-fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, file: &std::path::Path) -> ExitCode {
+/// Thread and worker counts above this many per CPU are refused: more only costs
+/// memory and scheduling, and 100,000 threads take this kind of machine down.
+const MAX_THREADS_PER_CPU: usize = 4;
+
+/// `--threads N` / `--workers N` within 1..=MAX_THREADS_PER_CPU × CPUs, or the message.
+pub(crate) fn check_threads(flag: &str, n: usize) -> Result<(), String> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = MAX_THREADS_PER_CPU * cpus;
+    if n == 0 || n > max {
+        return Err(format!(
+            "{flag} {n}: must be 1..={max} ({MAX_THREADS_PER_CPU} per CPU on this {cpus}-CPU machine)"
+        ));
+    }
+    Ok(())
+}
+
+fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, resume: bool, file: &std::path::Path) -> ExitCode {
     let fail = |e: schedlab_lab::LabError| {
         eprintln!("schedlab sweep: {e}");
         ExitCode::from(e.exit_code())
     };
-    if threads == Some(0) {
-        eprintln!("schedlab sweep: --threads 0: must be at least 1");
+    if let Some(Err(e)) = threads.map(|t| check_threads("--threads", t)) {
+        eprintln!("schedlab sweep: {e}");
         return ExitCode::from(2);
     }
     let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan(quick)) {
@@ -261,22 +288,45 @@ fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, file: &std::
     };
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
     let n = plan.runs().len();
-    let opts = schedlab_lab::SweepOptions { threads: threads.unwrap_or(0), progress: true };
+    let opts = schedlab_lab::SweepOptions {
+        threads: threads.unwrap_or(0),
+        progress: true,
+        journal: Some(dir.join("runs")),
+        resume,
+    };
     let sweep = match schedlab_lab::run_sweep(plan, &opts) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
     print!("{}", sweep.table().to_markdown());
-    match schedlab_lab::write_outputs(&sweep, &dir) {
+    let written = schedlab_lab::write_outputs(&sweep, &dir);
+    for f in &sweep.failures {
+        eprintln!("schedlab sweep: failed: {}: {}", sweep.describe(&f.key), f.error);
+    }
+    match written {
         Ok(o) => {
             println!();
+            let resumed = if sweep.resumed > 0 {
+                format!(" ({} kept from the earlier sweep)", sweep.resumed)
+            } else {
+                String::new()
+            };
             println!(
-                "{n} runs in {:.2} s wall on {} threads; results in {}/ (results.json, results.csv, table.md, chart.svg, timing.json)",
+                "{} of {n} runs finished{resumed} in {:.2} s wall on {} threads; results in {}/ (results.json, results.csv, table.md, chart.svg, timing.json; every run in runs/)",
+                n - sweep.failures.len(),
                 sweep.wall_s,
                 sweep.threads,
                 o.dir.display()
             );
-            ExitCode::SUCCESS
+            if sweep.failures.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "schedlab sweep: {} of {n} runs failed (listed under \"failures\" in results.json); the others are in the tables",
+                    sweep.failures.len()
+                );
+                ExitCode::from(1)
+            }
         }
         Err(e) => fail(e),
     }

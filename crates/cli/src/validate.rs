@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>) -> ExitCode {
-    if workers == 0 {
-        eprintln!("schedlab validate: --workers must be at least 1");
+    if let Err(e) = crate::check_threads("--workers", workers) {
+        eprintln!("schedlab validate: {e}");
         return ExitCode::from(2);
     }
     eprintln!("calibrating this machine ({workers} workers)...");

@@ -43,6 +43,12 @@ fn bad_arguments_are_named_and_exit_2() {
             "max-virtual-s",
         ),
         (&["sim", "--policy", "dss", "--workload", "pingpong"], "--machine"),
+        (&["sweep", "--threads", "100000", "experiments/chat-smp.toml"], "--threads 100000"),
+        (&["validate", "--workers", "100000"], "--workers 100000"),
+        (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--plot", "/nonexistent/x.svg"],
+            "does not exist",
+        ),
         (&["frobnicate"], "frobnicate"),
     ];
     for (args, want) in cases {
@@ -118,4 +124,59 @@ fn help_and_list_work() {
         assert!(out.contains(&format!("  {name} ")), "{name} missing from {out}");
     }
     assert!(out.contains("options: pool=P"), "{out}");
+}
+
+/// A sweep killed in the middle keeps the runs it finished; `--resume` runs only the
+/// rest and writes files byte-identical to an uninterrupted sweep's.
+#[test]
+fn a_killed_sweep_resumes_to_the_same_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("k.toml");
+    std::fs::write(
+        &exp,
+        "name = \"k\"\nmachines = [\"smp-4\"]\npolicies = [\"dss\", \"mqs\"]\n\
+         workloads = [\"chat:rooms=2,messages=150\", \"hackbench:groups=2,loops=150\"]\n\
+         seeds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nbaseline = \"mqs\"\n",
+    )
+    .unwrap();
+    let (whole, part) = (tmp.path().join("whole"), tmp.path().join("part"));
+    let sweep = |out: &std::path::Path, extra: &[&str]| {
+        let mut a = vec!["sweep", "--threads", "1", "--out", out.to_str().unwrap(), exp.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let o = schedlab(&sweep(&whole, &[]).iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(sweep(&part, &[]))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = part.join("runs");
+    // Finished runs: whole `NNNNN.json` files (not plan.json, not a `.tmp` being written).
+    let count = || {
+        std::fs::read_dir(&runs).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().trim_end_matches(".json").parse::<u32>().is_ok())
+                .count()
+        })
+    };
+    let start = std::time::Instant::now();
+    while count() < 6 && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = count();
+    assert!(kept >= 6, "no progress before the kill");
+    // ~2 s of runs, killed after about 6 of 40.
+    assert!(kept < 40 && !part.join("results.json").exists(), "the sweep finished before the kill");
+    let o = schedlab(&sweep(&part, &["--resume"]).iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(&format!("({kept} kept from the earlier sweep)")), "{out}");
+    for f in ["results.json", "results.csv", "table.md", "chart.svg"] {
+        assert!(std::fs::read(whole.join(f)).unwrap() == std::fs::read(part.join(f)).unwrap(), "{f} differs");
+    }
 }

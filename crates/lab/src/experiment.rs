@@ -2,7 +2,7 @@
 //! baseline policy and the metric to compare, with `[quick]` overrides for CI.
 
 use crate::LabError;
-use schedlab_core::{PolicySource, PolicySpec};
+use schedlab_core::{BuildEnv, NullPlatform, PolicySource, PolicySpec, Topology};
 use schedlab_sim::{simulate, Machine, SimConfig};
 use schedlab_workloads::{parse_workload, Workload};
 use serde::Deserialize;
@@ -94,9 +94,12 @@ impl Experiment {
     /// one of the policies, the metric is a numeric report field) and fix the matrix.
     pub fn plan(&self, quick: bool) -> Result<Plan, LabError> {
         let bad = |msg: String| Err(LabError::Config(msg));
-        if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        if self.name.is_empty()
+            || self.name.starts_with('.')
+            || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
             return bad(format!(
-                "name = {:?}: use letters, digits, '-', '_' or '.' (it names the output directory)",
+                "name = {:?}: use letters, digits, '-', '_' or '.', not starting with '.' (it names the output directory)",
                 self.name
             ));
         }
@@ -158,6 +161,7 @@ impl Experiment {
             ));
         }
         check_metric(&self.metric)?;
+        check_matrix(&pf, &policy_specs, &policies, &mf, &machine_specs, &machines)?;
         let max_virtual_ns = match self.max_virtual_s {
             None => SimConfig::default().max_virtual_ns,
             Some(s) if s.is_finite() && s > 0.0 => (s * 1e9).min(u64::MAX as f64 / 2.0) as u64,
@@ -195,6 +199,40 @@ impl Plan {
             }
         }
         v
+    }
+}
+
+/// Every policy must fit every machine (a PMQS pool size must divide each machine's
+/// CPU count, ...): checked by building each policy for each machine before any run
+/// starts, and every misfit reported at once.
+fn check_matrix(
+    pf: &str,
+    policy_specs: &[String],
+    policies: &[PolicySpec],
+    mf: &str,
+    machine_specs: &[String],
+    machines: &[Machine],
+) -> Result<(), LabError> {
+    let platform = NullPlatform::new(0);
+    let mut problems = Vec::new();
+    for (mi, m) in machines.iter().enumerate() {
+        let topo = Topology { node_of: m.node_of.clone() };
+        let env = BuildEnv { topo: &topo, capacity: 1, hz: m.hz };
+        for (pi, p) in policies.iter().enumerate() {
+            if let Err(e) = p.build(&platform, &env) {
+                problems
+                    .push(format!("{pf}[{pi}] = {:?} on {mf}[{mi}] = {:?}: {e}", policy_specs[pi], machine_specs[mi]));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(LabError::Config(format!(
+            "policy × machine combinations that cannot run ({}):\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        )))
     }
 }
 

@@ -8,6 +8,7 @@
 //! position, so every deterministic output is identical whatever the thread count.
 
 pub mod experiment;
+pub mod journal;
 pub mod plot;
 pub mod table;
 
@@ -60,6 +61,11 @@ pub struct SweepOptions {
     pub threads: usize,
     /// Show a progress bar on stderr (only drawn when stderr is a terminal).
     pub progress: bool,
+    /// Record every finished run in this directory as it completes ([`journal`]).
+    pub journal: Option<PathBuf>,
+    /// With a journal: keep the runs an earlier, interrupted sweep of the same matrix
+    /// finished, and run only the others.
+    pub resume: bool,
 }
 
 /// One finished run.
@@ -69,25 +75,48 @@ pub struct RunResult {
     pub report: Report,
 }
 
+/// A run that failed, and why.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub key: RunKey,
+    pub error: String,
+}
+
 /// A finished sweep.
 pub struct Sweep {
     pub plan: Plan,
-    /// In matrix order ([`Plan::runs`]).
-    pub runs: Vec<RunResult>,
+    /// In matrix order ([`Plan::runs`]); `None` for a run that failed.
+    pub runs: Vec<Option<RunResult>>,
+    /// The failed runs, in matrix order (their cells are missing from the tables).
+    pub failures: Vec<Failure>,
+    /// Runs taken from the journal of an earlier sweep (`--resume`).
+    pub resumed: usize,
     pub wall_s: f64,
     pub threads: usize,
 }
 
-/// Run every cell of the plan's matrix.
+/// Run every cell of the plan's matrix. A run that fails does not stop the others: it
+/// is listed in [`Sweep::failures`].
 pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
     let keys = plan.runs();
+    let journal = match &opts.journal {
+        Some(dir) => Some(journal::Journal::open(dir, &plan, opts.resume)?),
+        None => None,
+    };
+    let mut runs: Vec<Option<RunResult>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| journal.as_ref().and_then(|j| j.load(&plan, i, k)).map(|report| RunResult { key: *k, report }))
+        .collect();
+    let resumed = runs.iter().filter(|r| r.is_some()).count();
+    let todo: Vec<usize> = (0..keys.len()).filter(|&i| runs[i].is_none()).collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
         .map_err(|e| LabError::Run(format!("thread pool: {e}")))?;
     let threads = pool.current_num_threads();
     let pb = if opts.progress && std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(Some(keys.len() as u64), ProgressDrawTarget::stderr())
+        ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr())
     } else {
         ProgressBar::hidden()
     };
@@ -98,36 +127,34 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
     );
     pb.set_prefix(plan.name.clone());
     let start = Instant::now();
-    let results: Vec<Result<Report, SimError>> = pool.install(|| {
-        keys.par_iter()
-            .map(|k| {
+    let results: Vec<(usize, Result<Report, String>)> = pool.install(|| {
+        todo.par_iter()
+            .map(|&i| {
+                let k = &keys[i];
                 let cfg =
                     SimConfig { seed: plan.seeds[k.seed], max_virtual_ns: plan.max_virtual_ns, ..SimConfig::default() };
                 let r =
-                    simulate(&plan.machines[k.machine], &plan.policies[k.policy], &plan.workloads[k.workload], &cfg);
+                    simulate(&plan.machines[k.machine], &plan.policies[k.policy], &plan.workloads[k.workload], &cfg)
+                        .map_err(|e: SimError| e.to_string())
+                        .and_then(|report| match &journal {
+                            Some(j) => j.record(&plan, i, k, &report).map(|()| report).map_err(|e| e.to_string()),
+                            None => Ok(report),
+                        });
                 pb.inc(1);
-                r
+                (i, r)
             })
             .collect()
     });
     pb.finish_and_clear();
     let wall_s = start.elapsed().as_secs_f64();
-    let mut runs = Vec::with_capacity(keys.len());
-    for (k, r) in keys.into_iter().zip(results) {
+    let mut failures = Vec::new();
+    for (i, r) in results {
         match r {
-            Ok(report) => runs.push(RunResult { key: k, report }),
-            Err(e) => {
-                return Err(LabError::Run(format!(
-                    "run machine {} policy {} workload {} seed {}: {e}",
-                    plan.machine_specs[k.machine],
-                    plan.policy_specs[k.policy],
-                    plan.workload_specs[k.workload],
-                    plan.seeds[k.seed]
-                )))
-            }
+            Ok(report) => runs[i] = Some(RunResult { key: keys[i], report }),
+            Err(error) => failures.push(Failure { key: keys[i], error }),
         }
     }
-    Ok(Sweep { plan, runs, wall_s, threads })
+    Ok(Sweep { plan, runs, failures, resumed, wall_s, threads })
 }
 
 /// A report as JSON without its wall-clock fields.
@@ -146,6 +173,20 @@ impl Sweep {
         metric_value(&deterministic_report(&r.report), &self.plan.metric).unwrap_or(f64::NAN)
     }
 
+    /// The finished runs, in matrix order.
+    pub fn finished(&self) -> impl Iterator<Item = &RunResult> {
+        self.runs.iter().flatten()
+    }
+
+    /// "machine M policy P workload W seed S": a run's identity for messages.
+    pub fn describe(&self, k: &RunKey) -> String {
+        let p = &self.plan;
+        format!(
+            "machine {} policy {} workload {} seed {}",
+            p.machine_specs[k.machine], p.policy_specs[k.policy], p.workload_specs[k.workload], p.seeds[k.seed]
+        )
+    }
+
     fn run_index(&self, machine: usize, policy: usize, workload: usize, seed: usize) -> usize {
         let p = &self.plan;
         ((machine * p.policies.len() + policy) * p.workloads.len() + workload) * p.seeds.len() + seed
@@ -154,7 +195,9 @@ impl Sweep {
     /// Metric values over seeds for one (machine, policy, workload).
     pub fn values(&self, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         (0..self.plan.seeds.len())
-            .map(|s| self.metric_of(&self.runs[self.run_index(machine, policy, workload, s)]))
+            .map(|s| {
+                self.runs[self.run_index(machine, policy, workload, s)].as_ref().map_or(f64::NAN, |r| self.metric_of(r))
+            })
             .collect()
     }
 
@@ -193,10 +236,9 @@ impl Sweep {
     pub fn results_json(&self) -> String {
         let p = &self.plan;
         let runs: Vec<Value> = self
-            .runs
-            .iter()
+            .finished()
             .map(|r| {
-                self.run_json(r, json!({ "metric": self.metric_of(r), "report": deterministic_report(&r.report) }))
+                self.run_json(&r.key, json!({ "metric": self.metric_of(r), "report": deterministic_report(&r.report) }))
             })
             .collect();
         let v = json!({
@@ -211,6 +253,12 @@ impl Sweep {
             "seeds": p.seeds,
             "runs": runs,
         });
+        let mut v = v;
+        if !self.failures.is_empty() {
+            let failures: Vec<Value> =
+                self.failures.iter().map(|f| self.run_json(&f.key, json!({ "error": f.error }))).collect();
+            v["failures"] = Value::Array(failures);
+        }
         serde_json::to_string_pretty(&v).expect("json") + "\n"
     }
 
@@ -220,7 +268,7 @@ impl Sweep {
         let mut s = String::from(
             "machine,policy,workload,seed,metric,value,throughput,throughput_unit,completed,virtual_ns,sim_events,context_switches,migrations,ipis,schedule_calls,cpu_busy_pct,lock_spin_ns,wakeup_p50_ns,wakeup_p99_ns,rq_len_mean,rq_len_max,rq_stddev_mean\n",
         );
-        for r in &self.runs {
+        for r in self.finished() {
             let x = &r.report;
             let fields = [
                 csv_field(&p.machine_specs[r.key.machine]),
@@ -253,13 +301,13 @@ impl Sweep {
     }
 
     /// A run's identity (machine, policy, workload, seed) followed by `extra`'s fields.
-    fn run_json(&self, r: &RunResult, extra: Value) -> Value {
+    fn run_json(&self, k: &RunKey, extra: Value) -> Value {
         let p = &self.plan;
         let mut v = json!({
-            "machine": p.machine_specs[r.key.machine],
-            "policy": p.policy_specs[r.key.policy],
-            "workload": p.workload_specs[r.key.workload],
-            "seed": p.seeds[r.key.seed],
+            "machine": p.machine_specs[k.machine],
+            "policy": p.policy_specs[k.policy],
+            "workload": p.workload_specs[k.workload],
+            "seed": p.seeds[k.seed],
         });
         if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
             o.extend(e);
@@ -270,9 +318,10 @@ impl Sweep {
     /// `timing.json`: the wall-clock figures kept out of the deterministic outputs.
     pub fn timing_json(&self) -> String {
         let runs: Vec<Value> = self
-            .runs
-            .iter()
-            .map(|r| self.run_json(r, json!({ "wall_s": r.report.wall_s, "events_per_sec": r.report.events_per_sec })))
+            .finished()
+            .map(|r| {
+                self.run_json(&r.key, json!({ "wall_s": r.report.wall_s, "events_per_sec": r.report.events_per_sec }))
+            })
             .collect();
         let v = json!({ "wall_s": self.wall_s, "threads": self.threads, "runs": runs });
         serde_json::to_string_pretty(&v).expect("json") + "\n"

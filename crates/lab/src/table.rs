@@ -24,9 +24,14 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
 }
 
 /// `100·(x[i]−b[i])/b[i]` for each seed `i`, summarised. `None` when the lists are
-/// empty, of different lengths, or a baseline value is 0 (undefined percentage).
+/// empty, of different lengths, a baseline value is 0 (undefined percentage), or a
+/// value is missing (NaN: its run failed).
 pub fn pct_diff(x: &[f64], b: &[f64]) -> Option<PctCell> {
-    if x.is_empty() || x.len() != b.len() || b.iter().any(|&v| v == 0.0 || !v.is_finite()) {
+    if x.is_empty()
+        || x.len() != b.len()
+        || b.iter().any(|&v| v == 0.0 || !v.is_finite())
+        || x.iter().any(|v| !v.is_finite())
+    {
         return None;
     }
     let d: Vec<f64> = x.iter().zip(b).map(|(&x, &b)| 100.0 * (x - b) / b).collect();
@@ -64,9 +69,15 @@ pub struct Table {
 /// Format a percentage cell: `+12.3 % (+10.1..+14.0)`.
 pub fn fmt_cell(c: &Option<PctCell>) -> String {
     match c {
-        Some(c) => format!("{:+.1} % ({:+.1}..{:+.1})", c.mean, c.min, c.max),
+        Some(c) => format!("{} % ({}..{})", fmt_pct(c.mean), fmt_pct(c.min), fmt_pct(c.max)),
         None => "n/a".into(),
     }
+}
+
+/// `+12.3`, `-0.4`, and `+0.0` for anything that rounds to zero (never `-0.0`).
+fn fmt_pct(x: f64) -> String {
+    let r = (x * 10.0).round() / 10.0;
+    format!("{:+.1}", if r == 0.0 { 0.0 } else { r })
 }
 
 /// Format an absolute value with 4 significant-ish digits.

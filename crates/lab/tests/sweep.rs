@@ -18,7 +18,7 @@ fn results_are_identical_with_one_and_two_threads() {
     let dir = tempfile::tempdir().unwrap();
     let mut outs = Vec::new();
     for threads in [1, 2] {
-        let sweep = run_sweep(exp.plan(false).unwrap(), &SweepOptions { threads, progress: false }).unwrap();
+        let sweep = run_sweep(exp.plan(false).unwrap(), &SweepOptions { threads, ..Default::default() }).unwrap();
         assert_eq!(sweep.threads, threads);
         let d = dir.path().join(format!("t{threads}"));
         write_outputs(&sweep, &d).unwrap();
@@ -48,7 +48,7 @@ fn results_are_identical_with_one_and_two_threads() {
 #[test]
 fn table_uses_per_seed_percentages() {
     let exp = Experiment::from_toml(TINY).unwrap();
-    let sweep = run_sweep(exp.plan(false).unwrap(), &SweepOptions { threads: 1, progress: false }).unwrap();
+    let sweep = run_sweep(exp.plan(false).unwrap(), &SweepOptions { threads: 1, ..Default::default() }).unwrap();
     let t = sweep.table();
     assert_eq!(t.compared, ["dss"]);
     assert_eq!(t.rows.len(), 1);

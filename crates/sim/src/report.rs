@@ -5,10 +5,10 @@
 //! that determinism can be checked by comparing the rest byte for byte.
 
 use crate::platform::LockStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub count: u64,
     pub mean: f64,
@@ -17,7 +17,7 @@ pub struct Latency {
     pub max: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueLen {
     /// Mean over timer-tick samples of the mean length of the policy's run queues
     /// (tasks linked on a queue, including a running task the policy keeps linked).
@@ -30,7 +30,7 @@ pub struct QueueLen {
 }
 
 /// Lockmeter-style report of one lock (instances with one name are aggregated).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockReport {
     pub name: String,
     pub instances: u32,
@@ -46,7 +46,7 @@ pub struct LockReport {
     pub utilisation_pct: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub machine: String,
     pub cpus: usize,
@@ -85,7 +85,7 @@ pub struct Report {
 /// Every run queue's length sampled over virtual time, at CPU 0's timer ticks at most
 /// once per `interval_ns`, with the per-sample deviation of the queue lengths from
 /// their mean (standard deviation: the PMQS authors' measure of balancer efficacy).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RqSeries {
     pub interval_ns: u64,
     pub queues: usize,
