@@ -6,7 +6,8 @@ mod validate;
 use clap::{Parser, Subcommand, ValueEnum};
 use schedlab_core::{policies, PolicySpec};
 use schedlab_sim::{machine::PRESETS, simulate, Machine, SimConfig, SimError};
-use schedlab_workloads::{parse_workload, WORKLOAD_NAMES};
+use schedlab_workloads::footprint::parse_size;
+use schedlab_workloads::{parse_workload_within, WORKLOAD_NAMES};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,6 +64,10 @@ enum Cmd {
         /// Draw the run-queue length series (per queue, and the deviation from the mean) as an SVG file (implies --rq-series).
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
+        /// Refuse a workload whose estimated memory (tasks, channels, program operations)
+        /// exceeds SIZE (e.g. 512m, 8g), before building it.
+        #[arg(long, value_name = "SIZE", default_value = "4g")]
+        max_memory: String,
     },
     /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.
     #[command(
@@ -151,7 +156,7 @@ fn main() -> ExitCode {
             }
             bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only })
         }
-        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot } => {
+        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot, max_memory } => {
             let usage = |msg: String| {
                 eprintln!("schedlab sim: {msg}");
                 ExitCode::from(2)
@@ -164,7 +169,11 @@ fn main() -> ExitCode {
                 Ok(p) => p,
                 Err(e) => return usage(e.to_string()),
             };
-            let workload = match parse_workload(&workload) {
+            let max_memory = match parse_size(&max_memory) {
+                Ok(n) => n,
+                Err(e) => return usage(format!("--max-memory: {e}")),
+            };
+            let workload = match parse_workload_within(&workload, max_memory) {
                 Ok(w) => w,
                 Err(e) => return usage(e.to_string()),
             };

@@ -46,6 +46,14 @@ fn bad_arguments_are_named_and_exit_2() {
         (&["sweep", "--threads", "100000", "experiments/chat-smp.toml"], "--threads 100000"),
         (&["validate", "--workers", "100000"], "--workers 100000"),
         (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "hackbench:groups=1000,fds=1000"],
+            "would need about",
+        ),
+        (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--max-memory", "lots"],
+            "--max-memory",
+        ),
+        (
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--plot", "/nonexistent/x.svg"],
             "does not exist",
         ),

@@ -40,7 +40,7 @@
 //! order affects timing only, never correctness. The root then exits:
 //! `expected_tasks = 4·users·R + 1` (80R + 1 with the default 20 users).
 
-use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 use std::ops::RangeInclusive;
@@ -127,6 +127,14 @@ impl ChatParams {
             s += &format!(",work={}", self.work);
         }
         s
+    }
+
+    /// Tasks, channels and program operations of [`ChatParams::build`], from the
+    /// parameters alone (checked against the built workload by the tests).
+    pub fn footprint(&self) -> Footprint {
+        let nu = self.rooms as u64 * self.users as u64;
+        let per_user = 2 + 3 + (self.users as u64 - 1) + 3 + 2 + 2; // four programs
+        Footprint { tasks: 4 * nu + 1, channels: 3 * nu, ops: 4 * nu + 1 + nu * per_user }
     }
 
     /// Build the workload (see the module documentation for its shape).

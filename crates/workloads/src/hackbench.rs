@@ -25,7 +25,7 @@
 //! producer is the closest order. All user-mode work of hackbench is negligible; its
 //! cost is the kernel's, charged by the engines per `Send`/`Recv`.
 
-use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 use std::ops::RangeInclusive;
@@ -97,6 +97,15 @@ impl HackbenchParams {
             s += &format!(",threads={}", self.threads as u32);
         }
         s
+    }
+
+    /// Tasks, channels and program operations of [`HackbenchParams::build`], from the
+    /// parameters alone (checked against the built workload by the tests): each
+    /// sender holds one send per receiver of its group, so operations grow as
+    /// `groups · fds²`.
+    pub fn footprint(&self) -> Footprint {
+        let (g, f) = (self.groups as u64, self.fds as u64);
+        Footprint { tasks: 2 * g * f + 1, channels: g * f, ops: (2 * g * f + 1) + 2 * g * f + g * f * (1 + f) }
     }
 
     /// Build the workload (see the module documentation for its shape).

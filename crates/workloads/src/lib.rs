@@ -26,6 +26,7 @@
 
 pub mod chat;
 pub mod cursor;
+pub mod footprint;
 pub mod hackbench;
 pub mod mkbench;
 pub mod pingpong;
@@ -35,11 +36,12 @@ mod validate;
 
 pub use chat::ChatParams;
 pub use cursor::{Cursor, MAX_LOOP_DEPTH};
+pub use footprint::Footprint;
 pub use hackbench::HackbenchParams;
 pub use mkbench::MkbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
-pub use spec::{parse_workload, WorkloadSpec, WORKLOAD_NAMES};
+pub use spec::{parse_workload, parse_workload_within, WorkloadSpec, WORKLOAD_NAMES};
 
 use schedlab_core::{SpecError, TaskParams};
 use std::fmt::Display;

@@ -36,7 +36,7 @@
 //!
 //! `expected_tasks = 1 + B·(1 + U)`, `expected_messages = B·U`.
 
-use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 use std::ops::RangeInclusive;
@@ -137,6 +137,12 @@ impl MkbenchParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
+    /// Tasks, channels and program operations of [`MkbenchParams::build`].
+    pub fn footprint(&self) -> Footprint {
+        let b = self.builds as u64;
+        Footprint { tasks: 1 + b * (1 + self.units as u64), channels: b, ops: (b + 1) + b * (9 + 5) }
+    }
+
     pub fn build(&self) -> Result<Workload, SpecError> {
         self.check()?;
         let &MkbenchParams { builds, jobs, units, unit_min, unit_max, io_ns, link } = self;

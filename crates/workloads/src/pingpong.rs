@@ -11,7 +11,7 @@
 //! cycles per round to each side (default 0). The root (mm 1) spawns `pong`, then
 //! `ping`, and exits: `expected_tasks = 3`, `expected_messages = 2N`.
 
-use crate::{check_range, in_mm, push_loop, Metric, Op, Program, Workload};
+use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 use std::ops::RangeInclusive;
@@ -76,6 +76,11 @@ impl PingPongParams {
             s += &format!(",compute={}", self.compute);
         }
         s
+    }
+
+    /// Tasks, channels and program operations of [`PingPongParams::build`].
+    pub fn footprint(&self) -> Footprint {
+        Footprint { tasks: 3, channels: 2, ops: 3 + 2 * 4 }
     }
 
     /// Build the workload (see the module documentation for its shape).

@@ -1,6 +1,6 @@
 //! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
 
-use crate::{ChatParams, HackbenchParams, MkbenchParams, PingPongParams, Workload};
+use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, PingPongParams, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 
@@ -44,6 +44,16 @@ impl WorkloadSpec {
         }
     }
 
+    /// What building and running it will need, from the parameters alone.
+    pub fn footprint(&self) -> Footprint {
+        match self {
+            WorkloadSpec::Chat(p) => p.footprint(),
+            WorkloadSpec::Hackbench(p) => p.footprint(),
+            WorkloadSpec::PingPong(p) => p.footprint(),
+            WorkloadSpec::Mkbench(p) => p.footprint(),
+        }
+    }
+
     /// Build the workload's programs.
     pub fn build(&self) -> Result<Workload, SpecError> {
         match self {
@@ -65,5 +75,13 @@ impl WorkloadSpec {
 /// assert!(e.0.contains("unknown key 'romos'"));
 /// ```
 pub fn parse_workload(s: &str) -> Result<Workload, SpecError> {
-    WorkloadSpec::parse(s)?.build()
+    parse_workload_within(s, crate::footprint::DEFAULT_MAX_BYTES)
+}
+
+/// [`parse_workload`] with a memory limit: a workload whose [`Footprint`] estimate
+/// exceeds `max_bytes` is refused before it is built.
+pub fn parse_workload_within(s: &str, max_bytes: u64) -> Result<Workload, SpecError> {
+    let spec = WorkloadSpec::parse(s)?;
+    spec.footprint().check(&spec.canonical(), max_bytes)?;
+    spec.build()
 }
