@@ -8,7 +8,13 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>)
         return ExitCode::from(2);
     }
     eprintln!("calibrating this machine ({workers} workers)...");
-    let cal = schedlab_validate::calibrate(workers, quick);
+    let cal = match schedlab_validate::calibrate(workers, quick) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("schedlab validate: {e}");
+            return ExitCode::from(1);
+        }
+    };
     if let Some(path) = machine_out {
         let m = cal.machine();
         let text = format!(

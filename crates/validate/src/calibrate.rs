@@ -150,12 +150,18 @@ fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {
     (one, per_task, wakeup, tick)
 }
 
-fn runtime(workers: usize) -> schedlab_rt::Runtime {
-    schedlab_rt::Builder::new().workers(workers).policy("fast").pin(true).build().expect("fast runtime")
+fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
+    schedlab_rt::Builder::new()
+        .workers(workers)
+        .policy("fast")
+        .pin(true)
+        .build()
+        .map_err(|e| format!("calibration runtime with {workers} workers: {e}"))
 }
 
-/// Measure everything (a few seconds; `quick` for CI).
-pub fn calibrate(workers: usize, quick: bool) -> Calibration {
+/// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
+/// worker threads cannot start.
+pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let n = if quick { 20_000 } else { 200_000 };
     // The median of five: on a VM the two vCPUs sometimes sit on SMT siblings of one
     // host core (a ~25 ns round trip) and usually not (~230 ns); one sample can be
@@ -173,7 +179,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Calibration {
     let lock = parking_lot::Mutex::new(0u64);
     let lock_ns = time_per(n, || *lock.lock() += 1);
 
-    let one = runtime(1);
+    let one = runtime(1)?;
     let dispatch_ns = one_task_yields(&one, n);
     let spawn_ns = {
         let t = Instant::now();
@@ -185,12 +191,12 @@ pub fn calibrate(workers: usize, quick: bool) -> Calibration {
     };
     one.shutdown();
 
-    let two = runtime(workers.max(2));
+    let two = runtime(workers.max(2))?;
     let rtt = cross_worker_rtt(&two, n / 4);
     two.shutdown();
     let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
     let (schedule_base_ns, schedule_per_task_ns, wakeup_ns, tick_ns) = policy_costs(quick);
-    Calibration {
+    Ok(Calibration {
         workers,
         atomic_rtt_ns,
         mem_latency_ns,
@@ -204,7 +210,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Calibration {
         schedule_per_task_ns,
         wakeup_ns,
         tick_ns,
-    }
+    })
 }
 
 fn one_task_yields(rt: &schedlab_rt::Runtime, n: u64) -> f64 {

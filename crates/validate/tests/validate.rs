@@ -27,7 +27,7 @@ fn workloads_run_on_the_runtime_for_every_policy() {
 
 #[test]
 fn calibration_gives_a_valid_host_machine() {
-    let cal = calibrate(2, true);
+    let cal = calibrate(2, true).unwrap();
     for (name, v) in [
         ("atomic", cal.atomic_rtt_ns),
         ("dispatch", cal.dispatch_ns),
