@@ -45,13 +45,13 @@ enum Cmd {
         #[arg(long, short)]
         workload: String,
         /// Seed of the simulation's random numbers (same seed, same result).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         seed: u64,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
         /// Give up after this many virtual seconds.
-        #[arg(long, default_value_t = 3600.0)]
+        #[arg(long, default_value_t = 3600.0, allow_negative_numbers = true)]
         max_virtual_s: f64,
         /// Check policy invariants and message conservation after every event (slow).
         #[arg(long)]
@@ -81,7 +81,7 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Worker threads (default: all cores; at most 4 per core). Results do not depend on it.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         threads: Option<usize>,
         /// Keep the runs an interrupted or failed sweep of the same experiment already
         /// finished (recorded in OUT/runs/ as each completes) and run only the rest.

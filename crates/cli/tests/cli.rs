@@ -37,6 +37,15 @@ fn bad_arguments_are_named_and_exit_2() {
         (&["sim", "--machine", bad_machine, "--policy", "dss", "--workload", "pingpong"], "asymmetric"),
         (&["sim", "--machine", "/nonexistent/m.toml", "--policy", "dss", "--workload", "pingpong"], "m.toml"),
         (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--seed=-3"], "--seed"),
+        (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--seed", "-1"],
+            "'-1' for '--seed",
+        ),
+        (
+            &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--max-virtual-s", "-1"],
+            "must be a positive",
+        ),
+        (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "chat:rooms=99999999999"], "out of range"),
         (&["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--format", "xml"], "xml"),
         (
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--max-virtual-s", "0"],

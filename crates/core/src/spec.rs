@@ -63,10 +63,21 @@ impl Spec {
             return Ok(default);
         };
         slot.2 = true;
-        let v: T = slot
-            .1
-            .parse()
-            .map_err(|_| SpecError(format!("{kind} '{name}': {key}='{}' is not a valid number", slot.1)))?;
+        let v: T = slot.1.parse().map_err(|_| {
+            // A well-formed integer that does not fit the type is out of range, not
+            // malformed.
+            let digits = slot.1.strip_prefix('-').unwrap_or(&slot.1);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                SpecError(format!(
+                    "{kind} '{name}': {key}={} is out of range {}..={}",
+                    slot.1,
+                    range.start(),
+                    range.end()
+                ))
+            } else {
+                SpecError(format!("{kind} '{name}': {key}='{}' is not a valid number", slot.1))
+            }
+        })?;
         if !range.contains(&v) {
             return Err(SpecError(format!(
                 "{kind} '{name}': {key}={v} is out of range {}..={}",
@@ -124,6 +135,11 @@ mod tests {
         assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("rooms='x'"));
         let mut s = Spec::parse("workload", "chat:rooms=0").unwrap();
         assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("out of range"));
+        for big in ["99999999999999999999", "-1"] {
+            let mut s = Spec::parse("workload", &format!("chat:rooms={big}")).unwrap();
+            let e = s.get("rooms", 1u32, 1..=10).unwrap_err().0;
+            assert!(e.contains("out of range 1..=10") && e.contains(big), "{e}");
+        }
         let s = Spec::parse("workload", "chat:romos=3").unwrap();
         assert!(s.finish(&["rooms"]).unwrap_err().0.contains("unknown key 'romos'"));
         assert!(Spec::parse("policy", "mqs:a=1,a=2").is_err());
