@@ -66,7 +66,7 @@ enum Cmd {
         plot: Option<PathBuf>,
         /// Refuse a workload whose estimated memory (tasks, channels, program operations)
         /// exceeds SIZE (e.g. 512m, 8g), before building it.
-        #[arg(long, value_name = "SIZE", default_value = "4g")]
+        #[arg(long, value_name = "SIZE", default_value = "4g", allow_hyphen_values = true)]
         max_memory: String,
     },
     /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.

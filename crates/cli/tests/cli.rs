@@ -197,3 +197,26 @@ fn a_killed_sweep_resumes_to_the_same_files() {
         assert!(std::fs::read(whole.join(f)).unwrap() == std::fs::read(part.join(f)).unwrap(), "{f} differs");
     }
 }
+
+/// The malformed-input corpus (`tests/corpus/cases.txt`): every case exits with its
+/// code, names its problem on stderr, never panics, and writes nothing.
+#[test]
+fn the_bad_input_corpus_fails_early_with_named_fields() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let out = tempfile::tempdir().unwrap();
+    let cases = std::fs::read_to_string(dir.join("cases.txt")).unwrap();
+    let mut n = 0;
+    for line in cases.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let parts: Vec<&str> = line.splitn(3, " | ").collect();
+        let (code, want, args) = (parts[0].trim().parse::<i32>().unwrap(), parts[1], parts[2]);
+        let args: Vec<String> = args.split_whitespace().map(|a| a.replace("{dir}", dir.to_str().unwrap())).collect();
+        let o = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).current_dir(out.path()).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{line}: exit {:?}, stderr {err}", o.status.code());
+        assert!(err.contains(want), "{line}: stderr {err:?} should mention {want:?}");
+        assert!(!err.contains("panicked"), "{line} panicked: {err}");
+        n += 1;
+    }
+    assert!(n >= 40, "corpus has {n} cases");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "a failing command wrote files");
+}

@@ -140,7 +140,9 @@ impl Machine {
             None => {
                 let cpus =
                     f.cpus.ok_or_else(|| MachineError("missing key 'cpus' (or give 'base' = a preset)".into()))?;
-                Machine::p3("custom", cpus, 1, 700, 2048, CostParams::p3_smp(), 10)
+                // Clamped: the real count is checked just below, before anything is
+                // sized by it (found by fuzzing: cpus = 2^60 tried to allocate 9 EB).
+                Machine::p3("custom", cpus.clamp(1, MAX_CPUS), 1, 700, 2048, CostParams::p3_smp(), 10)
             }
         };
         if let Some(v) = f.name {

@@ -104,6 +104,10 @@ impl CostParams {
                     base.keys().cloned().collect::<Vec<_>>().join(", ")
                 )));
             }
+            // Every cost is a non-negative integer: say which one is not.
+            if !v.as_integer().is_some_and(|n| (0..=u32::MAX as i64).contains(&n)) {
+                return Err(MachineError(format!("costs: {k} = {v}: must be a whole number in 0..={}", u32::MAX)));
+            }
             base.insert(k, v);
         }
         base.try_into().map_err(|e: toml::de::Error| MachineError(format!("costs: {}", e.message())))
