@@ -111,7 +111,7 @@ enum Cmd {
 task switch, cross-worker wake-up, channel send/receive, spawn, cache-line transfer, memory
 latency, lock, and the policy's own schedule()/wake_up()/tick cost. Nothing is fitted to the
 throughputs being compared. Example:
-  schedlab validate --quick --machine-out host.toml")]
+  schedlab validate --quick --machine-out out/host.toml")]
     Validate {
         /// Small workloads and short calibration (CI).
         #[arg(long)]

@@ -7,6 +7,14 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>)
         eprintln!("schedlab validate: {e}");
         return ExitCode::from(2);
     }
+    // Before minutes of measuring: the machine file's directory must be there.
+    if let Some(path) = &machine_out {
+        let dir = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(Err(e)) = dir.map(std::fs::create_dir_all) {
+            eprintln!("schedlab validate: --machine-out {path}: {e}");
+            return ExitCode::from(2);
+        }
+    }
     eprintln!("calibrating this machine ({workers} workers)...");
     let cal = match schedlab_validate::calibrate(workers, quick) {
         Ok(c) => c,

@@ -177,7 +177,13 @@ impl Report {
             self.workload, self.machine, self.cpus, self.policy, self.seed
         );
         let _ = writeln!(s, "  throughput        {:.1} {}", self.throughput, self.throughput_unit);
-        let _ = writeln!(s, "  completed         {} in {:.6} virtual s", self.completed, self.virtual_ns as f64 / 1e9);
+        let _ = writeln!(
+            s,
+            "  completed         {} {} in {:.6} virtual s",
+            self.completed,
+            self.throughput_unit.trim_end_matches("/s"),
+            self.virtual_ns as f64 / 1e9
+        );
         let _ = writeln!(
             s,
             "  messages          {} sent, {} received; {} tasks",
