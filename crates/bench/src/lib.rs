@@ -95,6 +95,8 @@ pub mod runtimes {
     pub const ATOMIC: &str = "atomic";
     /// schedlab's Converse message layer (`crates/converse`).
     pub const CONVERSE: &str = "converse";
+    /// Every runtime, in report order.
+    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC];
 }
 
 /// Units (the `unit` field of a [`Row`]).
@@ -231,6 +233,11 @@ impl Filter {
             None => true,
             Some(s) => bench.contains(s.as_str()) || runtime.contains(s.as_str()),
         }
+    }
+    /// Whether the filter selects anything at all (an `--only` that matches no bench
+    /// and no runtime is a mistake to report, not an empty run).
+    pub fn selects_anything(&self) -> bool {
+        names::ALL.iter().any(|b| runtimes::ALL.iter().any(|r| self.wants(b, r)))
     }
     /// Whether any async program ([`names::is_async`]) runs on `runtime` (used to skip a
     /// runtime or peer entirely).

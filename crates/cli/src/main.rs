@@ -154,6 +154,15 @@ fn main() -> ExitCode {
                 eprintln!("schedlab bench: --only: empty substring");
                 return ExitCode::from(2);
             }
+            if !schedlab_bench::Filter(only.clone()).selects_anything() {
+                eprintln!(
+                    "schedlab bench: --only {}: matches no bench ({}) and no runtime ({})",
+                    only.as_deref().unwrap_or(""),
+                    schedlab_bench::names::ALL.join(", "),
+                    schedlab_bench::runtimes::ALL.join(", ")
+                );
+                return ExitCode::from(2);
+            }
             bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only })
         }
         Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot, max_memory } => {
@@ -297,16 +306,29 @@ fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, resume: bool
     };
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
     let n = plan.runs().len();
+    // Ctrl-C: start no new run; the runs under way finish and are kept.
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed));
     let opts = schedlab_lab::SweepOptions {
         threads: threads.unwrap_or(0),
         progress: true,
         journal: Some(dir.join("runs")),
         resume,
+        cancel: Some(cancel),
     };
     let sweep = match schedlab_lab::run_sweep(plan, &opts) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    if sweep.interrupted {
+        let kept = sweep.runs.iter().flatten().count();
+        eprintln!(
+            "schedlab sweep: interrupted: {kept} of {n} runs finished and kept in {}/; finish with the same command and --resume",
+            dir.join("runs").display()
+        );
+        return ExitCode::from(130);
+    }
     print!("{}", sweep.table().to_markdown());
     let written = schedlab_lab::write_outputs(&sweep, &dir);
     for f in &sweep.failures {

@@ -220,3 +220,43 @@ fn the_bad_input_corpus_fails_early_with_named_fields() {
     assert!(n >= 40, "corpus has {n} cases");
     assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "a failing command wrote files");
 }
+
+/// Ctrl-C (SIGINT) stops a sweep cleanly: a line says what was kept, exit 130, and
+/// `--resume` finishes it.
+#[test]
+fn ctrl_c_ends_a_sweep_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("c.toml");
+    std::fs::write(
+        &exp,
+        "name = \"c\"\nmachines = [\"smp-4\"]\npolicies = [\"dss\", \"mqs\"]\n\
+         workloads = [\"chat:rooms=2,messages=150\"]\nseeds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]\nbaseline = \"mqs\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let args = ["sweep", "--threads", "1", "--out", out.to_str().unwrap(), exp.to_str().unwrap()];
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs = out.join("runs");
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(&runs).map_or(0, |d| d.count()) < 4 && start.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let ok = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted:") && err.contains("--resume"), "{err}");
+    assert!(!out.join("results.json").exists());
+    let mut a: Vec<&str> = args.to_vec();
+    a.push("--resume");
+    let o = schedlab(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("kept from the earlier sweep"));
+}

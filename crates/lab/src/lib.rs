@@ -66,6 +66,9 @@ pub struct SweepOptions {
     /// With a journal: keep the runs an earlier, interrupted sweep of the same matrix
     /// finished, and run only the others.
     pub resume: bool,
+    /// Set (e.g. by Ctrl-C) to stop starting runs; the runs under way finish and are
+    /// journalled, and the sweep returns [`Sweep::interrupted`].
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// One finished run.
@@ -91,6 +94,8 @@ pub struct Sweep {
     pub failures: Vec<Failure>,
     /// Runs taken from the journal of an earlier sweep (`--resume`).
     pub resumed: usize,
+    /// Cancelled before every run had started: some runs are neither finished nor failed.
+    pub interrupted: bool,
     pub wall_s: f64,
     pub threads: usize,
 }
@@ -127,9 +132,16 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
     );
     pb.set_prefix(plan.name.clone());
     let start = Instant::now();
-    let results: Vec<(usize, Result<Report, String>)> = pool.install(|| {
+    let cancelled = || opts.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+    // Without a terminal, a plain line at every quarter of the runs.
+    let plain = opts.progress && !std::io::stderr().is_terminal();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, Option<Result<Report, String>>)> = pool.install(|| {
         todo.par_iter()
             .map(|&i| {
+                if cancelled() {
+                    return (i, None);
+                }
                 let k = &keys[i];
                 let cfg =
                     SimConfig { seed: plan.seeds[k.seed], max_virtual_ns: plan.max_virtual_ns, ..SimConfig::default() };
@@ -141,20 +153,26 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
                             None => Ok(report),
                         });
                 pb.inc(1);
-                (i, r)
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if plain && (n * 4 / todo.len() > (n - 1) * 4 / todo.len()) {
+                    eprintln!("{}: {n}/{} runs, {:.1} s", plan.name, todo.len(), start.elapsed().as_secs_f64());
+                }
+                (i, Some(r))
             })
             .collect()
     });
     pb.finish_and_clear();
     let wall_s = start.elapsed().as_secs_f64();
     let mut failures = Vec::new();
+    let mut interrupted = false;
     for (i, r) in results {
         match r {
-            Ok(report) => runs[i] = Some(RunResult { key: keys[i], report }),
-            Err(error) => failures.push(Failure { key: keys[i], error }),
+            Some(Ok(report)) => runs[i] = Some(RunResult { key: keys[i], report }),
+            Some(Err(error)) => failures.push(Failure { key: keys[i], error }),
+            None => interrupted = true,
         }
     }
-    Ok(Sweep { plan, runs, failures, resumed, wall_s, threads })
+    Ok(Sweep { plan, runs, failures, resumed, interrupted, wall_s, threads })
 }
 
 /// A report as JSON without its wall-clock fields.

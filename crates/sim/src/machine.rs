@@ -123,7 +123,13 @@ impl Machine {
 
     /// A preset name or a path to a TOML machine file.
     pub fn load(arg: &str) -> Result<Machine, MachineError> {
-        if arg.ends_with(".toml") || std::path::Path::new(arg).is_file() {
+        let path = std::path::Path::new(arg);
+        if path.exists() && !path.is_file() {
+            return Err(MachineError(format!(
+                "machine '{arg}': not a regular file (give a preset name or a .toml machine file)"
+            )));
+        }
+        if arg.ends_with(".toml") || arg.contains('/') || path.is_file() {
             let text = std::fs::read_to_string(arg).map_err(|e| MachineError(format!("machine file '{arg}': {e}")))?;
             Machine::from_toml(&text).map_err(|e| MachineError(format!("machine file '{arg}': {e}")))
         } else {
