@@ -211,8 +211,13 @@ fn main() -> ExitCode {
                 max_virtual_ns: (max_virtual_s * 1e9).min(u64::MAX as f64 / 2.0) as u64,
                 check_invariants: check,
                 rq_series_interval_ns,
+                progress: Some(sim_progress()),
             };
-            match simulate(&machine, &policy, &workload, &cfg) {
+            let result = simulate(&machine, &policy, &workload, &cfg);
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprint!("\r\x1b[K"); // clear the progress line
+            }
+            match result {
                 Ok(r) => {
                     if let (Some(path), Some(series)) = (&plot, &r.rq_series) {
                         let title = format!("{} on {}, policy {}, seed {}", r.workload, r.machine, r.policy, r.seed);
@@ -235,6 +240,32 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `schedlab sim`'s progress on stderr: virtual time and events/s, on one redrawn line
+/// at a terminal, otherwise a plain line every 10 s of wall time. Short runs show none.
+fn sim_progress() -> schedlab_sim::ProgressFn {
+    use std::io::{IsTerminal, Write};
+    let start = std::time::Instant::now();
+    let last = std::sync::Mutex::new(std::time::Duration::ZERO);
+    let tty = std::io::stderr().is_terminal();
+    std::sync::Arc::new(move |p: schedlab_sim::Progress| {
+        let wall = start.elapsed();
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        let every = if tty { std::time::Duration::from_millis(200) } else { std::time::Duration::from_secs(10) };
+        if wall < std::time::Duration::from_secs(1) || wall - *last < every {
+            return;
+        }
+        *last = wall;
+        let line = format!(
+            "simulating: {:.3} virtual s, {:.1} M events, {:.1} M events/s",
+            p.virtual_ns as f64 / 1e9,
+            p.events as f64 / 1e6,
+            p.events as f64 / 1e6 / wall.as_secs_f64()
+        );
+        let mut err = std::io::stderr();
+        let _ = if tty { write!(err, "\r{line}\x1b[K") } else { writeln!(err, "{line}") };
+    })
 }
 
 /// `--policy`'s long help, from the registry.

@@ -2,8 +2,21 @@
 
 use std::fmt;
 
+/// Where a running simulation is: passed to [`SimConfig::progress`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    pub virtual_ns: u64,
+    pub events: u64,
+}
+
+/// A progress observer (it sees the run; it cannot change it).
+pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Events between two calls of [`SimConfig::progress`] (about a tenth of a second).
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
 /// Simulation options.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SimConfig {
     pub seed: u64,
     /// Give up (error) when virtual time passes this.
@@ -13,6 +26,8 @@ pub struct SimConfig {
     /// Record every run queue's length at most once per this many virtual ns (sampled
     /// at CPU 0's timer ticks) into [`Report::rq_series`](crate::Report::rq_series); `None` = off.
     pub rq_series_interval_ns: Option<u64>,
+    /// Called every [`PROGRESS_EVERY`] events (`schedlab sim` shows it on stderr).
+    pub progress: Option<ProgressFn>,
 }
 
 impl Default for SimConfig {
@@ -22,7 +37,20 @@ impl Default for SimConfig {
             max_virtual_ns: 3_600 * 1_000_000_000,
             check_invariants: false,
             rq_series_interval_ns: None,
+            progress: None,
         }
+    }
+}
+
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("seed", &self.seed)
+            .field("max_virtual_ns", &self.max_virtual_ns)
+            .field("check_invariants", &self.check_invariants)
+            .field("rq_series_interval_ns", &self.rq_series_interval_ns)
+            .field("progress", &self.progress.is_some())
+            .finish()
     }
 }
 

@@ -77,6 +77,7 @@ struct Engine<'w> {
     rng: ChaCha8Rng,
     resched_buf: Vec<CpuId>,
     check: bool,
+    progress: Option<crate::config::ProgressFn>,
     /// Tasks not yet exited, and how many of them are runnable or running, or asleep
     /// (the rest are blocked in receives).
     live: u64,
@@ -147,6 +148,7 @@ impl<'w> Engine<'w> {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             resched_buf: Vec::with_capacity(64),
             check: cfg.check_invariants,
+            progress: cfg.progress.clone(),
             live: 0,
             runnable_or_running: 0,
             sleeping: 0,
@@ -174,6 +176,11 @@ impl<'w> Engine<'w> {
                 return Err(SimError::TimeLimit(max_ns));
             }
             self.rec.events += 1;
+            if self.rec.events.is_multiple_of(crate::config::PROGRESS_EVERY) {
+                if let Some(p) = &self.progress {
+                    p(crate::config::Progress { virtual_ns: t, events: self.rec.events });
+                }
+            }
             match ev {
                 Kind::Step { cpu } => {
                     let c = cpu as usize;

@@ -40,7 +40,7 @@ pub mod platform;
 mod recorder;
 pub mod report;
 
-pub use config::{SimConfig, SimError};
+pub use config::{Progress, ProgressFn, SimConfig, SimError};
 pub use cost::CostModel;
 pub use engine::simulate;
 pub use machine::{CostParams, Machine, MachineError};

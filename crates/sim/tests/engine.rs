@@ -186,3 +186,25 @@ proptest! {
         prop_assert_eq!(r.tasks, w.expected_tasks);
     }
 }
+
+/// A progress observer sees the run advance and does not change it.
+#[test]
+fn progress_is_reported_and_changes_nothing() {
+    use std::sync::{Arc, Mutex};
+    let machine = Machine::preset("smp-8").unwrap();
+    let w = schedlab_workloads::parse_workload("chat:rooms=4,messages=100").unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let cfg = SimConfig {
+        progress: Some(Arc::new(move |p: schedlab_sim::Progress| s.lock().unwrap().push(p))),
+        ..SimConfig::default()
+    };
+    let spec = PolicySpec::parse("dss").unwrap();
+    let with = simulate(&machine, &spec, &w, &cfg).unwrap();
+    let without = simulate(&machine, &spec, &w, &SimConfig::default()).unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty(), "{} events, no progress", with.sim_events);
+    assert_eq!(seen.len() as u64, with.sim_events / schedlab_sim::config::PROGRESS_EVERY);
+    assert!(seen.windows(2).all(|p| p[0].events < p[1].events && p[0].virtual_ns <= p[1].virtual_ns));
+    assert_eq!((with.throughput, with.sim_events), (without.throughput, without.sim_events));
+}
