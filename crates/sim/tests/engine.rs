@@ -192,7 +192,7 @@ proptest! {
 fn progress_is_reported_and_changes_nothing() {
     use std::sync::{Arc, Mutex};
     let machine = Machine::preset("smp-8").unwrap();
-    let w = schedlab_workloads::parse_workload("chat:rooms=4,messages=100").unwrap();
+    let w = schedlab_workloads::parse_workload("chat:rooms=10,messages=100").unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let cfg = SimConfig {
