@@ -177,6 +177,17 @@ impl Machine {
                 m.nodes, m.cpus
             )));
         }
+        // A base's NUMA distances do not carry over to another topology, and a default
+        // would silently replace them: ask for them.
+        if let Some(b) = &f.base {
+            let base_remote = m.distance.first().and_then(|row| row.get(1)).copied();
+            if topo_changed && f.distance.is_none() && f.remote_distance.is_none() && base_remote.is_some() {
+                return Err(MachineError(format!(
+                    "cpus/nodes change the topology of base '{b}', whose node distances cannot carry over: give remote_distance (the base's is {}) or a distance matrix",
+                    base_remote.unwrap_or(0)
+                )));
+            }
+        }
         m.fill_nodes();
         match f.distance {
             Some(d) => m.distance = d,
