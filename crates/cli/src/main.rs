@@ -137,12 +137,17 @@ fn main() -> ExitCode {
             println!("machines:  {}  (or a .toml machine file; see docs/machines.md)", PRESETS.join(", "));
             println!("policies:");
             for e in policies::entries() {
-                println!("  {:<6} {}", e.name, e.summary);
+                println!("  {:<9} {}", e.name, e.summary);
                 if !e.options.is_empty() {
-                    println!("  {:<6} options: {}", "", e.options);
+                    println!("  {:<9} options: {}", "", e.options);
+                    println!("  {:<9} keys: {}", "", e.keys.join(", "));
                 }
             }
-            println!("workloads: {}", WORKLOAD_NAMES.join(", "));
+            println!("workloads:");
+            for name in WORKLOAD_NAMES {
+                let keys = schedlab_workloads::WorkloadSpec::keys(name).map(|k| k.join(", "));
+                println!("  {:<9} {}", name, keys.unwrap_or_else(|e| e.0));
+            }
             ExitCode::SUCCESS
         }
         Cmd::Sweep { quick, out, threads, resume, experiment } => sweep(quick, out, threads, resume, &experiment),

@@ -141,6 +141,10 @@ fn help_and_list_work() {
         assert!(out.contains(&format!("  {name} ")), "{name} missing from {out}");
     }
     assert!(out.contains("options: pool=P"), "{out}");
+    // Keys, ranges and defaults as the parsers read them.
+    for want in ["keys: pool=1..=64", "period=1..=1000000 (default 45)", "rooms=1..=1000 (default 10)", "unit_min="] {
+        assert!(out.contains(want), "{want} missing from {out}");
+    }
 }
 
 /// A sweep killed in the middle keeps the runs it finished; `--resume` runs only the

@@ -22,6 +22,9 @@ pub struct Spec {
     pub name: String,
     kind: &'static str,
     args: Vec<(String, String, bool)>,
+    /// Every key a parser asked for, with its range and default, in order: the help
+    /// texts (`schedlab list`) come from the parsers themselves, so they cannot drift.
+    asked: Vec<String>,
 }
 
 impl Spec {
@@ -50,7 +53,7 @@ impl Spec {
             }
             args.push((k.to_string(), v.to_string(), false));
         }
-        Ok(Spec { name: name.to_ascii_lowercase(), kind, args })
+        Ok(Spec { name: name.to_ascii_lowercase(), kind, args, asked: Vec::new() })
     }
 
     /// Typed value of `key`, or `default` when absent; checked against `range`.
@@ -58,6 +61,7 @@ impl Spec {
     where
         T: FromStr + PartialOrd + fmt::Display + Copy,
     {
+        self.asked.push(format!("{key}={}..={} (default {default})", range.start(), range.end()));
         let (kind, name) = (self.kind, self.name.clone());
         let Some(slot) = self.args.iter_mut().find(|(k, _, _)| k == key) else {
             return Ok(default);
@@ -90,6 +94,7 @@ impl Spec {
 
     /// String value of `key` (e.g. a balancer name), or `default`.
     pub fn get_str(&mut self, key: &str, default: &str) -> String {
+        self.asked.push(format!("{key}=... (default {default})"));
         match self.args.iter_mut().find(|(k, _, _)| k == key) {
             Some(slot) => {
                 slot.2 = true;
@@ -97,6 +102,11 @@ impl Spec {
             }
             None => default.to_string(),
         }
+    }
+
+    /// The keys the parser asked for so far, `key=min..=max (default d)` each.
+    pub fn asked(&self) -> &[String] {
+        &self.asked
     }
 
     /// Fail if any key was not consumed. `known` lists the accepted keys for the message.

@@ -21,12 +21,24 @@ impl WorkloadSpec {
     /// lists the known ones, a bad value names key and value, a misspelt key is
     /// rejected with the accepted keys.
     pub fn parse(s: &str) -> Result<WorkloadSpec, SpecError> {
-        let mut spec = Spec::parse("workload", s)?;
+        Self::parse_spec(&mut Spec::parse("workload", s)?)
+    }
+
+    /// The keys of workload `name`, `key=min..=max (default d)` each, as its parser
+    /// reads them (for `schedlab list` and help texts).
+    pub fn keys(name: &str) -> Result<Vec<String>, SpecError> {
+        let mut spec = Spec::parse("workload", name)?;
+        Self::parse_spec(&mut spec)?;
+        Ok(spec.asked().to_vec())
+    }
+
+    fn parse_spec(spec: &mut Spec) -> Result<WorkloadSpec, SpecError> {
+        let spec = spec;
         Ok(match spec.name.as_str() {
-            "chat" => WorkloadSpec::Chat(ChatParams::from_spec(&mut spec)?),
-            "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(&mut spec)?),
-            "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(&mut spec)?),
-            "mkbench" => WorkloadSpec::Mkbench(MkbenchParams::from_spec(&mut spec)?),
+            "chat" => WorkloadSpec::Chat(ChatParams::from_spec(spec)?),
+            "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(spec)?),
+            "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(spec)?),
+            "mkbench" => WorkloadSpec::Mkbench(MkbenchParams::from_spec(spec)?),
             other => {
                 return Err(SpecError(format!("unknown workload '{other}' (known: {})", WORKLOAD_NAMES.join(", "))))
             }

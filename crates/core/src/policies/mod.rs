@@ -124,11 +124,13 @@ impl<K: PolicyKind> PolicySource for Configured<K> {
 }
 
 /// A registry entry, for listings and help texts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub name: &'static str,
     pub summary: &'static str,
     pub options: &'static str,
+    /// Each key as the options' parser reads it: `key=min..=max (default d)`.
+    pub keys: Vec<String>,
     pub example: &'static str,
     pub runtime_native: bool,
 }
@@ -138,10 +140,13 @@ pub fn entries() -> Vec<Entry> {
     struct List(Vec<Entry>);
     impl KindVisitor for List {
         fn visit<K: PolicyKind>(&mut self) {
+            let mut spec = Spec::parse("policy", K::NAME).expect("a registry name parses");
+            let _ = K::Config::parse(&mut spec);
             self.0.push(Entry {
                 name: K::NAME,
                 summary: K::SUMMARY,
                 options: K::Config::SYNTAX,
+                keys: spec.asked().to_vec(),
                 example: K::EXAMPLE,
                 runtime_native: K::RUNTIME_NATIVE,
             });
