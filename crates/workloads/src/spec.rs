@@ -33,7 +33,6 @@ impl WorkloadSpec {
     }
 
     fn parse_spec(spec: &mut Spec) -> Result<WorkloadSpec, SpecError> {
-        let spec = spec;
         Ok(match spec.name.as_str() {
             "chat" => WorkloadSpec::Chat(ChatParams::from_spec(spec)?),
             "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(spec)?),
