@@ -87,6 +87,9 @@ enum Cmd {
         /// finished (recorded in OUT/runs/ as each completes) and run only the rest.
         #[arg(long)]
         resume: bool,
+        /// Refuse any workload whose estimated memory exceeds SIZE (e.g. 512m, 8g).
+        #[arg(long, value_name = "SIZE", default_value = "4g", allow_hyphen_values = true)]
+        max_memory: String,
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
@@ -150,7 +153,9 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Sweep { quick, out, threads, resume, experiment } => sweep(quick, out, threads, resume, &experiment),
+        Cmd::Sweep { quick, out, threads, resume, max_memory, experiment } => {
+            sweep(SweepArgs { quick, out, threads, resume, max_memory }, &experiment)
+        }
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }
@@ -327,7 +332,17 @@ pub(crate) fn check_threads(flag: &str, n: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, resume: bool, file: &std::path::Path) -> ExitCode {
+/// `schedlab sweep`'s flags.
+struct SweepArgs {
+    quick: bool,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    resume: bool,
+    max_memory: String,
+}
+
+fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
+    let SweepArgs { quick, out, threads, resume, max_memory } = args;
     let fail = |e: schedlab_lab::LabError| {
         eprintln!("schedlab sweep: {e}");
         ExitCode::from(e.exit_code())
@@ -336,7 +351,14 @@ fn sweep(quick: bool, out: Option<PathBuf>, threads: Option<usize>, resume: bool
         eprintln!("schedlab sweep: {e}");
         return ExitCode::from(2);
     }
-    let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan(quick)) {
+    let max_memory = match parse_size(&max_memory) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("schedlab sweep: --max-memory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan_within(quick, max_memory)) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };

@@ -4,7 +4,7 @@
 use crate::LabError;
 use schedlab_core::{BuildEnv, NullPlatform, PolicySource, PolicySpec, Topology};
 use schedlab_sim::{simulate, Machine, SimConfig};
-use schedlab_workloads::{parse_workload, Workload};
+use schedlab_workloads::{parse_workload, parse_workload_within, Workload};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -93,6 +93,12 @@ impl Experiment {
     /// Check every entry (machines load, policies and workloads parse, the baseline is
     /// one of the policies, the metric is a numeric report field) and fix the matrix.
     pub fn plan(&self, quick: bool) -> Result<Plan, LabError> {
+        self.plan_within(quick, schedlab_workloads::footprint::DEFAULT_MAX_BYTES)
+    }
+
+    /// [`Experiment::plan`], refusing any workload whose estimated memory exceeds
+    /// `max_bytes` (see `schedlab_workloads::footprint`).
+    pub fn plan_within(&self, quick: bool, max_bytes: u64) -> Result<Plan, LabError> {
         let bad = |msg: String| Err(LabError::Config(msg));
         if self.name.is_empty()
             || self.name.starts_with('.')
@@ -151,7 +157,9 @@ impl Experiment {
         }
         let mut workloads = Vec::new();
         for (i, s) in workload_specs.iter().enumerate() {
-            workloads.push(parse_workload(s).map_err(|e| LabError::Config(format!("{wf}[{i}] = {s:?}: {e}")))?);
+            workloads.push(
+                parse_workload_within(s, max_bytes).map_err(|e| LabError::Config(format!("{wf}[{i}] = {s:?}: {e}")))?,
+            );
         }
         if !policy_specs.contains(&self.baseline) {
             return bad(format!(

@@ -25,6 +25,12 @@ fn io(p: &Path, e: impl std::fmt::Display) -> LabError {
     LabError::Io(format!("{}: {e}", p.display()))
 }
 
+/// An output directory that cannot be prepared is bad input (`--out`), found before
+/// any run: exit code 2.
+fn unusable(p: &Path, e: impl std::fmt::Display) -> LabError {
+    LabError::Config(format!("output {}: {e}", p.display()))
+}
+
 /// The part of the plan a run file belongs to.
 fn fingerprint(plan: &Plan) -> Value {
     json!({
@@ -66,15 +72,16 @@ impl Journal {
                 )));
             }
         } else if dir.exists() {
-            for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-                let path = entry.map_err(|e| io(dir, e))?.path();
+            for entry in std::fs::read_dir(dir).map_err(|e| unusable(dir, e))? {
+                let path = entry.map_err(|e| unusable(dir, e))?.path();
                 if path.extension().is_some_and(|x| x == "json" || x == "tmp") {
-                    std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+                    std::fs::remove_file(&path).map_err(|e| unusable(&path, e))?;
                 }
             }
         }
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        write_atomic(&plan_file, &(serde_json::to_string_pretty(&want).expect("json") + "\n"))?;
+        std::fs::create_dir_all(dir).map_err(|e| unusable(dir, e))?;
+        write_atomic(&plan_file, &(serde_json::to_string_pretty(&want).expect("json") + "\n"))
+            .map_err(|e| unusable(dir, e))?;
         Ok(Journal { dir: dir.to_path_buf() })
     }
 
