@@ -22,7 +22,7 @@ fn bad_values_name_key_and_value() {
     for (s, needle) in [
         ("chat:rooms=x", "rooms='x'"),
         ("chat:rooms=0", "rooms=0 is out of range"),
-        ("chat:messages=-3", "messages='-3'"),
+        ("chat:messages=-3", "messages=-3 is out of range 1..="),
         ("chat:users=1", "users=1 is out of range 2..="),
         ("chat:bytes=0", "bytes=0"),
         ("chat:think=1.5", "think='1.5'"),
