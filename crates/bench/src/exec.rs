@@ -38,6 +38,11 @@ pub trait Exec: Send + Sync + 'static {
     /// From inside a task: give up the worker and be scheduled again (the runtime's own
     /// `yield_now`).
     fn yield_now() -> impl Future<Output = ()> + Send;
+    /// From inside a task: the worker it runs on, if the runtime can tell (the
+    /// ping-pong rows count the round trips that crossed workers with it).
+    fn current_worker() -> Option<usize> {
+        None
+    }
 }
 
 /// A family of unbounded multi-producer, single-consumer channels, as the programs use

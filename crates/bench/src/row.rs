@@ -17,12 +17,23 @@ pub struct Row {
     pub value: f64,
     /// `ns/round-trip`, `ns/dispatch`, `ns/message`, `tasks/s` or `messages/s`.
     pub unit: String,
+    /// Ping-pong rows: the fraction of round trips whose two tasks ran on different
+    /// workers (absent where the runtime cannot tell, and on other rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crossed: Option<f64>,
 }
 
 impl Row {
     /// A row.
     pub fn new(bench: &str, runtime: &str, policy: &str, value: f64, unit: &str) -> Row {
-        Row { bench: bench.into(), runtime: runtime.into(), policy: policy.into(), value, unit: unit.into() }
+        Row {
+            bench: bench.into(),
+            runtime: runtime.into(),
+            policy: policy.into(),
+            value,
+            unit: unit.into(),
+            crossed: None,
+        }
     }
 }
 
