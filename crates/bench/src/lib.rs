@@ -280,3 +280,13 @@ mod tests {
         assert!(!Filter(Some("converse".into())).wants_runtime("tokio"));
     }
 }
+
+/// Pin the calling thread to the `i`-th CPU this process may use (modulo their count);
+/// false if the CPUs cannot be listed.
+pub fn pin_to_cpu(i: usize) -> bool {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    match cores.get(i % cores.len().max(1)) {
+        Some(&c) => core_affinity::set_for_current(c),
+        None => false,
+    }
+}

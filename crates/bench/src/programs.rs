@@ -38,12 +38,12 @@ pub fn pingpong_placed<E: Exec, C: Channels>(e: &E, cross: bool, budget: Duratio
     let tag = || E::current_worker().map_or(0, |w| w as u64 % (W - 1) + 1);
     let (to_pong, mut pong_rx) = C::unbounded::<u64>();
     let (to_ping, mut ping_rx) = C::unbounded::<u64>();
-    let pong = e.spawn_on(usize::from(cross), async move {
+    let pong = e.spawn_pinned(usize::from(cross), async move {
         while let Some(m) = pong_rx.recv().await {
             to_ping.send((m / W + 1) * W + tag());
         }
     });
-    let ping = e.spawn_on(0, async move {
+    let ping = e.spawn_pinned(0, async move {
         let mut x = 0;
         for _ in 0..WARMUP {
             to_pong.send(x * W);
@@ -236,7 +236,6 @@ pub fn hackbench<E: Exec, C: Channels>(e: &E, size: HackSize) -> f64 {
 pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn FnMut(&str)) -> Vec<Row> {
     let rt = e.runtime().to_string();
     let policy = e.policy();
-    let placed = |p: &str| if e.placement() { p.to_string() } else { format!("{p} (no placement)") };
     let mut rows = Vec::new();
     let mut run = |bench: &str, policy: String, unit: &str, f: &mut dyn FnMut() -> (f64, Option<f64>)| {
         if filter.wants(bench, &rt) {
@@ -248,10 +247,10 @@ pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn 
     let b = scale.budget;
     let reps = scale.reps;
     let (cs, hs) = (scale.chat, scale.hackbench);
-    run(names::PINGPONG_SAME, placed(&policy), units::NS_ROUND_TRIP, &mut || {
+    run(names::PINGPONG_SAME, e.pinned_policy(), units::NS_ROUND_TRIP, &mut || {
         pingpong_placed::<E, E::Chan>(e, false, b)
     });
-    run(names::PINGPONG_CROSS, placed(&policy), units::NS_ROUND_TRIP, &mut || {
+    run(names::PINGPONG_CROSS, e.pinned_policy(), units::NS_ROUND_TRIP, &mut || {
         pingpong_placed::<E, E::Chan>(e, true, b)
     });
     run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || (local_dispatch(e, b), None));
@@ -263,8 +262,8 @@ pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn 
         (median_of(reps, || hackbench::<E, E::Chan>(e, hs)), None)
     });
     let pp = |cross| move || pingpong_placed::<E, AsyncChannel>(e, cross, b);
-    run(names::PINGPONG_SAME_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(false));
-    run(names::PINGPONG_CROSS_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(true));
+    run(names::PINGPONG_SAME_AC, e.pinned_policy(), units::NS_ROUND_TRIP, &mut pp(false));
+    run(names::PINGPONG_CROSS_AC, e.pinned_policy(), units::NS_ROUND_TRIP, &mut pp(true));
     run(names::CHAT_AC, policy.clone(), units::MESSAGES_PER_S, &mut || {
         (median_of(reps, || chat::<E, AsyncChannel>(e, cs)), None)
     });

@@ -52,6 +52,13 @@ impl Exec for SchedlabExec {
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,
     {
+        join(self.rt.spawn_on(worker, f))
+    }
+    fn spawn_pinned<T, F>(&self, worker: usize, f: F) -> impl Future<Output = T> + Send + 'static
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
         join(self.rt.spawn_pinned(worker, f))
     }
     fn spawn<T, F>(f: F) -> impl Future<Output = T> + Send + 'static
