@@ -94,14 +94,16 @@ pub fn render_text(rows: &[Row]) -> String {
                 Some(t) if r.runtime != runtimes::TOKIO => format!("{:.2}× tokio", r.value / t.value),
                 _ => String::new(),
             };
+            let crossed = r.crossed.map_or(String::new(), |c| format!("  crossed {:.0}%", c * 100.0));
             let _ = writeln!(
                 out,
-                "  {:<wr$}  {:<wp$}  {:>10} {:<14} {}",
+                "  {:<wr$}  {:<wp$}  {:>10} {:<14} {:<13}{}",
                 r.runtime,
                 r.policy,
                 fmt_value(r.value),
                 r.unit,
                 ratio,
+                crossed,
                 wp = wp + r.policy.len() - r.policy.chars().count()
             );
         }
