@@ -19,6 +19,14 @@ pub trait Exec: Send + Sync + 'static {
     /// Whether [`Exec::spawn_on`] really places a task on the given worker (if not, the
     /// ping-pong rows say so in their policy column).
     fn placement(&self) -> bool;
+    /// Policy column of the placed (ping-pong) rows: what [`Exec::spawn_pinned`] runs on.
+    fn pinned_policy(&self) -> String {
+        if self.placement() {
+            format!("{} (pinned)", self.policy())
+        } else {
+            format!("{} (no placement)", self.policy())
+        }
+    }
     /// Run `f` on the calling (non-worker) thread until it completes.
     fn block_on<F>(&self, f: F) -> F::Output
     where
@@ -30,6 +38,16 @@ pub trait Exec: Send + Sync + 'static {
     where
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static;
+    /// From outside the runtime: spawn `f` pinned to worker `worker` where the runtime
+    /// can pin (its wakes bring it back there); the ping-pong rows place with this.
+    /// By default, [`Exec::spawn_on`].
+    fn spawn_pinned<T, F>(&self, worker: usize, f: F) -> impl Future<Output = T> + Send + 'static
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.spawn_on(worker, f)
+    }
     /// From inside a task of this runtime: spawn `f` (usually onto the current worker).
     fn spawn<T, F>(f: F) -> impl Future<Output = T> + Send + 'static
     where
@@ -38,6 +56,11 @@ pub trait Exec: Send + Sync + 'static {
     /// From inside a task: give up the worker and be scheduled again (the runtime's own
     /// `yield_now`).
     fn yield_now() -> impl Future<Output = ()> + Send;
+    /// From inside a task: the worker it runs on, if the runtime can tell (the
+    /// ping-pong rows count the round trips that crossed workers with it).
+    fn current_worker() -> Option<usize> {
+        None
+    }
 }
 
 /// A family of unbounded multi-producer, single-consumer channels, as the programs use

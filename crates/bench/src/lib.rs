@@ -263,6 +263,16 @@ pub fn median_of(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
     median((0..reps.max(1)).map(|_| f()).collect())
 }
 
+/// Pin the calling thread to the `i`-th CPU this process may use (modulo their count);
+/// false if the CPUs cannot be listed.
+pub fn pin_to_cpu(i: usize) -> bool {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    match cores.get(i % cores.len().max(1)) {
+        Some(&c) => core_affinity::set_for_current(c),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,38 +22,55 @@ const WARMUP: u64 = 2_000;
 
 /// Ping-pong between two tasks through two channels of family `C` (at most one message
 /// is ever in flight per channel, so unbounded ones behave as bounded(1)): ns per round
-/// trip. `cross = false`: both tasks on worker 0; `true`: worker 0 ↔ worker 1.
+/// trip. `cross = false`: both tasks on worker 0; `true`: worker 0 ↔ worker 1 (placed
+/// with [`Exec::spawn_on`], which pins where the runtime can).
 pub fn pingpong<E: Exec, C: Channels>(e: &E, cross: bool, budget: Duration) -> f64 {
+    pingpong_placed::<E, C>(e, cross, budget).0
+}
+
+/// [`pingpong`], and the fraction of timed round trips whose two sides ran on
+/// different workers ([`Exec::current_worker`] recorded by each side on every round
+/// trip; `None` if the runtime cannot tell).
+pub fn pingpong_placed<E: Exec, C: Channels>(e: &E, cross: bool, budget: Duration) -> (f64, Option<f64>) {
+    // A message carries the count in its high bits and the sender's worker (+1, 0 =
+    // unknown) in its low byte.
+    const W: u64 = 256;
+    let tag = || E::current_worker().map_or(0, |w| w as u64 % (W - 1) + 1);
     let (to_pong, mut pong_rx) = C::unbounded::<u64>();
     let (to_ping, mut ping_rx) = C::unbounded::<u64>();
-    let pong = e.spawn_on(usize::from(cross), async move {
-        while let Some(x) = pong_rx.recv().await {
-            to_ping.send(x + 1);
+    let pong = e.spawn_pinned(usize::from(cross), async move {
+        while let Some(m) = pong_rx.recv().await {
+            to_ping.send((m / W + 1) * W + tag());
         }
     });
-    let ping = e.spawn_on(0, async move {
+    let ping = e.spawn_pinned(0, async move {
         let mut x = 0;
         for _ in 0..WARMUP {
-            to_pong.send(x);
-            x = ping_rx.recv().await.expect("pong alive");
+            to_pong.send(x * W);
+            x = ping_rx.recv().await.expect("pong alive") / W;
         }
         let start = Instant::now();
-        let mut n = 0u64;
+        let (mut n, mut crossed, mut known) = (0u64, 0u64, true);
         while start.elapsed() < budget {
             for _ in 0..CHUNK {
-                to_pong.send(x);
-                x = ping_rx.recv().await.expect("pong alive");
+                let me = tag();
+                to_pong.send(x * W + me);
+                let m = ping_rx.recv().await.expect("pong alive");
+                x = m / W;
+                let (other, after) = (m % W, tag());
+                known &= me != 0 && other != 0;
+                crossed += u64::from(other != me && other != after);
             }
             n += CHUNK;
         }
         let ns = start.elapsed().as_nanos() as f64 / n as f64;
         assert_eq!(x, WARMUP + n, "every message came back");
-        ns
+        (ns, known.then(|| crossed as f64 / n as f64))
     });
     e.block_on(async move {
-        let ns = ping.await;
+        let r = ping.await;
         pong.await;
-        ns
+        r
     })
 }
 
@@ -219,33 +236,39 @@ pub fn hackbench<E: Exec, C: Channels>(e: &E, size: HackSize) -> f64 {
 pub fn suite<E: Exec>(e: &E, scale: &Scale, filter: &Filter, progress: &mut dyn FnMut(&str)) -> Vec<Row> {
     let rt = e.runtime().to_string();
     let policy = e.policy();
-    let placed = |p: &str| if e.placement() { p.to_string() } else { format!("{p} (no placement)") };
     let mut rows = Vec::new();
-    let mut run = |bench: &str, policy: String, unit: &str, f: &mut dyn FnMut() -> f64| {
+    let mut run = |bench: &str, policy: String, unit: &str, f: &mut dyn FnMut() -> (f64, Option<f64>)| {
         if filter.wants(bench, &rt) {
             progress(&format!("{bench} on {rt} {policy}"));
-            rows.push(Row::new(bench, &rt, &policy, f(), unit));
+            let (value, crossed) = f();
+            rows.push(Row { crossed, ..Row::new(bench, &rt, &policy, value, unit) });
         }
     };
     let b = scale.budget;
     let reps = scale.reps;
     let (cs, hs) = (scale.chat, scale.hackbench);
-    run(names::PINGPONG_SAME, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong::<E, E::Chan>(e, false, b));
-    run(names::PINGPONG_CROSS, placed(&policy), units::NS_ROUND_TRIP, &mut || pingpong::<E, E::Chan>(e, true, b));
-    run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || local_dispatch(e, b));
-    run(names::SPAWN, policy.clone(), units::TASKS_PER_S, &mut || spawn_throughput(e, b));
-    run(names::CHAT, policy.clone(), units::MESSAGES_PER_S, &mut || median_of(reps, || chat::<E, E::Chan>(e, cs)));
-    run(names::HACKBENCH, policy.clone(), units::MESSAGES_PER_S, &mut || {
-        median_of(reps, || hackbench::<E, E::Chan>(e, hs))
+    run(names::PINGPONG_SAME, e.pinned_policy(), units::NS_ROUND_TRIP, &mut || {
+        pingpong_placed::<E, E::Chan>(e, false, b)
     });
-    let pp = |cross| move || pingpong::<E, AsyncChannel>(e, cross, b);
-    run(names::PINGPONG_SAME_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(false));
-    run(names::PINGPONG_CROSS_AC, placed(&policy), units::NS_ROUND_TRIP, &mut pp(true));
+    run(names::PINGPONG_CROSS, e.pinned_policy(), units::NS_ROUND_TRIP, &mut || {
+        pingpong_placed::<E, E::Chan>(e, true, b)
+    });
+    run(names::LOCAL_DISPATCH, policy.clone(), units::NS_DISPATCH, &mut || (local_dispatch(e, b), None));
+    run(names::SPAWN, policy.clone(), units::TASKS_PER_S, &mut || (spawn_throughput(e, b), None));
+    run(names::CHAT, policy.clone(), units::MESSAGES_PER_S, &mut || {
+        (median_of(reps, || chat::<E, E::Chan>(e, cs)), None)
+    });
+    run(names::HACKBENCH, policy.clone(), units::MESSAGES_PER_S, &mut || {
+        (median_of(reps, || hackbench::<E, E::Chan>(e, hs)), None)
+    });
+    let pp = |cross| move || pingpong_placed::<E, AsyncChannel>(e, cross, b);
+    run(names::PINGPONG_SAME_AC, e.pinned_policy(), units::NS_ROUND_TRIP, &mut pp(false));
+    run(names::PINGPONG_CROSS_AC, e.pinned_policy(), units::NS_ROUND_TRIP, &mut pp(true));
     run(names::CHAT_AC, policy.clone(), units::MESSAGES_PER_S, &mut || {
-        median_of(reps, || chat::<E, AsyncChannel>(e, cs))
+        (median_of(reps, || chat::<E, AsyncChannel>(e, cs)), None)
     });
     run(names::HACKBENCH_AC, policy.clone(), units::MESSAGES_PER_S, &mut || {
-        median_of(reps, || hackbench::<E, AsyncChannel>(e, hs))
+        (median_of(reps, || hackbench::<E, AsyncChannel>(e, hs)), None)
     });
     rows
 }

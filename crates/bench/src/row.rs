@@ -17,12 +17,23 @@ pub struct Row {
     pub value: f64,
     /// `ns/round-trip`, `ns/dispatch`, `ns/message`, `tasks/s` or `messages/s`.
     pub unit: String,
+    /// Ping-pong rows: the fraction of round trips whose two tasks ran on different
+    /// workers (absent where the runtime cannot tell, and on other rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crossed: Option<f64>,
 }
 
 impl Row {
     /// A row.
     pub fn new(bench: &str, runtime: &str, policy: &str, value: f64, unit: &str) -> Row {
-        Row { bench: bench.into(), runtime: runtime.into(), policy: policy.into(), value, unit: unit.into() }
+        Row {
+            bench: bench.into(),
+            runtime: runtime.into(),
+            policy: policy.into(),
+            value,
+            unit: unit.into(),
+            crossed: None,
+        }
     }
 }
 
@@ -83,14 +94,16 @@ pub fn render_text(rows: &[Row]) -> String {
                 Some(t) if r.runtime != runtimes::TOKIO => format!("{:.2}× tokio", r.value / t.value),
                 _ => String::new(),
             };
+            let crossed = r.crossed.map_or(String::new(), |c| format!("  crossed {:.0}%", c * 100.0));
             let _ = writeln!(
                 out,
-                "  {:<wr$}  {:<wp$}  {:>10} {:<14} {}",
+                "  {:<wr$}  {:<wp$}  {:>10} {:<14} {:<13}{}",
                 r.runtime,
                 r.policy,
                 fmt_value(r.value),
                 r.unit,
                 ratio,
+                crossed,
                 wp = wp + r.policy.len() - r.policy.chars().count()
             );
         }

@@ -54,6 +54,13 @@ impl Exec for SchedlabExec {
     {
         join(self.rt.spawn_on(worker, f))
     }
+    fn spawn_pinned<T, F>(&self, worker: usize, f: F) -> impl Future<Output = T> + Send + 'static
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
+        join(self.rt.spawn_pinned(worker, f))
+    }
     fn spawn<T, F>(f: F) -> impl Future<Output = T> + Send + 'static
     where
         T: Send + 'static,
@@ -63,6 +70,9 @@ impl Exec for SchedlabExec {
     }
     fn yield_now() -> impl Future<Output = ()> + Send {
         schedlab_rt::yield_now()
+    }
+    fn current_worker() -> Option<usize> {
+        schedlab_rt::current_worker()
     }
 }
 
@@ -112,6 +122,31 @@ mod tests {
             assert!(programs::chat::<_, AsyncChannel>(&e, cs) > 0.0, "{p}");
             assert!(programs::hackbench::<_, RtChannel>(&e, hs) > 0.0, "{p}");
             assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0, "{p}");
+            e.shutdown();
+        }
+    }
+
+    /// Placement is real: the cross-worker ping-pong crosses on > 95 % of round trips
+    /// (the pinned tasks' wakes go back to their own workers), the same-worker one on
+    /// none, under `fast` and under the policy schedulers.
+    #[test]
+    fn cross_worker_pingpong_crosses() {
+        for p in ["fast", "mqs", "pmqs:pool=1,lb=lbp,period=10"] {
+            let e = SchedlabExec::new(2, p).expect("runtime builds");
+            let b = Duration::from_millis(30);
+            for (cross, what) in [(true, "own channel"), (true, "async-channel"), (false, "own channel")] {
+                let (_, crossed) = if what == "async-channel" {
+                    programs::pingpong_placed::<_, AsyncChannel>(&e, cross, b)
+                } else {
+                    programs::pingpong_placed::<_, RtChannel>(&e, cross, b)
+                };
+                let crossed = crossed.expect("schedlab knows its workers");
+                if cross {
+                    assert!(crossed > 0.95, "{p} {what}: crossed on {crossed}");
+                } else {
+                    assert!(crossed < 0.05, "{p} {what}: crossed on {crossed}");
+                }
+            }
             e.shutdown();
         }
     }

@@ -1,22 +1,66 @@
 //! `schedlab-peer-tokio [--quick] [--only SUBSTR]`: schedlab's async benchmark programs
-//! (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers; prints the rows
+//! (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers (ping-pong on
+//! `current_thread` runtimes on pinned threads: one for same-worker, two for cross); prints the rows
 //! as a JSON array on stdout and progress on stderr. `schedlab bench` runs it.
 
 use schedlab_bench::{programs, row, runtimes, ChanRx, ChanTx, Channels, Exec, Filter, Scale};
 use std::future::Future;
 use std::process::ExitCode;
 
-/// Tokio's multi-thread runtime as an [`Exec`].
+/// Tokio's multi-thread runtime as an [`Exec`]; placed tasks
+/// ([`Exec::spawn_pinned`], the ping-pong rows) run on one of two `current_thread`
+/// runtimes, each driven by its own thread pinned to its own CPU (Tokio's way to keep
+/// a task on one thread).
 pub struct TokioExec {
     rt: tokio::runtime::Runtime,
     workers: usize,
+    placed: Vec<tokio::runtime::Handle>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+thread_local! {
+    /// Which placed runtime's thread this is.
+    static PLACED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 impl TokioExec {
-    /// A multi-thread runtime with `workers` workers.
+    /// A multi-thread runtime with `workers` workers, and two placed `current_thread` ones.
     pub fn new(workers: usize) -> TokioExec {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build().expect("tokio runtime");
-        TokioExec { rt, workers }
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        let mut placed = Vec::new();
+        let mut threads = Vec::new();
+        for i in 0..2 {
+            let (tx, handle) = std::sync::mpsc::channel();
+            let mut rx = rx.clone();
+            threads.push(std::thread::spawn(move || {
+                schedlab_bench::pin_to_cpu(i);
+                PLACED.with(|p| p.set(Some(i)));
+                let ct = tokio::runtime::Builder::new_current_thread().build().expect("tokio current_thread");
+                tx.send(ct.handle().clone()).expect("constructor waits");
+                ct.block_on(async move {
+                    while !*rx.borrow() {
+                        if rx.changed().await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }));
+            placed.push(handle.recv().expect("placed runtime starts"));
+        }
+        TokioExec { rt, workers, placed, stop: Some(stop), threads }
+    }
+}
+
+impl Drop for TokioExec {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(true);
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
     }
 }
 
@@ -36,7 +80,10 @@ impl Exec for TokioExec {
         format!("multi_thread({})", self.workers)
     }
     fn placement(&self) -> bool {
-        false
+        true
+    }
+    fn pinned_policy(&self) -> String {
+        "current_thread (pinned threads)".into()
     }
     fn block_on<F>(&self, f: F) -> F::Output
     where
@@ -51,6 +98,16 @@ impl Exec for TokioExec {
         F: Future<Output = T> + Send + 'static,
     {
         join(self.rt.spawn(f))
+    }
+    fn spawn_pinned<T, F>(&self, worker: usize, f: F) -> impl Future<Output = T> + Send + 'static
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
+        join(self.placed[worker % self.placed.len()].spawn(f))
+    }
+    fn current_worker() -> Option<usize> {
+        PLACED.with(|p| p.get())
     }
     fn spawn<T, F>(f: F) -> impl Future<Output = T> + Send + 'static
     where
@@ -150,6 +207,19 @@ mod tests {
         assert!(programs::chat::<_, AsyncChannel>(&e, cs) > 0.0);
         assert!(programs::hackbench::<_, TokioMpsc>(&e, hs) > 0.0);
         assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0);
+    }
+
+    /// Tokio's cross-worker ping-pong (two pinned `current_thread` runtimes) crosses on
+    /// every round trip, the same-worker one on none.
+    #[test]
+    fn tokio_pingpong_placement_is_real() {
+        let e = TokioExec::new(2);
+        let b = Duration::from_millis(30);
+        for cross in [false, true] {
+            let (_, c) = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b);
+            let c = c.expect("placed threads are known");
+            assert!(if cross { c > 0.95 } else { c < 0.05 }, "cross={cross}: crossed on {c}");
+        }
     }
 
     #[test]

@@ -57,7 +57,17 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker) }, f)
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: false }, f)
+    }
+
+    /// Spawn `f` pinned to worker `worker`: it starts there and every wake brings it
+    /// back there (see [`TaskOpts::pinned`]).
+    pub fn spawn_pinned<F>(&self, worker: usize, f: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: true }, f)
     }
 
     pub fn spawn_with<F>(&self, opts: TaskOpts, f: F) -> JoinHandle<F::Output>

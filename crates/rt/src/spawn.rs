@@ -12,6 +12,11 @@ pub struct TaskOpts {
     pub nice: i8,
     /// Placement hint: initial run queue / processor.
     pub worker: Option<usize>,
+    /// Pin the task to `worker` (ignored without one): under `fast` every wake of the
+    /// task goes to that worker (its inbox, or its LIFO slot if the waker runs there)
+    /// and a thief that takes it hands it back; under a policy scheduler its
+    /// `cpus_allowed` is that worker's CPU.
+    pub pinned: bool,
 }
 
 /// Spawn onto the runtime this code runs in (a task, or `block_on`). Panics outside a

@@ -228,7 +228,9 @@ fn spawn_on_and_spawn_with() {
         let rt = rt(p);
         let hs: Vec<_> = (0..20).map(|i| rt.spawn_on(i % 2, async move { i })).collect();
         let hs2: Vec<_> = (0..20)
-            .map(|i| rt.spawn_with(TaskOpts { nice: (i % 40 - 20) as i8, worker: None }, async move { i }))
+            .map(|i| {
+                rt.spawn_with(TaskOpts { nice: (i % 40 - 20) as i8, worker: None, pinned: false }, async move { i })
+            })
             .collect();
         let s: usize = rt.block_on(async {
             let mut s = 0;

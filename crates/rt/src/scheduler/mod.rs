@@ -113,7 +113,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let cell = Cell::new(f, opts.nice, self.clone());
+        let home = opts.worker.filter(|_| opts.pinned).map(|w| w % self.nworkers.max(1));
+        let cell = Cell::new(f, opts.nice, home, self.clone());
         let join = JoinHandle::new(cell.clone());
         if self.shutdown.load(SeqCst) {
             // Complete it as cancelled: it was never scheduled.
@@ -130,7 +131,7 @@ impl Handle {
                     None => self.schedule(task),
                 }
             }
-            Scheduler::Policy(p) => p.spawn(task, opts.worker),
+            Scheduler::Policy(p) => p.spawn(task, opts.worker, home),
         }
         join
     }

@@ -32,9 +32,14 @@ where
     F::Output: Send + 'static,
     S: Schedule,
 {
-    pub(crate) fn new(f: F, nice: i8, scheduler: S) -> Arc<Cell<F, S>> {
+    pub(crate) fn new(f: F, nice: i8, home: Option<usize>, scheduler: S) -> Arc<Cell<F, S>> {
         Arc::new(Cell {
-            header: Header { state: TaskState::default(), id: AtomicU32::new(u32::MAX), nice },
+            header: Header {
+                state: TaskState::default(),
+                id: AtomicU32::new(u32::MAX),
+                nice,
+                home: home.map_or(super::NO_HOME, |w| w as u32),
+            },
             scheduler,
             future: UnsafeCell::new(Some(f)),
             join: parking_lot::Mutex::new(JoinSlot::default()),

@@ -44,6 +44,19 @@ pub(crate) struct Header {
     /// fast scheduler's registry slot.
     pub id: AtomicU32,
     pub nice: i8,
+    /// The worker a pinned task always runs on ([`NO_HOME`] if unpinned).
+    pub home: u32,
+}
+
+/// [`Header::home`] of a task that may run on any worker.
+pub(crate) const NO_HOME: u32 = u32::MAX;
+
+impl Header {
+    /// The worker this task is pinned to, if any.
+    #[inline]
+    pub(crate) fn home(&self) -> Option<usize> {
+        (self.home != NO_HOME).then_some(self.home as usize)
+    }
 }
 
 /// Outcome of one poll.

@@ -81,6 +81,12 @@ impl Fast {
     /// A woken or new task. `local` is this thread's worker state if the thread is a
     /// worker of this runtime.
     pub fn schedule(&self, task: Task, local: Option<&Local>) {
+        // A pinned task woken away from its home worker goes to that worker's inbox.
+        if let Some(home) = task.header().home() {
+            if local.is_none_or(|l| l.index != home) {
+                return self.schedule_on(task, home);
+            }
+        }
         match local {
             Some(l) => {
                 if let Some(prev) = l.lifo.replace(Some(task)) {

@@ -15,7 +15,7 @@ use std::time::Instant;
 /// Worker-local state. The worker installs a pointer to it in the thread-local context
 /// ([`WorkerLocal::Fast`]) so that a wake from a task running here reaches its LIFO slot.
 pub(crate) struct Local {
-    index: usize,
+    pub(super) index: usize,
     /// Also pushed to by [`Fast::schedule`] (a wake on this worker).
     pub(super) deque: Worker<Task>,
     pub(super) lifo: Cell<Option<Task>>,
@@ -182,6 +182,12 @@ impl Fast {
 
     fn run_task(&self, l: &Local, t: Task) {
         let h = t.header();
+        // A pinned task taken by another worker (stolen with a batch): hand it back.
+        if let Some(home) = h.home() {
+            if home != l.index {
+                return self.schedule_on(t, home);
+            }
+        }
         if !h.state.start_poll() {
             return;
         }

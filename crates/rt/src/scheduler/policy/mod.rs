@@ -35,7 +35,7 @@ use crate::task::Task;
 pub(crate) use build::RtSource;
 use platform::RtPlatform;
 pub(crate) use platform::Signals;
-use schedlab_core::{Policy, TaskId, TaskParams};
+use schedlab_core::{CpuMask, Policy, TaskId, TaskParams};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,9 +89,10 @@ impl PolicySched {
 
     /// A new task (`state == SCHEDULED`), to fork on `cpu` (placement hint) or on the
     /// calling worker.
-    pub fn spawn(&self, task: Task, cpu: Option<usize>) {
+    /// A pinned task (`home`) starts on, and may only run on, that worker's CPU.
+    pub fn spawn(&self, task: Task, cpu: Option<usize>, home: Option<usize>) {
         let here = self.signals.current_worker();
-        let cpu = cpu.map(|c| c % self.plats.len()).or(here).unwrap_or(0);
+        let cpu = home.or(cpu).map(|c| c % self.plats.len()).or(here).unwrap_or(0);
         let parent = match here {
             Some(_) => worker::current_task(),
             None => None,
@@ -104,7 +105,10 @@ impl PolicySched {
     /// Give `task` the policy id `id` and fork it on `cpu`.
     fn admit(&self, task: Task, id: TaskId, cpu: usize, parent: Option<TaskId>) {
         task.header().id.store(id, Relaxed);
-        let params = TaskParams { nice: task.header().nice.clamp(-20, 19), ..TaskParams::default() };
+        let mut params = TaskParams { nice: task.header().nice.clamp(-20, 19), ..TaskParams::default() };
+        if task.header().home().is_some() {
+            params.cpus_allowed = CpuMask::single(cpu);
+        }
         self.table.insert(id, task);
         let p = &self.plats[cpu];
         self.policy().task_new(p, id, &params, parent);
