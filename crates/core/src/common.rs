@@ -5,7 +5,7 @@
 
 use crate::cpu::{CpuId, Topology};
 use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS};
-use crate::platform::{Access, Line, Platform, Work};
+use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policy::PrevState;
 use crate::runlist::RunList;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
@@ -100,13 +100,18 @@ impl SchedCommon {
             None => nice_to_ticks(params.nice, self.hz),
         };
         p.touch(Line::Task(id), Access::Write);
+        self.tasks.init(id, params, self.fork_cpu(p, params), counter);
+    }
+
+    /// The CPU a new task starts on: the forking CPU if allowed, else the first
+    /// allowed CPU.
+    pub fn fork_cpu<P: Platform>(&self, p: &P, params: &TaskParams) -> CpuId {
         let cpu = p.this_cpu();
-        let cpu = if params.cpus_allowed.contains(cpu) {
+        if params.cpus_allowed.contains(cpu) {
             cpu
         } else {
             (0..self.ncpus()).find(|&c| params.cpus_allowed.contains(c)).unwrap_or(cpu)
-        };
-        self.tasks.init(id, params, cpu, counter);
+        }
     }
 
     /// `update_process_times` for the running task: decrement the counter and ask for
@@ -315,8 +320,19 @@ impl ListChecker {
         ListChecker { seen: vec![None; common.tasks.high_water() as usize] }
     }
 
-    /// Walk one list; returns its length.
+    /// Walk one list; returns its length. The list is a whole queue: its length must
+    /// be the published one.
     pub fn list(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
+        let n = self.walk(common, rq)?;
+        if common.queue_len(rq.queue()) != n {
+            return Err(format!("queue {}: published length {} != {n}", rq.queue(), common.queue_len(rq.queue())));
+        }
+        Ok(n)
+    }
+
+    /// Walk one list that may be one of several making up its queue (O(1)'s priority
+    /// lists); returns its length. The caller checks the queue's total.
+    pub fn walk(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
         let tasks = &common.tasks;
         let q = rq.queue();
         let mut n = 0usize;
@@ -338,9 +354,6 @@ impl ListChecker {
         if n != rq.len() {
             return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()));
         }
-        if common.queue_len(q) != n {
-            return Err(format!("queue {q}: published length {} != {n}", common.queue_len(q)));
-        }
         Ok(n)
     }
 
@@ -354,4 +367,59 @@ impl ListChecker {
         }
         Ok(())
     }
+}
+
+/// `task_rq_lock`: lock the queue of `t` (queue = `t`'s `processor`) and run `f` on
+/// it. `processor` may change (a steal, a wake-up placement, a balancer's pull)
+/// between reading it and getting the lock, so it is re-checked under the lock and
+/// the task chased if it moved.
+pub fn with_task_queue<P: Platform, T: Send, R>(
+    p: &P,
+    tasks: &TaskTable,
+    queues: &[P::Lock<T>],
+    t: TaskId,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    let ts = tasks.get(t);
+    let mut f = Some(f);
+    loop {
+        p.touch(Line::Task(t), Access::Read);
+        let q = ts.processor();
+        let r = queues[q].with(p, |rq| {
+            p.touch(Line::Queue(q), Access::Write);
+            if ts.processor() != q {
+                return None;
+            }
+            f.take().map(|f| f(rq))
+        });
+        if let Some(r) = r {
+            return r;
+        }
+    }
+}
+
+/// Lock queues `a` and `b` (distinct) in ascending index order, the kernel's rule
+/// for holding two run-queue locks (two CPUs balancing towards each other cannot
+/// deadlock), touching each queue's line as it is taken; run `f` on them in argument
+/// order.
+pub fn with_two_queues<P: Platform, T: Send, R>(
+    p: &P,
+    queues: &[P::Lock<T>],
+    a: usize,
+    b: usize,
+    f: impl FnOnce(&mut T, &mut T) -> R,
+) -> R {
+    debug_assert_ne!(a, b, "with_two_queues needs two distinct queues");
+    let (lo, hi) = (a.min(b), a.max(b));
+    queues[lo].with(p, |x| {
+        p.touch(Line::Queue(lo), Access::Write);
+        queues[hi].with(p, |y| {
+            p.touch(Line::Queue(hi), Access::Write);
+            if a == lo {
+                f(x, y)
+            } else {
+                f(y, x)
+            }
+        })
+    })
 }

@@ -30,6 +30,15 @@ impl RunList {
     pub fn first(&self) -> Option<TaskId> {
         (self.head != NIL).then_some(self.head)
     }
+    pub fn last(&self) -> Option<TaskId> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+    /// The member before `id`, in list order.
+    #[inline]
+    pub fn prev(&self, tasks: &TaskTable, id: TaskId) -> Option<TaskId> {
+        let p = tasks.get(id).prev.load(Relaxed);
+        (p != NIL).then_some(p)
+    }
     /// The member after `id`, in list order.
     #[inline]
     pub fn next(&self, tasks: &TaskTable, id: TaskId) -> Option<TaskId> {

@@ -1,4 +1,4 @@
-//! Property and stress tests run against every 2.4-family policy: random sequences of
+//! Property and stress tests run against every policy (the 2.4 family and O(1)): random sequences of
 //! fork / wakeup / schedule / tick / yield on random small machines must keep each
 //! policy's structural invariants, never run one task on two CPUs, and never lose or
 //! duplicate a runnable task.
@@ -269,6 +269,24 @@ proptest! {
         run(PolicySpec::parse("mqs").unwrap(), ncpus, &ops)?;
     }
 
+    /// O(1) with its default (2002) options and with short deadlines, no cache-hot
+    /// protection and the fix options, so that starvation switches, swaps and pulls
+    /// happen within a few hundred operations.
+    #[test]
+    fn o1_keeps_invariants_under_random_operations(
+        ncpus in 1usize..=8,
+        variant in 0usize..4,
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        let spec = [
+            "o1",
+            "o1:starvation_limit=1,min_timeslice=1,max_timeslice=3,busy_rebalance=2",
+            "o1:starvation_limit=0,max_sleep_avg=5,expired_prio_guard=on,scale=off,idle_rebalance=3",
+            "o1:cache_decay=0,busy_rebalance=1,max_timeslice=20ms,prio_bonus_ratio=70,interactive_delta=3",
+        ][variant];
+        run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
+    }
+
     /// PMQS with every balancer and a pool size dividing the CPU count.
     #[test]
     fn pmqs_keeps_invariants_under_random_operations(
@@ -292,6 +310,12 @@ proptest! {
 /// claimed when a CPU starts running it and released before that CPU calls
 /// `schedule()` again, so a failed claim means two CPUs picked the same task.
 fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
+    stress_with_clock(spec, ncpus, ntasks, iters, 1000)
+}
+
+/// [`stress`] with each CPU's clock advancing `step_ns` per iteration (O(1) needs
+/// whole jiffies to pass before a task is cold enough to be pulled).
+fn stress_with_clock(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32, step_ns: u64) {
     const NONE: usize = usize::MAX;
     let p0 = NullPlatform::new(0);
     let pol: Arc<dyn Policy<NullPlatform>> = spec
@@ -323,7 +347,7 @@ fn stress(spec: PolicySpec, ncpus: usize, ntasks: usize, iters: u32) {
                     rng
                 };
                 for i in 0..iters {
-                    p.set_now(i as u64 * 1000);
+                    p.set_now(i as u64 * step_ns);
                     let r = rand() % 100;
                     let mut state = None;
                     if r < 40 {
@@ -396,6 +420,17 @@ fn mqs_concurrent_stress_never_runs_a_task_twice() {
     for _ in 0..4 {
         stress(PolicySpec::parse("mqs").unwrap(), 4, 12, 20_000);
         stress(PolicySpec::parse("mqs").unwrap(), 8, 24, 10_000);
+    }
+}
+
+#[test]
+fn o1_concurrent_stress_never_runs_a_task_twice() {
+    // 1 ms per iteration: ticks expire slices, jiffies pass, idle and busy CPUs pull.
+    for spec in ["o1", "o1:busy_rebalance=1,starvation_limit=1,max_timeslice=3"] {
+        for _ in 0..2 {
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);
+        }
     }
 }
 

@@ -18,6 +18,7 @@
 pub mod dss;
 pub mod fast;
 pub mod mqs;
+pub mod o1;
 pub mod pmqs;
 
 use crate::cpu::Topology;
@@ -33,6 +34,7 @@ pub fn walk(v: &mut impl KindVisitor) {
     v.visit::<dss::Kind>();
     v.visit::<mqs::Kind>();
     v.visit::<pmqs::Kind>();
+    v.visit::<o1::Kind>();
     v.visit::<fast::Kind>();
 }
 
@@ -290,6 +292,10 @@ mod tests {
             "pmqs:pool=4,lb=lbp,period=10",
             "pmqs:pool=2,lb=lbc,period=45,reading=threshold",
             "pmqs:pool=1,lb=ip,period=7",
+            "o1",
+            "o1:starvation_limit=10s",
+            "o1:min_timeslice=20ms,max_timeslice=200,cache_decay=3,expired_prio_guard=on,scale=off",
+            "o1:max_sleep_avg=1500ms,prio_bonus_ratio=70,interactive_delta=3,child_penalty=50",
         ] {
             let p = PolicySpec::parse(s).unwrap();
             assert_eq!(p.canonical(), s);
@@ -308,8 +314,21 @@ mod tests {
         assert!(PolicySpec::parse("pmqs:reading=foo").is_err());
         assert!(PolicySpec::parse("pmqs:pol=4").unwrap_err().0.contains("unknown key 'pol'"));
         assert!(PolicySpec::parse("mqs:pool=4").is_err());
+        assert_eq!(PolicySpec::parse("o1:starvation_limit=2s,scale=on").unwrap().canonical(), "o1");
+        assert_eq!(PolicySpec::parse("o1:starvation_limit=2000ms").unwrap().canonical(), "o1");
+        for (bad, named) in [
+            ("o1:starvation_limit=2h", "starvation_limit='2h'"),
+            ("o1:min_timeslice=0", "min_timeslice=0"),
+            ("o1:scale=maybe", "scale='maybe'"),
+            ("o1:prio_bonus_ratio=101", "prio_bonus_ratio=101"),
+            ("o1:max_sleep_avg=99999999999s", "max_sleep_avg"),
+            ("o1:starvaton_limit=1", "unknown key 'starvaton_limit'"),
+        ] {
+            let e = PolicySpec::parse(bad).unwrap_err().0;
+            assert!(e.contains(named), "{bad}: {e}");
+        }
         let e = PolicySpec::parse("cfs").unwrap_err().0;
-        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, fast"), "{e}");
+        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fast"), "{e}");
     }
 
     #[test]
@@ -319,7 +338,7 @@ mod tests {
             assert_eq!(spec.name(), e.name, "{e:?}");
             assert_eq!(spec.canonical(), e.example, "examples are canonical");
         }
-        assert_eq!(names(), ["dss", "mqs", "pmqs", "fast"]);
+        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fast"]);
         let natives: Vec<_> = entries().into_iter().filter(|e| e.runtime_native).map(|e| e.name).collect();
         assert_eq!(natives, ["fast"]);
         assert!(PolicySpec::parse("fast").unwrap().runtime_native());

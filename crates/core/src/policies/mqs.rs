@@ -255,22 +255,7 @@ impl<P: Platform> Mqs<P> {
     /// change (a steal or a wakeup placement) between reading it and getting the lock,
     /// so re-check under the lock and chase the task if it moved.
     fn with_task_rq<R>(&self, p: &P, t: TaskId, f: impl FnOnce(&mut MqRq) -> R) -> R {
-        let ts = self.common.tasks.get(t);
-        let mut f = Some(f);
-        loop {
-            p.touch(Line::Task(t), Access::Read);
-            let q = ts.processor();
-            let r = self.rqs[q].with(p, |rq| {
-                p.touch(Line::Queue(q), Access::Write);
-                if ts.processor() != q {
-                    return None;
-                }
-                Some((f.take().expect("called once"))(rq))
-            });
-            if let Some(r) = r {
-                return r;
-            }
-        }
+        common::with_task_queue(p, &self.common.tasks, &self.rqs, t, f)
     }
 
     // ---- balancing primitives (PMQS balancers) ----------------------------------
@@ -300,15 +285,7 @@ impl<P: Platform> Mqs<P> {
         if src == dst || max == 0 {
             return 0;
         }
-        let (lo, hi) = (src.min(dst), src.max(dst));
-        let moved = self.rqs[lo].with(p, |a| {
-            p.touch(Line::Queue(lo), Access::Write);
-            self.rqs[hi].with(p, |b| {
-                p.touch(Line::Queue(hi), Access::Write);
-                let (s, d) = if src == lo { (a, b) } else { (b, a) };
-                self.move_tasks(p, s, d, max)
-            })
-        });
+        let moved = common::with_two_queues(p, &self.rqs, src, dst, |s, d| self.move_tasks(p, s, d, max));
         if moved > 0 && kick {
             p.touch(Line::CpuData(dst), Access::Read);
             if self.common.cpu(dst).curr().is_none() {

@@ -1,0 +1,1152 @@
+//! O(1): Ingo Molnar's scheduler as of early 2002 (2.5.3–2.5.8, the -J/-K series;
+//! spec §2.1, §8), the scheduler of the NetBench starvation report (§2.2).
+//!
+//! * **Per-CPU runqueues**, each under its own lock, each with two *priority arrays*
+//!   (`active`, `expired`): 140 FIFO lists (RT 0..99, SCHED_OTHER 100..139; lower is
+//!   better) and a bitmap. `schedule()` takes the head of the first non-empty list of
+//!   the active array (find-first-set), so a pick costs the same with 2 tasks or 2000.
+//!   When the active array is empty the two arrays swap.
+//! * **Timeslices** depend on the static priority only (`TASK_TIMESLICE`: nice −20 →
+//!   300 ms, nice 0 → 150 ms, nice 19 → 10 ms). A task whose slice runs out gets a new
+//!   one and goes to the *expired* array — unless it is rated interactive, when it goes
+//!   back to the active array, *unless* the expired tasks are starving
+//!   (`EXPIRED_STARVING`: the first expired task has waited `STARVATION_LIMIT ×
+//!   nr_running` ticks; the scaling by `nr_running` is what lets ~40 interactive tasks on
+//!   a UP box starve the others for ~80 s).
+//! * **Interactivity**: `sleep_avg` (ticks, 0..MAX_SLEEP_AVG) grows by the time slept at
+//!   each wake-up and shrinks by one per tick run; `effective_prio` maps it to a bonus of
+//!   −5..+5 on the static priority; `TASK_INTERACTIVE` compares the result with a
+//!   nice-scaled delta.
+//! * **Fork** splits the parent's remaining slice with the child (the child gets the
+//!   larger half) and gives the child 95 % of the parent's `sleep_avg`; the child starts
+//!   on the parent's CPU. **Wake-up** puts a task on its own CPU's runqueue (`task_cpu`,
+//!   no placement) and preempts that CPU's task if it has a better priority.
+//! * **`load_balance`** is the only way a task changes CPU: from `schedule()` when the
+//!   local queue is empty, on every tick of an idle CPU and every 250 ms on a busy one.
+//!   It pulls from the busiest queue (smoothed lengths, `prev_nr_running`; a busy CPU
+//!   needs a ~25 % imbalance) — expired array first, highest priority first, each list
+//!   from its tail — every task not running, allowed here and not cache-hot.
+//!
+//! Readings where the sources are silent or differ between 2002 versions (each in
+//! `docs/policies.md`, section o1):
+//!
+//! * `sched_yield` is the January 2002 one (spec §2.1): the task drops one priority
+//!   level (not below 139, RT tasks keep theirs) and goes to the tail of its list in its
+//!   current array. The spring-2002 variant that gives up timeslices at 139 and then
+//!   expires the task is not modelled.
+//! * Wake-up ignores `sync` (no cross-CPU fast migration; that came later in 2002).
+//! * A forked child never preempts on its wake-up (`wake_up_forked_process` has no
+//!   preemption test) — except that a child put on an *idle* CPU (only the engines'
+//!   parentless root task or a runtime spawn with a CPU hint can be) kicks that CPU.
+//! * `load_balance` walks each priority list from its tail towards its head and, on a
+//!   busy CPU, pulls up to `imbalance` tasks over both arrays (spec §2.1). The mid-2002
+//!   text looks only at each list's tail and pulls at most one task per array.
+//! * `load_balance` runs outside the local runqueue lock and takes both locks in
+//!   ascending CPU order (the kernel holds the local lock and re-takes it in order only
+//!   when a trylock of the busiest queue fails); it therefore always re-reads the local
+//!   length under the locks, as `double_lock_balance` does after re-locking.
+//! * Rebalance ticks: the kernel's `jiffies % BUSY_REBALANCE_TICK == 0`, evaluated as
+//!   "a multiple of the interval was crossed since this CPU's previous tick" so that the
+//!   runtime, whose ticks may bunch up, does not skip a balance.
+//! * `jiffies` is the platform clock divided by the tick length (one global tick count).
+//! * `sched_exit` (the parent reclaiming an exiting child's slice and sleep_avg) is not
+//!   modelled: the engines have no `wait()` in which the parent would reap the child.
+//!
+//! Fix options of issue 11: `expired_prio_guard=on` adds 2.6's clause (a task is also
+//! expired when its static priority is worse than the best static priority already
+//! waiting in the expired array, `best_expired_prio`); `scale=off` makes the starvation
+//! deadline `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
+//!
+//! Costs reported to the platform: a `Work::ListOp` per enqueue/dequeue, a
+//! `Work::Recalc` per `effective_prio`/timeslice computation, one `Work::Goodness` for the
+//! find-first-set pick, a `Work::Examine` per queue looked at by `load_balance`; the
+//! runqueue's header line (`Line::Queue(cpu)`: lengths, bitmaps, array pointers) on
+//! every locked access; each task's line when its O(1) fields are read or written.
+
+use crate::common::{self, ListChecker, SchedCommon};
+use crate::cpu::{CpuId, MAX_CPUS};
+use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policy::{Policy, PrevState};
+use crate::runlist::RunList;
+use crate::spec::{Spec, SpecError};
+use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+
+/// The registry entry: `o1[:key=value,...]`, every 2002 constant settable.
+pub struct Kind;
+
+impl PolicyKind for Kind {
+    const NAME: &'static str = "o1";
+    const SUMMARY: &'static str =
+        "Linux 2.5's O(1) scheduler, early 2002: per-CPU active/expired priority arrays, sleep_avg interactivity, load_balance";
+    type Config = O1Config;
+
+    fn build<P: Platform>(cfg: &O1Config, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(O1::new(p, env, cfg)?))
+    }
+}
+
+/// Real-time priorities are `0..MAX_RT_PRIO`.
+pub const MAX_RT_PRIO: u8 = 100;
+/// Priorities are `0..MAX_PRIO`; the idle task counts as `MAX_PRIO`.
+pub const MAX_PRIO: u8 = 140;
+/// Width of the nice range (`USER_PRIO(MAX_PRIO)`).
+pub const MAX_USER_PRIO: i64 = 40;
+/// A task's `array` when it is on no runqueue (`p->array == NULL`).
+const NO_ARRAY: u8 = u8::MAX;
+
+/// `NICE_TO_PRIO(nice)`: the static priority, 100..=139.
+pub fn nice_to_prio(nice: i8) -> u8 {
+    (120 + nice.clamp(-20, 19) as i16) as u8
+}
+
+/// The priority of a real-time task: `MAX_USER_RT_PRIO − 1 − rt_priority`.
+pub fn rt_prio(rt_priority: u8) -> u8 {
+    99 - rt_priority.min(99)
+}
+
+// ------------------------------------------------------------------ options ------
+
+/// A time option: a number of ticks, or milliseconds (`150ms`) / seconds (`2s`),
+/// converted to ticks at the machine's HZ as the kernel's `x * HZ / 1000` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Span {
+    Ticks(u64),
+    Ms(u64),
+}
+
+impl Span {
+    /// Largest accepted value: a day, or 10^8 ticks.
+    const MAX_MS: u64 = 86_400_000;
+    const MAX_TICKS: u64 = 100_000_000;
+
+    pub fn ticks(self, hz: u32) -> u64 {
+        match self {
+            Span::Ticks(t) => t,
+            Span::Ms(ms) => ms * hz as u64 / 1000,
+        }
+    }
+
+    fn parse(key: &str, s: &str) -> Result<Span, SpecError> {
+        let bad = || SpecError(format!("policy 'o1': {key}='{s}' is not a time (ticks, or a number with ms or s)"));
+        let number = |digits: &str, max: u64| -> Result<u64, SpecError> {
+            let v: u64 = digits.parse().map_err(|_| bad())?;
+            if v > max {
+                return Err(SpecError(format!("policy 'o1': {key}={s} is out of range (at most {max})")));
+            }
+            Ok(v)
+        };
+        if let Some(ms) = s.strip_suffix("ms") {
+            Ok(Span::Ms(number(ms, Span::MAX_MS)?))
+        } else if let Some(secs) = s.strip_suffix('s') {
+            Ok(Span::Ms(number(secs, Span::MAX_MS / 1000)? * 1000))
+        } else {
+            Ok(Span::Ticks(number(s, Span::MAX_TICKS)?))
+        }
+    }
+
+    fn show(self) -> String {
+        match self {
+            Span::Ticks(t) => t.to_string(),
+            Span::Ms(ms) if ms > 0 && ms % 1000 == 0 => format!("{}s", ms / 1000),
+            Span::Ms(ms) => format!("{ms}ms"),
+        }
+    }
+}
+
+/// The `o1:` options. Defaults are the early-2002 values (spec §8); times are kept as
+/// given and converted to ticks when the policy is built for a machine's HZ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct O1Config {
+    /// `MIN_TIMESLICE` (10 ms).
+    pub min_timeslice: Span,
+    /// `MAX_TIMESLICE` (300 ms; 180 ms before -J4, 200 ms in 2.6).
+    pub max_timeslice: Span,
+    /// `MAX_SLEEP_AVG` (2 s).
+    pub max_sleep_avg: Span,
+    /// `STARVATION_LIMIT` (2 s; 10 s later).
+    pub starvation_limit: Span,
+    /// `BUSY_REBALANCE_TICK` (HZ/4 = 250 ms; HZ/5 later).
+    pub busy_rebalance: Span,
+    /// `IDLE_REBALANCE_TICK` (HZ/1000, at least one tick).
+    pub idle_rebalance: Span,
+    /// `cache_decay_ticks`: a task that left a CPU this recently is cache-hot there and
+    /// is not pulled away. 2002's i386 value, `cacheflush_time/cpu_khz × HZ/1000`, is 0
+    /// at HZ = 100 for every machine of the original experiments.
+    pub cache_decay: Span,
+    /// `PRIO_BONUS_RATIO` (25 %; 70 in -J4).
+    pub prio_bonus_ratio: u32,
+    /// `INTERACTIVE_DELTA` (2; 3 in -J4).
+    pub interactive_delta: i32,
+    /// `CHILD_PENALTY` (95 %).
+    pub child_penalty: u32,
+    /// `PARENT_PENALTY` (100 %).
+    pub parent_penalty: u32,
+    /// Fix option: 2.6's `best_expired_prio` clause of `EXPIRED_STARVING` (off in 2002).
+    pub expired_prio_guard: bool,
+    /// `STARVATION_LIMIT` scaled by `nr_running`, as in 2002 (on); off is a fix option.
+    pub scale: bool,
+}
+
+impl Default for O1Config {
+    fn default() -> Self {
+        O1Config {
+            min_timeslice: Span::Ms(10),
+            max_timeslice: Span::Ms(300),
+            max_sleep_avg: Span::Ms(2000),
+            starvation_limit: Span::Ms(2000),
+            busy_rebalance: Span::Ms(250),
+            idle_rebalance: Span::Ms(1),
+            cache_decay: Span::Ticks(0),
+            prio_bonus_ratio: 25,
+            interactive_delta: 2,
+            child_penalty: 95,
+            parent_penalty: 100,
+            expired_prio_guard: false,
+            scale: true,
+        }
+    }
+}
+
+/// What `Spec::get_str` returns for an absent key (never a valid value).
+const ABSENT: &str = "\u{0}";
+
+fn span_opt(spec: &mut Spec, key: &str, default: Span, positive: bool) -> Result<Span, SpecError> {
+    let raw = spec.get_str(key, ABSENT);
+    if raw == ABSENT {
+        return Ok(default);
+    }
+    let v = Span::parse(key, &raw)?;
+    if positive && matches!(v, Span::Ticks(0) | Span::Ms(0)) {
+        return Err(SpecError(format!("policy 'o1': {key}={raw} must be positive")));
+    }
+    Ok(v)
+}
+
+fn switch_opt(spec: &mut Spec, key: &str, default: bool) -> Result<bool, SpecError> {
+    match spec.get_str(key, if default { "on" } else { "off" }).as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(SpecError(format!("policy 'o1': {key}='{other}' is not on or off"))),
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+impl PolicyOptions for O1Config {
+    const KEYS: &'static [&'static str] = &[
+        "min_timeslice",
+        "max_timeslice",
+        "max_sleep_avg",
+        "starvation_limit",
+        "busy_rebalance",
+        "idle_rebalance",
+        "cache_decay",
+        "prio_bonus_ratio",
+        "interactive_delta",
+        "child_penalty",
+        "parent_penalty",
+        "expired_prio_guard",
+        "scale",
+    ];
+    const SYNTAX: &'static str = "min_timeslice=T,max_timeslice=T,max_sleep_avg=T,starvation_limit=T,\
+busy_rebalance=T,idle_rebalance=T,cache_decay=T,prio_bonus_ratio=N,interactive_delta=N,child_penalty=N,\
+parent_penalty=N,expired_prio_guard=on|off,scale=on|off (T: ticks, or Nms, Ns)";
+
+    fn parse(spec: &mut Spec) -> Result<O1Config, SpecError> {
+        let d = O1Config::default();
+        Ok(O1Config {
+            min_timeslice: span_opt(spec, "min_timeslice", d.min_timeslice, true)?,
+            max_timeslice: span_opt(spec, "max_timeslice", d.max_timeslice, true)?,
+            max_sleep_avg: span_opt(spec, "max_sleep_avg", d.max_sleep_avg, true)?,
+            starvation_limit: span_opt(spec, "starvation_limit", d.starvation_limit, false)?,
+            busy_rebalance: span_opt(spec, "busy_rebalance", d.busy_rebalance, true)?,
+            idle_rebalance: span_opt(spec, "idle_rebalance", d.idle_rebalance, true)?,
+            cache_decay: span_opt(spec, "cache_decay", d.cache_decay, false)?,
+            prio_bonus_ratio: spec.get("prio_bonus_ratio", d.prio_bonus_ratio, 0..=100)?,
+            interactive_delta: spec.get("interactive_delta", d.interactive_delta, -40..=40)?,
+            child_penalty: spec.get("child_penalty", d.child_penalty, 0..=100)?,
+            parent_penalty: spec.get("parent_penalty", d.parent_penalty, 0..=100)?,
+            expired_prio_guard: switch_opt(spec, "expired_prio_guard", d.expired_prio_guard)?,
+            scale: switch_opt(spec, "scale", d.scale)?,
+        })
+    }
+
+    /// `o1` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
+    fn canonical(&self, name: &str) -> String {
+        let d = O1Config::default();
+        let mut parts: Vec<String> = Vec::new();
+        let mut span = |key: &str, v: Span, dv: Span| {
+            if v != dv {
+                parts.push(format!("{key}={}", v.show()));
+            }
+        };
+        span("min_timeslice", self.min_timeslice, d.min_timeslice);
+        span("max_timeslice", self.max_timeslice, d.max_timeslice);
+        span("max_sleep_avg", self.max_sleep_avg, d.max_sleep_avg);
+        span("starvation_limit", self.starvation_limit, d.starvation_limit);
+        span("busy_rebalance", self.busy_rebalance, d.busy_rebalance);
+        span("idle_rebalance", self.idle_rebalance, d.idle_rebalance);
+        span("cache_decay", self.cache_decay, d.cache_decay);
+        let numbers = [
+            ("prio_bonus_ratio", self.prio_bonus_ratio as i64, d.prio_bonus_ratio as i64),
+            ("interactive_delta", self.interactive_delta as i64, d.interactive_delta as i64),
+            ("child_penalty", self.child_penalty as i64, d.child_penalty as i64),
+            ("parent_penalty", self.parent_penalty as i64, d.parent_penalty as i64),
+        ];
+        for (key, v, dv) in numbers {
+            if v != dv {
+                parts.push(format!("{key}={v}"));
+            }
+        }
+        for (key, v, dv) in
+            [("expired_prio_guard", self.expired_prio_guard, d.expired_prio_guard), ("scale", self.scale, d.scale)]
+        {
+            if v != dv {
+                parts.push(format!("{key}={}", on_off(v)));
+            }
+        }
+        if parts.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}:{}", parts.join(","))
+        }
+    }
+}
+
+// --------------------------------------------------------------- arithmetic ------
+
+/// The options in ticks at one HZ, and the 2002 arithmetic on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunables {
+    pub hz: u32,
+    pub min_timeslice: u64,
+    pub max_timeslice: u64,
+    pub max_sleep_avg: u64,
+    pub starvation_limit: u64,
+    pub busy_rebalance: u64,
+    pub idle_rebalance: u64,
+    pub cache_decay: u64,
+    pub prio_bonus_ratio: i64,
+    pub interactive_delta: i64,
+    pub child_penalty: u64,
+    pub parent_penalty: u64,
+    pub expired_prio_guard: bool,
+    pub scale: bool,
+}
+
+impl Tunables {
+    /// Convert `cfg` at `hz`. Timeslices, `max_sleep_avg` and the rebalance intervals
+    /// are at least one tick (the kernel's `HZ/1000 ?: 1`); a minimum timeslice above
+    /// the maximum is an error naming both keys.
+    pub fn new(cfg: &O1Config, hz: u32) -> Result<Tunables, SpecError> {
+        let hz = hz.max(1);
+        let t = |s: Span| s.ticks(hz);
+        let tun = Tunables {
+            hz,
+            min_timeslice: t(cfg.min_timeslice).max(1),
+            max_timeslice: t(cfg.max_timeslice).max(1),
+            max_sleep_avg: t(cfg.max_sleep_avg).max(1),
+            starvation_limit: t(cfg.starvation_limit),
+            busy_rebalance: t(cfg.busy_rebalance).max(1),
+            idle_rebalance: t(cfg.idle_rebalance).max(1),
+            cache_decay: t(cfg.cache_decay),
+            prio_bonus_ratio: cfg.prio_bonus_ratio as i64,
+            interactive_delta: cfg.interactive_delta as i64,
+            child_penalty: cfg.child_penalty as u64,
+            parent_penalty: cfg.parent_penalty as u64,
+            expired_prio_guard: cfg.expired_prio_guard,
+            scale: cfg.scale,
+        };
+        if tun.min_timeslice > tun.max_timeslice {
+            return Err(SpecError(format!(
+                "policy 'o1': min_timeslice={} ({} ticks) exceeds max_timeslice={} ({} ticks) at HZ={hz}",
+                cfg.min_timeslice.show(),
+                tun.min_timeslice,
+                cfg.max_timeslice.show(),
+                tun.max_timeslice
+            )));
+        }
+        Ok(tun)
+    }
+
+    /// `TASK_TIMESLICE(p)` in ticks: `MIN + (MAX − MIN) · (139 − static_prio) / 39`.
+    pub fn timeslice(&self, static_prio: u8) -> u64 {
+        let steps = (MAX_PRIO as u64 - 1).saturating_sub(static_prio as u64).min(39);
+        self.min_timeslice + (self.max_timeslice - self.min_timeslice) * steps / 39
+    }
+
+    /// The `sleep_avg` bonus, `MAX_USER_PRIO·RATIO·sleep_avg/MAX_SLEEP_AVG/100 −
+    /// MAX_USER_PRIO·RATIO/100/2`: −5..=+5 with the 2002 ratio of 25 %.
+    pub fn bonus(&self, sleep_avg: u64) -> i64 {
+        let r = self.prio_bonus_ratio;
+        let s = sleep_avg.min(self.max_sleep_avg) as i64;
+        MAX_USER_PRIO * r * s / self.max_sleep_avg as i64 / 100 - MAX_USER_PRIO * r / 100 / 2
+    }
+
+    /// `effective_prio(p)` of a SCHED_OTHER task: the static priority minus the bonus,
+    /// kept within 100..=139.
+    pub fn effective_prio(&self, static_prio: u8, sleep_avg: u64) -> u8 {
+        (static_prio as i64 - self.bonus(sleep_avg)).clamp(MAX_RT_PRIO as i64, MAX_PRIO as i64 - 1) as u8
+    }
+
+    /// `TASK_INTERACTIVE(p)`: `prio ≤ static_prio − DELTA(p)` with `DELTA(p) =
+    /// nice·(MAX_USER_PRIO·RATIO/100)/40 + INTERACTIVE_DELTA` (C division, towards 0).
+    pub fn interactive(&self, prio: u8, static_prio: u8) -> bool {
+        let nice = static_prio as i64 - 120;
+        let delta = nice * (MAX_USER_PRIO * self.prio_bonus_ratio / 100) / 40 + self.interactive_delta;
+        prio as i64 <= static_prio as i64 - delta
+    }
+}
+
+// ---------------------------------------------------------- data structures ------
+
+/// The O(1) fields of one task (`task_struct`), guarded by the lock of the runqueue the
+/// task is on (or owned by `task_new` before the task is visible).
+#[derive(Debug, Default)]
+struct O1Task {
+    /// Dynamic priority (`p->prio`): the list the task is on.
+    prio: AtomicU8,
+    static_prio: AtomicU8,
+    /// Which of its runqueue's two arrays holds the task (0, 1), or [`NO_ARRAY`].
+    array: AtomicU8,
+    time_slice: AtomicU64,
+    sleep_avg: AtomicU64,
+    /// Jiffy of the task's last `schedule()` (it slept or left the CPU then).
+    sleep_timestamp: AtomicU64,
+    /// Created and not yet woken: the wake-up is `wake_up_forked_process`.
+    forked: AtomicBool,
+}
+
+/// A `prio_array`: 140 FIFO lists, a bitmap of the non-empty ones, their total.
+#[derive(Debug)]
+struct PrioArray {
+    nr_active: usize,
+    bitmap: [u64; 3],
+    queue: Box<[RunList]>,
+}
+
+impl PrioArray {
+    fn new(cpu: CpuId) -> PrioArray {
+        PrioArray { nr_active: 0, bitmap: [0; 3], queue: (0..MAX_PRIO).map(|_| RunList::new(cpu)).collect() }
+    }
+    fn bit(&self, i: usize) -> bool {
+        self.bitmap[i / 64] & (1 << (i % 64)) != 0
+    }
+    /// `find_next_bit(bitmap, MAX_PRIO, from)`: the first non-empty list at or after
+    /// `from`; `sched_find_first_bit` is `from = 0`.
+    fn scan_from(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut word = self.bitmap.get(w)? & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                let i = w * 64 + word.trailing_zeros() as usize;
+                return (i < MAX_PRIO as usize).then_some(i);
+            }
+            w += 1;
+            word = *self.bitmap.get(w)?;
+        }
+    }
+    /// `enqueue_task`: the tail of list `prio`.
+    fn enqueue(&mut self, tasks: &TaskTable, t: TaskId, prio: usize) {
+        self.queue[prio].push_back(tasks, t);
+        self.bitmap[prio / 64] |= 1 << (prio % 64);
+        self.nr_active += 1;
+    }
+    /// `dequeue_task`.
+    fn dequeue(&mut self, tasks: &TaskTable, t: TaskId, prio: usize) {
+        self.queue[prio].remove(tasks, t);
+        if self.queue[prio].is_empty() {
+            self.bitmap[prio / 64] &= !(1 << (prio % 64));
+        }
+        self.nr_active -= 1;
+    }
+}
+
+/// One CPU's `runqueue`, guarded by its lock.
+#[derive(Debug)]
+pub struct Runqueue {
+    cpu: CpuId,
+    nr_running: usize,
+    /// Jiffy at which the first task went to the expired array since the last swap.
+    expired_timestamp: Option<u64>,
+    curr: Option<TaskId>,
+    arrays: [PrioArray; 2],
+    /// Index of the active array in `arrays` (the other is expired).
+    active: usize,
+    /// Best static priority in the expired array ([`O1Config::expired_prio_guard`]).
+    best_expired_prio: u8,
+    nr_switches: u64,
+}
+
+impl Runqueue {
+    fn expired(&self) -> usize {
+        1 - self.active
+    }
+}
+
+/// Which array a queued task is in (observation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayKind {
+    Active,
+    Expired,
+}
+
+/// A task's O(1) state (observation for tests and reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskView {
+    pub prio: u8,
+    pub static_prio: u8,
+    pub time_slice: u64,
+    pub sleep_avg: u64,
+    pub sleep_timestamp: u64,
+    /// `(cpu, array)` if the task is on a runqueue.
+    pub queued: Option<(CpuId, ArrayKind)>,
+}
+
+/// A runqueue's state (observation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RqView {
+    pub nr_running: usize,
+    pub active: usize,
+    pub expired: usize,
+    pub expired_timestamp: Option<u64>,
+    pub curr: Option<TaskId>,
+    pub nr_switches: u64,
+}
+
+pub struct O1<P: Platform> {
+    /// Task table, per-CPU `curr`, published runqueue lengths (`nr_running`).
+    common: SchedCommon,
+    rqs: Box<[P::Lock<Runqueue>]>,
+    o1: Box<[O1Task]>,
+    /// `prev_nr_running`: row `c` (`c·ncpus ..`) belongs to CPU `c`'s `load_balance`.
+    prev_nr_running: Box<[AtomicU32]>,
+    /// Jiffy of each CPU's previous rebalance-tick check (`u64::MAX`: none yet).
+    last_tick: Box<[AtomicU64]>,
+    tun: Tunables,
+    tick_ns: u64,
+    /// Tasks moved by `load_balance` and array swaps (observations).
+    pulled: AtomicU64,
+    swaps: AtomicU64,
+}
+
+// ------------------------------------------------------------- the policy ------
+
+impl<P: Platform> O1<P> {
+    /// Fails on options that do not fit the machine's HZ or its CPU count.
+    pub fn new(p: &P, env: &BuildEnv, cfg: &O1Config) -> Result<Self, SpecError> {
+        let n = env.topo.ncpus();
+        if !(1..=MAX_CPUS).contains(&n) {
+            return Err(SpecError(format!("policy 'o1': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
+        }
+        let tun = Tunables::new(cfg, env.hz)?;
+        Ok(O1 {
+            common: SchedCommon::new(env.topo, n, env.capacity, tun.hz),
+            rqs: (0..n)
+                .map(|cpu| {
+                    p.new_lock(
+                        &format!("runqueue_lock[{cpu}]"),
+                        Runqueue {
+                            cpu,
+                            nr_running: 0,
+                            expired_timestamp: None,
+                            curr: None,
+                            arrays: [PrioArray::new(cpu), PrioArray::new(cpu)],
+                            active: 0,
+                            best_expired_prio: MAX_PRIO,
+                            nr_switches: 0,
+                        },
+                    )
+                })
+                .collect(),
+            o1: (0..env.capacity).map(|_| O1Task::default()).collect(),
+            prev_nr_running: (0..n * n).map(|_| AtomicU32::new(0)).collect(),
+            last_tick: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            tick_ns: 1_000_000_000 / tun.hz as u64,
+            tun,
+            pulled: AtomicU64::new(0),
+            swaps: AtomicU64::new(0),
+        })
+    }
+
+    /// The options in ticks.
+    pub fn tunables(&self) -> &Tunables {
+        &self.tun
+    }
+    /// Tasks moved between CPUs by `load_balance` so far.
+    pub fn pulled(&self) -> u64 {
+        self.pulled.load(Relaxed)
+    }
+    /// Active/expired array swaps so far.
+    pub fn swaps(&self) -> u64 {
+        self.swaps.load(Relaxed)
+    }
+
+    /// Observation (uncharged): task `t`'s O(1) state.
+    pub fn task_view(&self, t: TaskId) -> TaskView {
+        let ot = self.task(t);
+        let queued = self.common.tasks.get(t).on_rq().and_then(|cpu| {
+            let which = ot.array.load(Relaxed) as usize;
+            self.rqs.get(cpu)?.inspect(|rq| {
+                (which < 2).then(|| (cpu, if which == rq.active { ArrayKind::Active } else { ArrayKind::Expired }))
+            })
+        });
+        TaskView {
+            prio: ot.prio.load(Relaxed),
+            static_prio: ot.static_prio.load(Relaxed),
+            time_slice: ot.time_slice.load(Relaxed),
+            sleep_avg: ot.sleep_avg.load(Relaxed),
+            sleep_timestamp: ot.sleep_timestamp.load(Relaxed),
+            queued,
+        }
+    }
+
+    /// Observation (uncharged): CPU `cpu`'s runqueue.
+    pub fn rq_view(&self, cpu: CpuId) -> RqView {
+        self.rqs[cpu].inspect(|rq| RqView {
+            nr_running: rq.nr_running,
+            active: rq.arrays[rq.active].nr_active,
+            expired: rq.arrays[rq.expired()].nr_active,
+            expired_timestamp: rq.expired_timestamp,
+            curr: rq.curr,
+            nr_switches: rq.nr_switches,
+        })
+    }
+
+    fn task(&self, t: TaskId) -> &O1Task {
+        &self.o1[t as usize]
+    }
+    fn jiffies(&self, p: &P) -> u64 {
+        p.now() / self.tick_ns
+    }
+    fn is_rt(&self, t: TaskId) -> bool {
+        self.task(t).prio.load(Relaxed) < MAX_RT_PRIO
+    }
+
+    // ---- array primitives (the runqueue lock is held) ---------------------------
+
+    /// `enqueue_task(t, array)`: the tail of its priority's list.
+    fn enqueue(&self, p: &P, rq: &mut Runqueue, t: TaskId, which: usize) {
+        p.charge(Work::ListOp);
+        let ot = self.task(t);
+        rq.arrays[which].enqueue(&self.common.tasks, t, ot.prio.load(Relaxed) as usize);
+        ot.array.store(which as u8, Relaxed);
+    }
+
+    /// `dequeue_task(t, t->array)`; returns the array `t` was in. A task's priority
+    /// only changes while it is dequeued, so its list is `queue[prio]`.
+    fn dequeue(&self, p: &P, rq: &mut Runqueue, t: TaskId) -> Option<usize> {
+        let ot = self.task(t);
+        let which = ot.array.load(Relaxed) as usize;
+        if which >= 2 {
+            return None;
+        }
+        p.charge(Work::ListOp);
+        rq.arrays[which].dequeue(&self.common.tasks, t, ot.prio.load(Relaxed) as usize);
+        ot.array.store(NO_ARRAY, Relaxed);
+        Some(which)
+    }
+
+    fn set_nr_running(&self, rq: &mut Runqueue, n: usize) {
+        rq.nr_running = n;
+        self.common.publish_len(rq.cpu, n);
+    }
+
+    /// `activate_task`: credit the time slept to `sleep_avg` (not for RT tasks),
+    /// recompute the priority, enqueue in the active array.
+    fn activate(&self, p: &P, rq: &mut Runqueue, t: TaskId, jiffies: u64) {
+        p.touch(Line::Task(t), Access::Write);
+        let ot = self.task(t);
+        let slept = jiffies.saturating_sub(ot.sleep_timestamp.load(Relaxed));
+        if !self.is_rt(t) && slept > 0 {
+            let avg = (ot.sleep_avg.load(Relaxed) + slept).min(self.tun.max_sleep_avg);
+            ot.sleep_avg.store(avg, Relaxed);
+            p.charge(Work::Recalc);
+            ot.prio.store(self.tun.effective_prio(ot.static_prio.load(Relaxed), avg), Relaxed);
+        }
+        self.enqueue(p, rq, t, rq.active);
+        self.set_nr_running(rq, rq.nr_running + 1);
+    }
+
+    /// `deactivate_task`.
+    fn deactivate(&self, p: &P, rq: &mut Runqueue, t: TaskId) {
+        if self.dequeue(p, rq, t).is_some() {
+            self.set_nr_running(rq, rq.nr_running - 1);
+        }
+    }
+
+    /// The priority of `rq`'s running task; the idle task's is `MAX_PRIO`.
+    fn curr_prio(&self, p: &P, rq: &Runqueue) -> u8 {
+        match rq.curr {
+            Some(c) => {
+                p.touch(Line::Task(c), Access::Read);
+                self.task(c).prio.load(Relaxed)
+            }
+            None => MAX_PRIO,
+        }
+    }
+
+    /// `EXPIRED_STARVING(rq)` for the task `static_prio` whose slice just ended.
+    fn expired_starving(&self, rq: &Runqueue, jiffies: u64, static_prio: u8) -> bool {
+        let n = if self.tun.scale { rq.nr_running as u64 } else { 1 };
+        let deadline = self.tun.starvation_limit.saturating_mul(n).saturating_add(1);
+        let late = rq.expired_timestamp.is_some_and(|ts| jiffies.saturating_sub(ts) >= deadline);
+        late || (self.tun.expired_prio_guard && static_prio > rq.best_expired_prio)
+    }
+
+    /// The body of `scheduler_tick` for the running task `t` of `rq`: RR slices
+    /// round-robin, SCHED_OTHER tasks lose a tick of `sleep_avg` and of their slice;
+    /// a spent slice is refilled and the task re-queued — in the active array if it is
+    /// interactive and the expired tasks are not starving, else in the expired array.
+    /// Returns `need_resched`.
+    fn slice_tick(&self, p: &P, rq: &mut Runqueue, t: TaskId, jiffies: u64) -> bool {
+        p.touch(Line::Task(t), Access::Write);
+        let ot = self.task(t);
+        let which = ot.array.load(Relaxed) as usize;
+        if which != rq.active {
+            // Expired already but not yet switched out.
+            return true;
+        }
+        let left = ot.time_slice.load(Relaxed).saturating_sub(1);
+        let static_prio = ot.static_prio.load(Relaxed);
+        if self.is_rt(t) {
+            if self.common.tasks.get(t).class() != SchedClass::Rr {
+                return false; // SCHED_FIFO has no timeslice.
+            }
+            if left > 0 {
+                ot.time_slice.store(left, Relaxed);
+                return false;
+            }
+            ot.time_slice.store(self.tun.timeslice(static_prio), Relaxed);
+            self.dequeue(p, rq, t);
+            self.enqueue(p, rq, t, which);
+            return true;
+        }
+        ot.sleep_avg.store(ot.sleep_avg.load(Relaxed).saturating_sub(1), Relaxed);
+        if left > 0 {
+            ot.time_slice.store(left, Relaxed);
+            return false;
+        }
+        self.dequeue(p, rq, t);
+        p.charge(Work::Recalc);
+        let prio = self.tun.effective_prio(static_prio, ot.sleep_avg.load(Relaxed));
+        ot.prio.store(prio, Relaxed);
+        ot.time_slice.store(self.tun.timeslice(static_prio), Relaxed);
+        if !self.tun.interactive(prio, static_prio) || self.expired_starving(rq, jiffies, static_prio) {
+            rq.expired_timestamp.get_or_insert(jiffies);
+            rq.best_expired_prio = rq.best_expired_prio.min(static_prio);
+            self.enqueue(p, rq, t, rq.expired());
+        } else {
+            self.enqueue(p, rq, t, rq.active);
+        }
+        true
+    }
+
+    // ---- schedule ---------------------------------------------------------------
+
+    /// `prev`'s part of `schedule()`: it leaves the CPU now (`sleep_timestamp`, which
+    /// also dates its cache) and, if it blocked or exited, its runqueue.
+    fn put_prev(&self, p: &P, rq: &mut Runqueue, t: TaskId, state: PrevState, jiffies: u64) {
+        p.touch(Line::Task(t), Access::Write);
+        self.task(t).sleep_timestamp.store(jiffies, Relaxed);
+        if state != PrevState::Runnable && self.common.tasks.get(t).on_rq() == Some(rq.cpu) {
+            self.deactivate(p, rq, t);
+        }
+    }
+
+    /// Pick the head of the best list of the active array, swapping the arrays first
+    /// if the active one is empty, and do the switch bookkeeping under the lock (so
+    /// no balancer can pull `next`, nor see `prev` half switched out).
+    fn pick_next(&self, p: &P, rq: &mut Runqueue, prev: Option<TaskId>, state: PrevState) -> Option<TaskId> {
+        let next = if rq.nr_running == 0 {
+            rq.expired_timestamp = None;
+            None
+        } else {
+            if rq.arrays[rq.active].nr_active == 0 {
+                rq.active = rq.expired();
+                rq.expired_timestamp = None;
+                rq.best_expired_prio = MAX_PRIO;
+                self.swaps.fetch_add(1, Relaxed);
+            }
+            p.charge(Work::Goodness);
+            let array = &rq.arrays[rq.active];
+            array.scan_from(0).and_then(|idx| array.queue[idx].first())
+        };
+        if next != prev {
+            rq.nr_switches += 1;
+        }
+        rq.curr = next;
+        self.common.switch_to(p, prev, state, next);
+        next
+    }
+
+    // ---- load balancing -----------------------------------------------------------
+
+    /// `load_balance(this_rq, idle)`: find the busiest queue from smoothed lengths
+    /// (locklessly), then, with both queues locked, pull from it — one task for an idle
+    /// CPU, `imbalance` for a busy one. With `kick`, a pulled task that beats this
+    /// CPU's current one sets `need_resched` here (from `schedule()` it is not needed).
+    /// Returns the number of tasks pulled.
+    fn load_balance(&self, p: &P, this: CpuId, idle: bool, kick: bool) -> usize {
+        let n = self.common.ncpus();
+        if n < 2 {
+            return 0;
+        }
+        let row = &self.prev_nr_running[this * n..(this + 1) * n];
+        // The local length is smoothed towards the larger, remote ones towards the
+        // smaller value: balancing needs a stably long remote and short local queue.
+        let own = |cur: usize| {
+            if idle || cur > row[this].load(Relaxed) as usize {
+                cur
+            } else {
+                row[this].load(Relaxed) as usize
+            }
+        };
+        let nr_running = own(self.common.queue_len(this));
+        let (mut busiest, mut max_load) = (None, 1usize);
+        for i in 0..n {
+            p.charge(Work::Examine);
+            p.touch(Line::Queue(i), Access::Read);
+            let cur = self.common.queue_len(i);
+            let prev = row[i].load(Relaxed) as usize;
+            let load = if idle || cur < prev { cur } else { prev };
+            row[i].store(cur as u32, Relaxed);
+            if load > max_load && i != this {
+                busiest = Some(i);
+                max_load = load;
+            }
+        }
+        let Some(busiest) = busiest else { return 0 };
+        let imbalance = (max_load as i64 - nr_running as i64) / 2;
+        // "~25 %": the pull must be at least a quarter of the busiest length.
+        if !idle && imbalance < (max_load as i64 + 3) / 4 {
+            return 0;
+        }
+        let jiffies = self.jiffies(p);
+        let pulled = common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
+            if there.nr_running <= own(here.nr_running) + 1 {
+                return 0;
+            }
+            let max = if idle { 1 } else { imbalance.max(1) as usize };
+            self.pull_tasks(p, here, there, max, jiffies, kick)
+        });
+        self.pulled.fetch_add(pulled as u64, Relaxed);
+        pulled
+    }
+
+    /// Pull up to `max` migratable tasks from `there` to `here`: the expired array
+    /// first (likely cache-cold, and not about to run), then the active one; the best
+    /// priority first; each list from its tail.
+    fn pull_tasks(
+        &self,
+        p: &P,
+        here: &mut Runqueue,
+        there: &mut Runqueue,
+        max: usize,
+        jiffies: u64,
+        kick: bool,
+    ) -> usize {
+        let tasks = &self.common.tasks;
+        let mut moved = 0;
+        for which in [there.expired(), there.active] {
+            let mut idx = there.arrays[which].scan_from(0);
+            while let Some(i) = idx {
+                let mut cur = there.arrays[which].queue[i].last();
+                while let Some(t) = cur {
+                    cur = there.arrays[which].queue[i].prev(tasks, t);
+                    if self.can_migrate(p, there, t, here.cpu, jiffies) {
+                        self.pull_task(p, here, there, t, kick);
+                        moved += 1;
+                        if moved == max {
+                            return moved;
+                        }
+                    }
+                }
+                idx = there.arrays[which].scan_from(i + 1);
+            }
+        }
+        moved
+    }
+
+    /// `CAN_MIGRATE_TASK`: not running, allowed on `cpu`, and not cache-hot (left its
+    /// CPU more than `cache_decay_ticks` ago).
+    fn can_migrate(&self, p: &P, there: &Runqueue, t: TaskId, cpu: CpuId, jiffies: u64) -> bool {
+        p.touch(Line::Task(t), Access::Read);
+        let cold = jiffies.saturating_sub(self.task(t).sleep_timestamp.load(Relaxed)) > self.tun.cache_decay;
+        cold && there.curr != Some(t) && self.common.tasks.get(t).cpus_allowed().contains(cpu)
+    }
+
+    /// `pull_task`: move `t` into `here`'s active array.
+    fn pull_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId, kick: bool) {
+        p.touch(Line::Task(t), Access::Write);
+        self.deactivate(p, there, t);
+        self.common.tasks.get(t).set_processor(here.cpu);
+        self.enqueue(p, here, t, here.active);
+        self.set_nr_running(here, here.nr_running + 1);
+        if kick && self.task(t).prio.load(Relaxed) < self.curr_prio(p, here) {
+            p.resched(here.cpu);
+        }
+    }
+
+    /// Is a rebalance tick due on `cpu` at `jiffies` (`jiffies % interval == 0`, or a
+    /// multiple of `interval` passed since this CPU's previous tick)?
+    fn rebalance_due(&self, cpu: CpuId, jiffies: u64, interval: u64) -> bool {
+        let last = self.last_tick[cpu].swap(jiffies, Relaxed);
+        if last == u64::MAX {
+            jiffies % interval == 0
+        } else {
+            jiffies > last && jiffies / interval > last / interval
+        }
+    }
+
+    // ---- fork -----------------------------------------------------------------------
+
+    /// `do_fork`'s share of the parent's timeslice and `wake_up_forked_process`'s
+    /// `sleep_avg` penalties, under the parent's runqueue lock. The child gets the
+    /// larger half; a parent left with nothing keeps one tick and runs a
+    /// `scheduler_tick` at once (which expires it). Returns the child's `(time_slice,
+    /// sleep_avg)`.
+    fn fork_share(&self, p: &P, parent: TaskId, jiffies: u64) -> (u64, u64) {
+        common::with_task_queue(p, &self.common.tasks, &self.rqs, parent, |rq| {
+            p.touch(Line::Task(parent), Access::Write);
+            let pt = self.task(parent);
+            let slice = pt.time_slice.load(Relaxed).max(1);
+            let avg = pt.sleep_avg.load(Relaxed);
+            pt.sleep_avg.store(avg * self.tun.parent_penalty / 100, Relaxed);
+            let child = ((slice + 1) >> 1, avg * self.tun.child_penalty / 100);
+            pt.time_slice.store((slice >> 1).max(1), Relaxed);
+            if slice >> 1 == 0 && rq.curr == Some(parent) && self.slice_tick(p, rq, parent, jiffies) {
+                p.resched(rq.cpu);
+            }
+            child
+        })
+    }
+
+    // ---- invariants -------------------------------------------------------------------
+
+    /// The uncharged check of one runqueue: every list ([`ListChecker::walk`]: each task
+    /// once, `on_rq`, live), each list's tasks have its priority, that array and this
+    /// CPU; bitmap bit set iff list non-empty; `nr_active`, `nr_running`, the published
+    /// length and `curr` consistent.
+    fn check_rq(&self, cpu: CpuId, rq: &Runqueue, checker: &mut ListChecker) -> Result<(), String> {
+        let tasks = &self.common.tasks;
+        if rq.cpu != cpu || rq.active > 1 {
+            return Err(format!("runqueue {cpu}: says cpu {} active {}", rq.cpu, rq.active));
+        }
+        let mut total = 0;
+        for (w, array) in rq.arrays.iter().enumerate() {
+            let mut count = 0;
+            for (i, list) in array.queue.iter().enumerate() {
+                let len = checker.walk(&self.common, list)?;
+                if array.bit(i) != (len > 0) {
+                    return Err(format!(
+                        "cpu {cpu} array {w}: bitmap bit {i} is {} but list {i} has {len} tasks",
+                        array.bit(i)
+                    ));
+                }
+                for t in list.iter(tasks) {
+                    let ot = self.task(t);
+                    let (prio, a) = (ot.prio.load(Relaxed) as usize, ot.array.load(Relaxed) as usize);
+                    if prio != i || a != w || tasks.get(t).processor() != cpu {
+                        return Err(format!(
+                            "task {t} is on cpu {cpu} array {w} list {i} but has prio {prio}, array {a}, processor {}",
+                            tasks.get(t).processor()
+                        ));
+                    }
+                }
+                count += len;
+            }
+            if array.bitmap[2] >> (MAX_PRIO as usize - 128) != 0 {
+                return Err(format!("cpu {cpu} array {w}: bitmap bits beyond MAX_PRIO are set"));
+            }
+            if count != array.nr_active {
+                return Err(format!("cpu {cpu} array {w}: {count} tasks listed, nr_active {}", array.nr_active));
+            }
+            total += count;
+        }
+        if total != rq.nr_running || total != self.common.queue_len(cpu) {
+            return Err(format!(
+                "cpu {cpu}: {total} tasks in the arrays, nr_running {}, published {}",
+                rq.nr_running,
+                self.common.queue_len(cpu)
+            ));
+        }
+        if rq.arrays[rq.expired()].nr_active > 0 && rq.expired_timestamp.is_none() {
+            return Err(format!("cpu {cpu}: expired tasks without expired_timestamp"));
+        }
+        if rq.curr != self.common.cpu(cpu).curr() {
+            return Err(format!("cpu {cpu}: runqueue curr {:?}, cpu curr {:?}", rq.curr, self.common.cpu(cpu).curr()));
+        }
+        if let Some(c) = rq.curr {
+            if tasks.get(c).on_rq() != Some(cpu) || !tasks.get(c).has_cpu() {
+                return Err(format!("cpu {cpu} runs task {c}, which is on queue {:?}", tasks.get(c).on_rq()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<P: Platform> Policy<P> for O1<P> {
+    fn name(&self) -> &str {
+        Kind::NAME
+    }
+    fn tasks(&self) -> &TaskTable {
+        &self.common.tasks
+    }
+
+    /// `do_fork`: the child starts on the forking CPU (if allowed), with half the
+    /// parent's slice and 95 % of its `sleep_avg`; a task without a parent gets a full
+    /// slice and `sleep_avg` 0.
+    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, parent: Option<TaskId>) {
+        let cpu = self.common.fork_cpu(p, params);
+        p.touch(Line::Task(id), Access::Write);
+        self.common.tasks.init(id, params, cpu, 0);
+        let jiffies = self.jiffies(p);
+        let static_prio = nice_to_prio(params.nice);
+        let parent = parent.filter(|&t| t != id && self.common.tasks.get(t).live());
+        let (slice, avg) = match parent {
+            Some(par) => self.fork_share(p, par, jiffies),
+            None => (self.tun.timeslice(static_prio), 0),
+        };
+        let prio = if params.class.is_rt() {
+            rt_prio(params.rt_priority)
+        } else {
+            p.charge(Work::Recalc);
+            self.tun.effective_prio(static_prio, avg)
+        };
+        let ot = self.task(id);
+        ot.static_prio.store(static_prio, Relaxed);
+        ot.prio.store(prio, Relaxed);
+        ot.array.store(NO_ARRAY, Relaxed);
+        ot.time_slice.store(slice, Relaxed);
+        ot.sleep_avg.store(avg, Relaxed);
+        ot.sleep_timestamp.store(jiffies, Relaxed);
+        ot.forked.store(true, Relaxed);
+    }
+
+    /// `try_to_wake_up`: activate on the task's own CPU and preempt that CPU's task if
+    /// the woken one has a better priority. A forked task's first wake-up is
+    /// `wake_up_forked_process` (no preemption test; an idle CPU is kicked).
+    fn wake_up(&self, p: &P, id: TaskId, _sync: bool) {
+        p.charge(Work::WakeupEntry);
+        let jiffies = self.jiffies(p);
+        common::with_task_queue(p, &self.common.tasks, &self.rqs, id, |rq| {
+            let ot = self.task(id);
+            p.touch(Line::Task(id), Access::Write);
+            if ot.array.load(Relaxed) != NO_ARRAY {
+                return; // already runnable
+            }
+            let forked = ot.forked.swap(false, Relaxed);
+            self.activate(p, rq, id, jiffies);
+            let preempt = if forked { rq.curr.is_none() } else { ot.prio.load(Relaxed) < self.curr_prio(p, rq) };
+            if preempt {
+                p.resched(rq.cpu);
+            }
+        });
+    }
+
+    /// `schedule()`: `prev` leaves (and its runqueue if it blocked or exited); an empty
+    /// runqueue first tries `load_balance(idle)`; then the O(1) pick.
+    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
+        p.charge(Work::ScheduleEntry);
+        let cpu = p.this_cpu();
+        let jiffies = self.jiffies(p);
+        let mut first = true;
+        let mut balanced = self.common.ncpus() < 2;
+        loop {
+            let put_prev = prev.filter(|_| first);
+            let picked = self.rqs[cpu].with(p, |rq| {
+                p.touch(Line::Queue(cpu), Access::Write);
+                if let Some(t) = put_prev {
+                    self.put_prev(p, rq, t, prev_state, jiffies);
+                }
+                if rq.nr_running == 0 && !balanced {
+                    return None;
+                }
+                Some(self.pick_next(p, rq, prev, prev_state))
+            });
+            first = false;
+            match picked {
+                Some(next) => return next,
+                None => {
+                    self.load_balance(p, cpu, true, false);
+                    balanced = true;
+                }
+            }
+        }
+    }
+
+    /// `scheduler_tick` for the running task (the idle task's `idle_tick` balancing is
+    /// in [`Policy::balance`]).
+    fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
+        p.charge(Work::Tick);
+        let Some(t) = curr else { return false };
+        let cpu = p.this_cpu();
+        let jiffies = self.jiffies(p);
+        self.rqs[cpu].with(p, |rq| {
+            p.touch(Line::Queue(cpu), Access::Write);
+            rq.curr == Some(t) && self.slice_tick(p, rq, t, jiffies)
+        })
+    }
+
+    /// The rebalance ticks: `load_balance(idle)` every `IDLE_REBALANCE_TICK` on an idle
+    /// CPU, `load_balance(busy)` every `BUSY_REBALANCE_TICK` on a busy one.
+    fn balance(&self, p: &P) {
+        let cpu = p.this_cpu();
+        let idle = self.common.cpu(cpu).curr().is_none();
+        let interval = if idle { self.tun.idle_rebalance } else { self.tun.busy_rebalance };
+        if self.rebalance_due(cpu, self.jiffies(p), interval) {
+            self.load_balance(p, cpu, idle, true);
+        }
+    }
+
+    /// `sched_yield()` (January 2002): one priority level down (not below 139; RT tasks
+    /// keep theirs), to the tail of the list, in the task's current array.
+    fn yield_now(&self, p: &P, curr: TaskId) {
+        common::with_task_queue(p, &self.common.tasks, &self.rqs, curr, |rq| {
+            p.touch(Line::Task(curr), Access::Write);
+            let ot = self.task(curr);
+            let prio = ot.prio.load(Relaxed);
+            let Some(which) = self.dequeue(p, rq, curr) else { return };
+            if prio >= MAX_RT_PRIO && prio < MAX_PRIO - 1 {
+                ot.prio.store(prio + 1, Relaxed);
+            }
+            self.enqueue(p, rq, curr, which);
+        });
+    }
+
+    fn nr_queues(&self) -> usize {
+        self.common.ncpus()
+    }
+    fn queue_len(&self, q: usize) -> usize {
+        self.common.queue_len(q)
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let mut checker = ListChecker::new(&self.common);
+        for (cpu, lock) in self.rqs.iter().enumerate() {
+            lock.inspect(|rq| self.check_rq(cpu, rq, &mut checker))?;
+        }
+        checker.finish(&self.common)?;
+        let tasks = &self.common.tasks;
+        for t in 0..tasks.high_water() {
+            let queued = self.task(t).array.load(Relaxed) != NO_ARRAY;
+            if queued != tasks.get(t).on_rq().is_some() {
+                return Err(format!(
+                    "task {t}: array {} but on_rq {:?}",
+                    self.task(t).array.load(Relaxed),
+                    tasks.get(t).on_rq()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

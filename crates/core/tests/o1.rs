@@ -1,0 +1,455 @@
+//! The O(1) scheduler (early 2002, spec §2.1) on the free `NullPlatform`: its
+//! arithmetic against the 2002 tables, and each mechanism driven through the `Policy`
+//! interface with a hand-set clock (HZ = 100: one jiffy is 10 ms).
+
+use schedlab_core::cpu::CpuId;
+use schedlab_core::policies::o1::{self, nice_to_prio, rt_prio, ArrayKind, O1Config, Span, Tunables, O1};
+use schedlab_core::{
+    BuildEnv, CpuMask, NullPlatform, Policy, PolicySpec, PrevState, SchedClass, TaskId, TaskParams, Topology,
+};
+
+const HZ: u32 = 100;
+const JIFFY: u64 = 10_000_000;
+const CAP: usize = 32;
+
+fn build(ncpus: usize, spec: &str) -> (NullPlatform, O1<NullPlatform>) {
+    let cfg = *PolicySpec::parse(spec).unwrap().config::<o1::Kind>().unwrap();
+    let p = NullPlatform::new(0);
+    let pol = O1::new(&p, &BuildEnv { topo: &Topology::smp(ncpus), capacity: CAP, hz: HZ }, &cfg).unwrap();
+    (p, pol)
+}
+
+fn nice(n: i8) -> TaskParams {
+    TaskParams { nice: n, ..TaskParams::default() }
+}
+
+/// Fork `id` on `cpu` (child of `parent`) and wake it; returns the reschedule requests.
+fn fork(
+    pol: &O1<NullPlatform>,
+    p: &mut NullPlatform,
+    cpu: CpuId,
+    id: TaskId,
+    params: &TaskParams,
+    parent: Option<TaskId>,
+) -> Vec<CpuId> {
+    p.cpu = cpu;
+    p.take_resched();
+    pol.task_new(p, id, params, parent);
+    pol.wake_up(p, id, false);
+    check(pol);
+    p.take_resched()
+}
+
+fn sched(
+    pol: &O1<NullPlatform>,
+    p: &mut NullPlatform,
+    cpu: CpuId,
+    prev: Option<TaskId>,
+    state: PrevState,
+) -> Option<TaskId> {
+    p.cpu = cpu;
+    let next = pol.schedule(p, prev, state);
+    check(pol);
+    next
+}
+
+/// Advance the clock one jiffy and tick `cpu` running `curr`; returns need_resched.
+fn tick(pol: &O1<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, curr: Option<TaskId>) -> bool {
+    p.set_now(p.clock.load(std::sync::atomic::Ordering::Relaxed) + JIFFY);
+    p.cpu = cpu;
+    let r = pol.tick(p, curr);
+    check(pol);
+    r
+}
+
+/// Tick until the slice of `curr` runs out; returns the number of ticks.
+fn run_slice(pol: &O1<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, curr: TaskId) -> u64 {
+    let mut n = 1;
+    while !tick(pol, p, cpu, Some(curr)) {
+        n += 1;
+        assert!(n < 1000, "slice never ends");
+    }
+    n
+}
+
+fn check(pol: &O1<NullPlatform>) {
+    if let Err(e) = pol.check_invariants() {
+        panic!("o1 invariant violated: {e}");
+    }
+}
+
+fn queued(pol: &O1<NullPlatform>, t: TaskId) -> Option<(CpuId, ArrayKind)> {
+    pol.task_view(t).queued
+}
+
+// ------------------------------------------------------------ arithmetic ---------
+
+#[test]
+fn timeslices_by_static_priority_are_the_2002_values() {
+    let t = Tunables::new(&O1Config::default(), HZ).unwrap();
+    assert_eq!((t.min_timeslice, t.max_timeslice, t.max_sleep_avg, t.starvation_limit), (1, 30, 200, 200));
+    assert_eq!((t.busy_rebalance, t.idle_rebalance, t.cache_decay), (25, 1, 0));
+    // nice −20: 300 ms, nice 0: 150 ms, nice 19: 10 ms (spec §2.1), in ticks.
+    assert_eq!(t.timeslice(nice_to_prio(-20)), 30);
+    assert_eq!(t.timeslice(nice_to_prio(0)), 15);
+    assert_eq!(t.timeslice(nice_to_prio(19)), 1);
+    for n in -20..=19i8 {
+        let sp = nice_to_prio(n);
+        assert_eq!(sp as i32, 120 + n as i32);
+        assert_eq!(t.timeslice(sp), 1 + 29 * (139 - sp as u64) / 39, "nice {n}");
+    }
+    // At HZ = 1000 (the runtime's default) the same milliseconds.
+    let k = Tunables::new(&O1Config::default(), 1000).unwrap();
+    assert_eq!((k.timeslice(100), k.timeslice(120), k.timeslice(139)), (300, 151, 10));
+    assert_eq!((k.busy_rebalance, k.idle_rebalance, k.max_sleep_avg), (250, 1, 2000));
+    assert_eq!((rt_prio(1), rt_prio(99), rt_prio(200)), (98, 0, 0));
+}
+
+#[test]
+fn effective_prio_maps_sleep_avg_to_a_bonus_of_plus_minus_five() {
+    let t = Tunables::new(&O1Config::default(), HZ).unwrap();
+    // bonus = 40·25·s/200/100 − 5 = ⌊s/20⌋ − 5.
+    for s in 0..=200u64 {
+        assert_eq!(t.bonus(s), (s / 20) as i64 - 5, "sleep_avg {s}");
+        assert_eq!(t.effective_prio(120, s) as i64, 120 - ((s / 20) as i64 - 5));
+    }
+    assert_eq!((t.effective_prio(120, 0), t.effective_prio(120, 200)), (125, 115));
+    // Clamped to 100..=139.
+    assert_eq!((t.effective_prio(100, 200), t.effective_prio(139, 0)), (100, 139));
+    assert_eq!(t.bonus(10_000), 5, "sleep_avg beyond the maximum counts as the maximum");
+}
+
+#[test]
+fn task_interactive_by_nice_follows_the_2002_delta() {
+    let t = Tunables::new(&O1Config::default(), HZ).unwrap();
+    // Interactive offsets prio − static_prio over −5..=+5 (the kernel comment's table).
+    let row = |n: i8| -> Vec<bool> {
+        let sp = nice_to_prio(n);
+        (-5..=5).map(|off| t.interactive((sp as i32 + off) as u8, sp)).collect()
+    };
+    let ones = |k: usize| -> Vec<bool> { (0..11).map(|i| i < k).collect() };
+    assert_eq!(row(-20), ones(9));
+    assert_eq!(row(0), ones(4), "nice 0: interactive iff bonus ≥ 2, i.e. sleep_avg ≥ 140");
+    assert_eq!(row(10), ones(2));
+    assert_eq!(row(19), ones(0), "nice 19 is never interactive");
+    // nice −10: DELTA = −100/40 + 2 = 0 with C's truncating division, so 6 ones (the
+    // kernel comment's table shows 7, as if the division rounded down).
+    assert_eq!(row(-10), ones(6));
+    assert!(t.interactive(t.effective_prio(120, 140), 120) && !t.interactive(t.effective_prio(120, 139), 120));
+}
+
+#[test]
+fn options_convert_to_ticks_and_reject_bad_values() {
+    let cfg = *PolicySpec::parse("o1:starvation_limit=10s,cache_decay=2,min_timeslice=25ms")
+        .unwrap()
+        .config::<o1::Kind>()
+        .unwrap();
+    assert_eq!(
+        (cfg.starvation_limit, cfg.cache_decay, cfg.min_timeslice),
+        (Span::Ms(10_000), Span::Ticks(2), Span::Ms(25))
+    );
+    let t = Tunables::new(&cfg, HZ).unwrap();
+    assert_eq!((t.starvation_limit, t.cache_decay, t.min_timeslice), (1000, 2, 2));
+    // A minimum above the maximum fails at build time, naming both keys.
+    let cfg = *PolicySpec::parse("o1:min_timeslice=400ms").unwrap().config::<o1::Kind>().unwrap();
+    let e = Tunables::new(&cfg, HZ).unwrap_err().0;
+    assert!(e.contains("min_timeslice=400ms") && e.contains("max_timeslice=300ms"), "{e}");
+    let spec = PolicySpec::parse("o1:min_timeslice=400ms").unwrap();
+    let p = NullPlatform::new(0);
+    let env = BuildEnv { topo: &Topology::smp(2), capacity: 4, hz: HZ };
+    assert!(schedlab_core::PolicySource::build(&spec, &p, &env).is_err());
+    // Sub-tick times round up to one tick (the kernel's `?: 1`).
+    let cfg = *PolicySpec::parse("o1:min_timeslice=1ms,max_timeslice=3ms").unwrap().config::<o1::Kind>().unwrap();
+    let t = Tunables::new(&cfg, HZ).unwrap();
+    assert_eq!((t.min_timeslice, t.max_timeslice), (1, 1));
+}
+
+// ------------------------------------------------------------- mechanisms ---------
+
+#[test]
+fn spent_slice_goes_to_expired_and_the_arrays_swap_when_active_empties() {
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    fork(&pol, &mut p, 0, 1, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    // A CPU hog (sleep_avg 0, prio 125) is not interactive: 15 ticks, then expired.
+    assert_eq!(pol.task_view(0).prio, 125);
+    assert_eq!(run_slice(&pol, &mut p, 0, 0), 15);
+    assert_eq!(queued(&pol, 0), Some((0, ArrayKind::Expired)));
+    assert!(pol.rq_view(0).expired_timestamp.is_some());
+    assert_eq!(pol.task_view(0).time_slice, 15, "refilled");
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    assert_eq!(run_slice(&pol, &mut p, 0, 1), 15);
+    assert_eq!(pol.swaps(), 0);
+    // Active is empty now: swap, and task 0 (expired first) runs first.
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0));
+    assert_eq!(pol.swaps(), 1);
+    assert_eq!(queued(&pol, 1), Some((0, ArrayKind::Active)));
+    assert_eq!(pol.rq_view(0).expired_timestamp, None);
+}
+
+#[test]
+fn the_best_priority_runs_first_and_fifo_within_a_priority() {
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(5), None);
+    fork(&pol, &mut p, 0, 1, &nice(-5), None);
+    fork(&pol, &mut p, 0, 2, &nice(-5), None);
+    fork(&pol, &mut p, 0, 3, &TaskParams { class: SchedClass::Rr, rt_priority: 10, ..TaskParams::default() }, None);
+    assert_eq!(pol.task_view(3).prio, 89);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(3));
+    assert_eq!(sched(&pol, &mut p, 0, Some(3), PrevState::Blocked), Some(1));
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Blocked), Some(2));
+    assert_eq!(sched(&pol, &mut p, 0, Some(2), PrevState::Exited), Some(0));
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), None);
+}
+
+/// Task 0 sleeps 2 s and wakes with the full sleep_avg: prio 115, interactive.
+fn interactive_and_hog(spec: &str) -> (NullPlatform, O1<NullPlatform>) {
+    let (mut p, pol) = build(1, spec);
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), None);
+    p.set_now(200 * JIFFY);
+    assert_eq!(fork(&pol, &mut p, 0, 1, &nice(0), None), vec![0]);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(1));
+    p.cpu = 0;
+    pol.wake_up(&p, 0, false);
+    assert_eq!(p.take_resched(), vec![0], "prio 115 beats the running hog's 125");
+    assert_eq!((pol.task_view(0).sleep_avg, pol.task_view(0).prio), (200, 115));
+    (p, pol)
+}
+
+#[test]
+fn an_interactive_task_goes_back_to_the_active_array() {
+    let (mut p, pol) = interactive_and_hog("o1");
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0));
+    assert_eq!(run_slice(&pol, &mut p, 0, 0), 15);
+    // sleep_avg 185: bonus 4, prio 116 ≤ 118: still interactive → active again.
+    let v = pol.task_view(0);
+    assert_eq!((v.sleep_avg, v.prio, v.queued), (185, 116, Some((0, ArrayKind::Active))));
+    // It round-robins with nothing better: it runs again, the hog (125) waits.
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(0));
+    // A hog's slice ends in the expired array.
+    assert_eq!(pol.rq_view(0).expired, 0);
+}
+
+/// Task 0 slept 20 s (full `sleep_avg` with `max_sleep_avg=20s`: prio 115, interactive
+/// for 600 ticks of running); a CPU hog (task 1, `hog_nice`) runs and, while task 0 is
+/// woken during its last tick, expires behind it. Returns the jiffy it expired at.
+fn hog_expires_behind_interactive(spec: &str, hog_nice: i8) -> (NullPlatform, O1<NullPlatform>, u64) {
+    let (mut p, pol) = build(1, spec);
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), None);
+    p.set_now(2000 * JIFFY);
+    fork(&pol, &mut p, 0, 1, &nice(hog_nice), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(1));
+    while pol.task_view(1).time_slice > 1 {
+        assert!(!tick(&pol, &mut p, 0, Some(1)));
+    }
+    pol.wake_up(&p, 0, false);
+    assert_eq!((pol.task_view(0).prio, p.take_resched()), (115, vec![0]));
+    assert!(tick(&pol, &mut p, 0, Some(1)));
+    assert_eq!(queued(&pol, 1), Some((0, ArrayKind::Expired)));
+    let expired_at = pol.rq_view(0).expired_timestamp.expect("the hog expired");
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0));
+    (p, pol, expired_at)
+}
+
+/// The interactive task keeps re-inserting itself into the active array until
+/// `EXPIRED_STARVING` (`jiffies − E ≥ STARVATION_LIMIT · nr_running + 1`, checked at
+/// its slice ends, every 15 ticks); then it is expired, the arrays swap and the hog is
+/// back in the active array. Returns the jiffies the hog spent in the expired array.
+fn starvation_wait(spec: &str) -> u64 {
+    let (mut p, pol, expired_at) = hog_expires_behind_interactive(spec, 0);
+    loop {
+        run_slice(&pol, &mut p, 0, 0);
+        assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(0), "the better task runs");
+        let now = p.clock.load(std::sync::atomic::Ordering::Relaxed) / JIFFY;
+        if queued(&pol, 1) == Some((0, ArrayKind::Active)) {
+            return now - expired_at;
+        }
+        assert_eq!(queued(&pol, 0), Some((0, ArrayKind::Active)), "re-inserted at {now}");
+        assert!(pol.tunables().interactive(pol.task_view(0).prio, 120), "still interactive at {now}");
+    }
+}
+
+#[test]
+fn expired_starving_ends_interactive_reinsertion_after_a_deadline_scaled_by_nr_running() {
+    // Limit 10 ticks, 2 runnable: the deadline is 21 ticks, met at the 2nd slice end.
+    assert_eq!(starvation_wait("o1:starvation_limit=10,max_sleep_avg=20s"), 30);
+    // scale=off: 11 ticks whatever nr_running: the 1st slice end.
+    assert_eq!(starvation_wait("o1:starvation_limit=10,max_sleep_avg=20s,scale=off"), 15);
+    // The 2002 default, 2 s × 2 runnable = 401 ticks: the 27th slice end.
+    assert_eq!(starvation_wait("o1:max_sleep_avg=20s"), 405);
+}
+
+#[test]
+fn expired_prio_guard_expires_a_task_worse_than_the_best_expired() {
+    // A nice −5 hog (static 115) expires; the interactive nice 0 task (static 120) is
+    // re-inserted in 2002, expired at once with the 2.6 guard.
+    let (mut p, pol, _) = hog_expires_behind_interactive("o1:max_sleep_avg=20s", -5);
+    run_slice(&pol, &mut p, 0, 0);
+    assert_eq!(queued(&pol, 0), Some((0, ArrayKind::Active)));
+    let (mut p, pol, _) = hog_expires_behind_interactive("o1:max_sleep_avg=20s,expired_prio_guard=on", -5);
+    run_slice(&pol, &mut p, 0, 0);
+    assert_eq!(queued(&pol, 0), Some((0, ArrayKind::Expired)));
+    // The arrays swap at the next schedule(): both are active again, and task 0's
+    // dynamic priority (115) still beats the hog's (120).
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(0));
+    assert_eq!(queued(&pol, 1), Some((0, ArrayKind::Active)));
+}
+
+#[test]
+fn fork_splits_the_slice_and_penalises_the_childs_sleep_avg() {
+    let (mut p, pol) = interactive_and_hog("o1");
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0));
+    // Parent: 15 ticks, sleep_avg 200. Two ticks run: 13 left, sleep_avg 198.
+    tick(&pol, &mut p, 0, Some(0));
+    tick(&pol, &mut p, 0, Some(0));
+    assert_eq!(fork(&pol, &mut p, 0, 2, &nice(0), Some(0)), Vec::<CpuId>::new(), "a child never preempts");
+    let (par, child) = (pol.task_view(0), pol.task_view(2));
+    assert_eq!((par.time_slice, child.time_slice), (6, 7));
+    assert_eq!((par.sleep_avg, child.sleep_avg), (198, 198 * 95 / 100));
+    assert_eq!(child.prio, 120 - (188 / 20 - 5));
+    assert_eq!(child.queued, Some((0, ArrayKind::Active)));
+    // A parent with one tick left gives it to the child and expires at once.
+    while pol.task_view(0).time_slice > 1 {
+        tick(&pol, &mut p, 0, Some(0));
+    }
+    assert_eq!(fork(&pol, &mut p, 0, 3, &nice(0), Some(0)), vec![0], "the parent's scheduler_tick resched");
+    assert_eq!(pol.task_view(3).time_slice, 1);
+    assert_eq!(pol.task_view(0).time_slice, 15, "expired and refilled");
+}
+
+#[test]
+fn wake_up_goes_to_the_tasks_own_cpu_and_preempts_only_a_worse_task() {
+    let (mut p, pol) = build(2, "o1");
+    fork(&pol, &mut p, 1, 0, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(0));
+    fork(&pol, &mut p, 1, 1, &nice(0), None);
+    fork(&pol, &mut p, 1, 2, &nice(-10), None);
+    assert_eq!(sched(&pol, &mut p, 1, Some(0), PrevState::Blocked), Some(2));
+    assert_eq!(sched(&pol, &mut p, 1, Some(2), PrevState::Blocked), Some(1));
+    // Woken from CPU 0, task 2 (prio 115) goes to CPU 1 and preempts task 1 (125).
+    p.cpu = 0;
+    pol.wake_up(&p, 2, false);
+    assert_eq!(p.take_resched(), vec![1]);
+    assert_eq!(queued(&pol, 2).map(|q| q.0), Some(1));
+    // Task 0 (prio 125, no sleep credited within the same jiffy) does not preempt.
+    pol.wake_up(&p, 0, false);
+    assert_eq!(p.take_resched(), Vec::<CpuId>::new());
+    assert_eq!(queued(&pol, 0).map(|q| q.0), Some(1));
+    // Waking a runnable task is a no-op.
+    pol.wake_up(&p, 0, true);
+    check(&pol);
+    assert_eq!(pol.rq_view(1).nr_running, 3);
+}
+
+#[test]
+fn sched_yield_drops_one_priority_level_until_139() {
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    fork(&pol, &mut p, 0, 1, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    pol.yield_now(&p, 0);
+    assert_eq!(pol.task_view(0).prio, 126);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    // At 139 it only round-robins.
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(19), None);
+    fork(&pol, &mut p, 0, 1, &nice(19), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    pol.yield_now(&p, 0);
+    assert_eq!(pol.task_view(0).prio, 139);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    // A real-time task keeps its priority.
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &TaskParams { class: SchedClass::Fifo, rt_priority: 5, ..TaskParams::default() }, None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    pol.yield_now(&p, 0);
+    assert_eq!(pol.task_view(0).prio, 94);
+    check(&pol);
+}
+
+/// CPU 0 runs task 0 with tasks 1..n queued behind it; CPU 1 is idle.
+fn long_and_idle(n: TaskId) -> (NullPlatform, O1<NullPlatform>) {
+    let (mut p, pol) = build(2, "o1");
+    for t in 0..n {
+        fork(&pol, &mut p, 0, t, &nice(0), None);
+    }
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    (p, pol)
+}
+
+#[test]
+fn an_idle_cpu_pulls_one_cold_task_from_the_longest_queue() {
+    let (mut p, pol) = long_and_idle(4);
+    // Same jiffy as the tasks' last schedule (fork): cache-hot, nothing moves.
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), None);
+    p.set_now(JIFFY);
+    // schedule() on the empty CPU runs load_balance(idle): one task, from the tail of
+    // the best list (the last queued), never the running one.
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(3));
+    assert_eq!((pol.rq_view(0).nr_running, pol.rq_view(1).nr_running), (3, 1));
+    assert_eq!(pol.pulled(), 1);
+    assert_eq!(pol.tasks().get(3).processor(), 1);
+    // A task that may not run on CPU 1 stays.
+    let (mut p, pol) = build(2, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    fork(&pol, &mut p, 0, 1, &TaskParams { cpus_allowed: CpuMask::single(0), ..nice(0) }, None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    p.set_now(JIFFY);
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), None);
+}
+
+#[test]
+fn the_idle_tick_pulls_and_kicks_the_idle_cpu() {
+    let (mut p, pol) = long_and_idle(3);
+    p.set_now(JIFFY);
+    p.cpu = 1;
+    p.take_resched();
+    pol.balance(&p);
+    assert_eq!(p.take_resched(), vec![1]);
+    assert_eq!(pol.rq_view(1).nr_running, 1);
+    check(&pol);
+}
+
+#[test]
+fn a_busy_cpu_pulls_the_imbalance_expired_tasks_first_every_busy_rebalance_tick() {
+    let (mut p, pol) = long_and_idle(7);
+    // CPU 0: task 0 runs its slice out into the expired array; task 1 runs.
+    run_slice(&pol, &mut p, 0, 0);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    // CPU 1 runs a task of its own.
+    fork(&pol, &mut p, 1, 7, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(7));
+    p.cpu = 1;
+    let at = |jiffy: u64, p: &mut NullPlatform| {
+        p.set_now(jiffy * JIFFY);
+        pol.balance(p);
+        check(&pol);
+        pol.rq_view(1).nr_running
+    };
+    // Not a multiple of 25: nothing. The first busy tick only records the lengths
+    // (the smoothed remote load is the smaller of now and the previous snapshot, 0).
+    assert_eq!(at(30, &mut p), 1);
+    assert_eq!(at(50, &mut p), 1);
+    // Next one: loads 7 vs 1, imbalance (7−1)/2 = 3 ≥ (7+3)/4 = 2: three tasks,
+    // the expired task 0 first.
+    assert_eq!(at(75, &mut p), 4);
+    assert_eq!(queued(&pol, 0), Some((1, ArrayKind::Active)));
+    assert_eq!(pol.pulled(), 3);
+    // Now 4 vs 4: balanced.
+    assert_eq!(at(100, &mut p), 4);
+}
+
+#[test]
+fn runqueue_lengths_are_published_per_cpu() {
+    let (mut p, pol) = long_and_idle(3);
+    assert_eq!(pol.nr_queues(), 2);
+    assert_eq!((pol.queue_len(0), pol.queue_len(1)), (3, 0));
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Exited), Some(1));
+    assert_eq!(pol.queue_len(0), 2);
+    assert!(!pol.tasks().get(0).live());
+}
