@@ -96,9 +96,10 @@ fn one_task_workload(ops: Vec<Op>, channels: u32) -> Workload {
         channels,
         root: 0,
         root_params: params,
-        metric: Metric { unit: "messages/s".into(), counted: vec![true; channels as usize] },
+        metric: Metric::counting("messages/s", vec![true; channels as usize]),
         expected_messages: 0,
         expected_tasks: 2,
+        bound: Vec::new(),
     }
 }
 

@@ -219,9 +219,10 @@ impl ChatParams {
             channels,
             root: 0,
             root_params: in_mm(CLIENT_MM),
-            metric: Metric { unit: "messages/s".into(), counted },
+            metric: Metric::counting("messages/s", counted),
             expected_messages: nu * m * (1 + 2 * (users - 1)),
             expected_tasks: 4 * nu + 1,
+            bound: Vec::new(),
         })
     }
 }

@@ -151,9 +151,10 @@ impl HackbenchParams {
             channels,
             root: 0,
             root_params: in_mm(1),
-            metric: Metric { unit: "messages/s".into(), counted: vec![true; channels as usize] },
+            metric: Metric::counting("messages/s", vec![true; channels as usize]),
             expected_messages: g * f * f * l,
             expected_tasks: 2 * g * f + 1,
+            bound: Vec::new(),
         })
     }
 }

@@ -15,6 +15,7 @@
 //! | `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]` | Rusty Russell's hackbench, [`hackbench`] |
 //! | `pingpong:rounds=N[,bytes=100,compute=0]` | two tasks bouncing one message, [`pingpong`] |
 //! | `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]` | B concurrent `make -j J` builds, [`mkbench`] |
+//! | `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,timeout_ns=..,probes=..]` | a throttled SMB file server and a `ps` probe, [`netbench`] |
 //!
 //! Every builder produces a workload that passes [`Workload::validate`], whose
 //! `expected_messages`/`expected_tasks` agree with a static execution of its programs
@@ -29,6 +30,7 @@ pub mod cursor;
 pub mod footprint;
 pub mod hackbench;
 pub mod mkbench;
+pub mod netbench;
 pub mod pingpong;
 pub mod program;
 pub mod spec;
@@ -39,6 +41,7 @@ pub use cursor::{Cursor, MAX_LOOP_DEPTH};
 pub use footprint::Footprint;
 pub use hackbench::HackbenchParams;
 pub use mkbench::MkbenchParams;
+pub use netbench::NetbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
 pub use spec::{parse_workload, parse_workload_within, WorkloadSpec, WORKLOAD_NAMES};

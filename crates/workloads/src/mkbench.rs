@@ -188,9 +188,10 @@ impl MkbenchParams {
             channels: builds,
             root: 0,
             root_params: in_mm(1),
-            metric: Metric { unit: "jobs/s".into(), counted: vec![true; builds as usize] },
+            metric: Metric::counting("jobs/s", vec![true; builds as usize]),
             expected_messages: b * u,
             expected_tasks: 1 + b * (1 + u),
+            bound: Vec::new(),
         })
     }
 }

@@ -110,9 +110,10 @@ impl PingPongParams {
             channels: 2,
             root: 0,
             root_params: in_mm(1),
-            metric: Metric { unit: "round trips/s".into(), counted: vec![false, true] },
+            metric: Metric::counting("round trips/s", vec![false, true]),
             expected_messages: 2 * rounds as u64,
             expected_tasks: 3,
+            bound: Vec::new(),
         })
     }
 }

@@ -53,6 +53,26 @@ pub struct Metric {
     pub unit: String,
     /// A successful `Recv` on channel `c` counts one unit iff `counted[c]`.
     pub counted: Vec<bool>,
+    /// Units per counted receive as `(numerator, denominator)`: `(1, 1)` for
+    /// messages or round trips; NetBench's 16 KB replies in Mbit/s are
+    /// `(16384 · 8, 1_000_000)`.
+    pub per_count: (u64, u64),
+    /// Client time-out. When set, every counted receive is the response to the
+    /// receiving task's latest send: the engines time it from that send and count the
+    /// responses that arrived later than this (NetBench's client errors).
+    pub timeout_ns: Option<u64>,
+}
+
+impl Metric {
+    /// One unit per counted receive, no response timing.
+    pub fn counting(unit: &str, counted: Vec<bool>) -> Metric {
+        Metric { unit: unit.into(), counted, per_count: (1, 1), timeout_ns: None }
+    }
+
+    /// The metric's units for `counts` counted receives.
+    pub fn units(&self, counts: u64) -> f64 {
+        counts as f64 * self.per_count.0 as f64 / self.per_count.1.max(1) as f64
+    }
 }
 
 /// A complete workload: programs, channels and the one root task that starts it all.
@@ -72,4 +92,8 @@ pub struct Workload {
     pub expected_messages: u64,
     /// Tasks that will have existed, including the root.
     pub expected_tasks: u64,
+    /// Programs whose tasks serve interrupt line `k` (a NIC): on a machine with
+    /// `irq_affinity` on, the engines bind each such task to CPU `k mod cpus`, where
+    /// that line's interrupts are delivered; otherwise the tasks may run anywhere.
+    pub bound: Vec<(ProgId, u32)>,
 }

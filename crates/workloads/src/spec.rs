@@ -1,11 +1,11 @@
 //! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
 
-use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, PingPongParams, Workload};
+use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, NetbenchParams, PingPongParams, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 
 /// Names accepted by [`parse_workload`].
-pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong", "mkbench"];
+pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong", "mkbench", "netbench"];
 
 /// A parsed workload spec: the benchmark and its parameters, before building.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +14,7 @@ pub enum WorkloadSpec {
     Hackbench(HackbenchParams),
     PingPong(PingPongParams),
     Mkbench(MkbenchParams),
+    Netbench(NetbenchParams),
 }
 
 impl WorkloadSpec {
@@ -38,6 +39,7 @@ impl WorkloadSpec {
             "hackbench" => WorkloadSpec::Hackbench(HackbenchParams::from_spec(spec)?),
             "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(spec)?),
             "mkbench" => WorkloadSpec::Mkbench(MkbenchParams::from_spec(spec)?),
+            "netbench" => WorkloadSpec::Netbench(NetbenchParams::from_spec(spec)?),
             other => {
                 return Err(SpecError(format!("unknown workload '{other}' (known: {})", WORKLOAD_NAMES.join(", "))))
             }
@@ -52,6 +54,7 @@ impl WorkloadSpec {
             WorkloadSpec::Hackbench(p) => p.canonical(),
             WorkloadSpec::PingPong(p) => p.canonical(),
             WorkloadSpec::Mkbench(p) => p.canonical(),
+            WorkloadSpec::Netbench(p) => p.canonical(),
         }
     }
 
@@ -62,6 +65,7 @@ impl WorkloadSpec {
             WorkloadSpec::Hackbench(p) => p.footprint(),
             WorkloadSpec::PingPong(p) => p.footprint(),
             WorkloadSpec::Mkbench(p) => p.footprint(),
+            WorkloadSpec::Netbench(p) => p.footprint(),
         }
     }
 
@@ -72,6 +76,7 @@ impl WorkloadSpec {
             WorkloadSpec::Hackbench(p) => p.build(),
             WorkloadSpec::PingPong(p) => p.build(),
             WorkloadSpec::Mkbench(p) => p.build(),
+            WorkloadSpec::Netbench(p) => p.build(),
         }
     }
 }

@@ -27,7 +27,8 @@ impl Workload {
     ///   the parameters of every `Spawn` are valid (nice −20..=19, rt_priority 1..=99
     ///   for real-time classes and 0 otherwise, non-empty `cpus_allowed`);
     /// * every channel id is `< channels` and `metric.counted` has `channels` entries;
-    ///   the metric has a unit;
+    ///   the metric has a unit and a non-zero `per_count` denominator;
+    /// * every `bound` program id is in range;
     /// * every spawned program id is in range, and no program can (transitively) spawn
     ///   itself — there are no conditionals, so a spawn cycle would create tasks forever;
     /// * every `Loop` has `count ≥ 1` and a non-empty body that lies within the program
@@ -57,8 +58,14 @@ impl Workload {
         if self.metric.unit.is_empty() {
             return Err("metric unit is empty".into());
         }
+        if self.metric.per_count.1 == 0 {
+            return Err("metric per_count has a zero denominator".into());
+        }
         if self.expected_tasks == 0 {
             return Err("expected_tasks is 0 (the root task counts)".into());
+        }
+        if let Some(&(prog, _)) = self.bound.iter().find(|&&(prog, _)| prog as usize >= nprogs) {
+            return Err(format!("bound program {prog} out of range ({nprogs} programs)"));
         }
 
         let mut loop_ends: Vec<usize> = Vec::new();

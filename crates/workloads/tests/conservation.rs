@@ -181,6 +181,8 @@ fn dynamic_runs_complete_without_deadlock() {
         "mkbench:builds=2,jobs=3,units=10",
         "mkbench:builds=3,jobs=8,units=5,io_ns=0,link=0",
         "mkbench:builds=1,jobs=1,units=4",
+        "netbench:clients=3,ops=20,probes=4",
+        "netbench:clients=1,ops=5,probes=0,io_ns=1000,think_ns=0,irq=0,work=0",
     ] {
         let w = parse_workload(s).unwrap();
         check_static(&w);
@@ -280,6 +282,17 @@ proptest! {
         let w = parse_workload(&format!("mkbench:builds={b},jobs={j},units={u},io_ns={io},link={link}")).unwrap();
         let t = check_static(&w);
         prop_assert_eq!(t.counted, (b * u) as u64);
+        check_dynamic(&w, 1);
+    }
+
+    #[test]
+    fn netbench_conserves(n in 1u32..6, ops in 1u32..30, probes in 0u32..5, io in 0u64..2, think in 0u64..2) {
+        let w = parse_workload(&format!("netbench:clients={n},ops={ops},probes={probes},io_ns={io},think_ns={think}")).unwrap();
+        let t = check_static(&w);
+        // One counted reply per operation; every nic and smbd is bound to its client's line.
+        prop_assert_eq!(t.counted, (n * ops) as u64);
+        prop_assert_eq!(w.bound.len() as u32, 2 * n);
+        prop_assert!(w.bound.iter().all(|&(p, line)| line < n && w.programs[p as usize].role != "ps"));
         check_dynamic(&w, 1);
     }
 

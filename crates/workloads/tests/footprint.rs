@@ -20,6 +20,9 @@ fn the_estimate_matches_the_built_workload() {
     for (b, j, u, io, l) in [(1, 1, 1, 0, 0), (2, 4, 20, 1000, 500), (3, 8, 3, 0, 10)] {
         specs.push(format!("mkbench:builds={b},jobs={j},units={u},io_ns={io},link={l}"));
     }
+    for (n, probes, io) in [(1, 0, 0), (4, 30, 0), (7, 3, 500)] {
+        specs.push(format!("netbench:clients={n},ops=3,probes={probes},io_ns={io}"));
+    }
     for s in specs {
         let fp = WorkloadSpec::parse(&s).unwrap().footprint();
         let w = parse_workload(&s).unwrap();

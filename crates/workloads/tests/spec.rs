@@ -107,6 +107,9 @@ fn canonical_specs_round_trip() {
         "pingpong:rounds=1,bytes=1,compute=100",
         "mkbench",
         "mkbench:builds=2,jobs=8,units=64",
+        "netbench",
+        "netbench:clients=40",
+        "netbench:clients=2,ops=7,think_ns=0,work=1,irq=2,io_ns=3,bytes=4,timeout_ns=5,probes=0,probe_every_ns=6,ps=7",
         "mkbench:builds=1,jobs=32,units=500,unit_min=1,unit_max=2,io_ns=0,link=0",
     ] {
         roundtrip(s);

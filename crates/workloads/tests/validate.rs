@@ -32,9 +32,10 @@ fn base() -> Workload {
         channels: 1,
         root: 0,
         root_params: TaskParams::default(),
-        metric: Metric { unit: "messages/s".into(), counted: vec![true] },
+        metric: Metric::counting("messages/s", vec![true]),
         expected_messages: 6,
         expected_tasks: 3,
+        bound: Vec::new(),
     }
 }
 
