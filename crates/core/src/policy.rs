@@ -61,6 +61,11 @@ pub trait Policy<P: Platform>: Send + Sync {
     /// (tasks linked on the queue, including a running task the policy keeps linked).
     fn nr_queues(&self) -> usize;
     fn queue_len(&self, q: usize) -> usize;
+    /// Observation (free, uncharged): the policy's own counters, like the kernel's
+    /// schedstats (`name`, value), in a fixed order. Engines report them as they are.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Check the policy's structural invariants (each live task on at most one queue,
     /// list lengths consistent, ...). For tests and `--check` runs; may be slow.
     fn check_invariants(&self) -> Result<(), String>;

@@ -244,11 +244,18 @@ fn check_matrix(
     }
 }
 
-/// Look up a (dotted) numeric field in a JSON report.
+/// Look up a (dotted) numeric field in a JSON report. A list is indexed by the
+/// `role` of its entries (`waits.ps.max_ns`) or by position (`locks.0.wait_max_ns`).
 pub fn metric_value(report: &serde_json::Value, metric: &str) -> Option<f64> {
     let mut v = report;
     for part in metric.split('.') {
-        v = v.get(part)?;
+        v = match v.as_array() {
+            Some(items) => match part.parse::<usize>() {
+                Ok(i) => items.get(i)?,
+                Err(_) => items.iter().find(|x| x.get("role").and_then(|r| r.as_str()) == Some(part))?,
+            },
+            None => v.get(part)?,
+        };
     }
     v.as_f64()
 }
@@ -262,7 +269,8 @@ fn check_metric(metric: &str) -> Result<(), LabError> {
             "metric = {metric:?}: a wall-clock figure, not a deterministic result; use e.g. \"throughput\" or \"virtual_ns\""
         )));
     }
-    let w = parse_workload("pingpong:rounds=1").expect("probe workload");
+    // NetBench's probe report has every optional field (responses, the roles below).
+    let w = parse_workload("netbench:clients=1,ops=1,think_ns=0,probes=1,probe_every_ns=0").expect("probe workload");
     let m = Machine::preset("up").expect("probe machine");
     let r = simulate(&m, &PolicySpec::parse("dss").expect("probe policy"), &w, &SimConfig::default())
         .expect("probe simulation");
@@ -276,6 +284,8 @@ fn check_metric(metric: &str) -> Result<(), LabError> {
                 }
                 if x.is_number() {
                     numeric.push(k.clone());
+                } else if x.is_array() && k == "waits" {
+                    numeric.push("waits.<role>.{p50_ns,p99_ns,max_ns}".into());
                 } else if let Some(inner) = x.as_object() {
                     numeric.extend(inner.iter().filter(|(_, y)| y.is_number()).map(|(k2, _)| format!("{k}.{k2}")));
                 }

@@ -70,6 +70,10 @@ struct Engine<'w> {
     /// a different task's program at nearly every event), and each program's start.
     ops: Vec<Op>,
     prog_start: Vec<u32>,
+    /// Each program's role (index into the recorder's roles) and, on a machine with
+    /// IRQ affinity, the CPU its tasks are bound to (NONE: free).
+    role_of: Vec<u32>,
+    bind_cpu: Vec<u32>,
     /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
     next_at: Vec<u64>,
     /// Sleep timers (the only events not tied to a CPU slot).
@@ -113,6 +117,25 @@ impl<'w> Engine<'w> {
             ops.extend_from_slice(&p.ops);
         }
         prog_start.push(ops.len() as u32);
+        // Roles in order of first appearance (deterministic, no hashing order).
+        let mut roles: Vec<String> = Vec::new();
+        let role_of = w
+            .programs
+            .iter()
+            .map(|p| match roles.iter().position(|r| *r == p.role) {
+                Some(i) => i as u32,
+                None => {
+                    roles.push(p.role.clone());
+                    roles.len() as u32 - 1
+                }
+            })
+            .collect();
+        let mut bind_cpu = vec![NONE; w.programs.len()];
+        if m.irq_affinity {
+            for &(prog, line) in &w.bound {
+                bind_cpu[prog as usize] = line % m.cpus as u32;
+            }
+        }
         let capacity = w.expected_tasks.max(1) as usize;
         let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
         let topo = Topology { node_of: m.node_of.clone() };
@@ -137,6 +160,8 @@ impl<'w> Engine<'w> {
             w,
             ops,
             prog_start,
+            role_of,
+            bind_cpu,
             plat,
             policy,
             cpus,
@@ -153,7 +178,7 @@ impl<'w> Engine<'w> {
             runnable_or_running: 0,
             sleeping: 0,
             end_time: 0,
-            rec: Recorder::new(cfg, m.cpus),
+            rec: Recorder::new(cfg, m.cpus, &roles, w),
         })
     }
 
@@ -314,7 +339,9 @@ impl<'w> Engine<'w> {
         let next = self.policy.schedule(&self.plat, prev, prev_state);
         if let Some(p) = prev {
             if prev_state == PrevState::Runnable && next != Some(p) {
-                self.tasks[p as usize].state = TState::Runnable;
+                let t = &mut self.tasks[p as usize];
+                t.state = TState::Runnable;
+                t.ready_at = self.plat.cursor();
             }
         }
         self.handle_resched(cpu);
@@ -346,6 +373,11 @@ impl<'w> Engine<'w> {
                     let lat = now - nt.woke_at;
                     nt.woke_at = u64::MAX;
                     self.rec.wake_latency(lat);
+                }
+                if nt.ready_at != u64::MAX {
+                    let (wait, role) = (now - nt.ready_at, nt.role);
+                    nt.ready_at = u64::MAX;
+                    self.rec.ready_wait(role as usize, n, wait);
                 }
                 if self.cpus[cpu].curr.is_none() {
                     let c = &mut self.cpus[cpu];
@@ -459,6 +491,7 @@ impl<'w> Engine<'w> {
             tasks: self.tasks.len() as u64,
             locks: self.plat.lock_stats(),
             queues: self.policy.nr_queues(),
+            policy_stats: self.policy.stats(),
         };
         self.rec.report(run)
     }

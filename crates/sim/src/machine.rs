@@ -29,6 +29,10 @@ pub struct Machine {
     /// caches; 10 = local (ACPI SLIT convention). Latencies scale by `distance / 10`.
     pub distance: Vec<Vec<u32>>,
     pub costs: CostParams,
+    /// Interrupt lines bound to CPUs, with the processes that serve them: a task of a
+    /// workload program bound to line `k` (`Workload::bound`) may run only on CPU
+    /// `k mod cpus` (the NetBench report's "IRQ + process affinity"). Off: free.
+    pub irq_affinity: bool,
 }
 
 /// A machine description that cannot be used, with the reason.
@@ -43,7 +47,7 @@ impl fmt::Display for MachineError {
 impl std::error::Error for MachineError {}
 
 /// Preset names for help texts (`smp-N` takes any N in 1..=64).
-pub const PRESETS: &[&str] = &["up", "smp-N", "smp-8", "numa-4x4"];
+pub const PRESETS: &[&str] = &["up", "smp-N", "smp-8", "xeon-4", "numa-4x4"];
 
 /// The machine file format. Every key is optional when `base` names a preset.
 #[derive(Debug, Default, Deserialize)]
@@ -61,6 +65,7 @@ struct MachineFile {
     distance: Option<Vec<Vec<u32>>>,
     /// Remote distance used to fill a default matrix when `distance` is absent.
     remote_distance: Option<u32>,
+    irq_affinity: Option<bool>,
     costs: Option<toml::Table>,
 }
 
@@ -79,6 +84,7 @@ impl Machine {
             hz: 100,
             distance: default_distance(nodes, remote),
             costs,
+            irq_affinity: false,
         };
         m.fill_nodes();
         m
@@ -89,7 +95,7 @@ impl Machine {
         self.node_of = (0..self.cpus).map(|c| (c / per).min(self.nodes.saturating_sub(1))).collect();
     }
 
-    /// `up`, `smp-N`, `smp-8`, `numa-4x4`.
+    /// `up`, `smp-N`, `smp-8`, `xeon-4`, `numa-4x4`.
     pub fn preset(name: &str) -> Result<Machine, MachineError> {
         let smp = |n: usize, name: &str| Machine::p3(name, n, 1, 700, 2048, CostParams::p3_smp(), 10);
         match name {
@@ -99,6 +105,9 @@ impl Machine {
                 m.costs.mem_latency_ns = 170; // one CPU on the bus: no snoop arbitration
                 Ok(m)
             }
+            // The O(1) NetBench server: 4 × 700 MHz Pentium III Xeon, 1 MB L2 each
+            // (spec §2.2). Its affinity runs: a machine file with irq_affinity = true.
+            "xeon-4" => Ok(Machine::p3("xeon-4", 4, 1, 700, 1024, CostParams::p3_smp(), 10)),
             // PMQS SMP study: 8 × 700 MHz Pentium III, 2 MB L2 per CPU.
             "smp-8" => Ok(smp(8, "smp-8")),
             // PMQS NUMA study: 4 quads × 4 × 450 MHz Pentium III, 512 KB L2, IBM NUMA-Q.
@@ -164,7 +173,7 @@ impl Machine {
         macro_rules! set {
             ($($k:ident),*) => { $( if let Some(v) = f.$k { m.$k = v; } )* };
         }
-        set!(mhz, l2_kb, l2_assoc, line_bytes, hz);
+        set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity);
         if m.cpus == 0 {
             return Err(MachineError("cpus = 0: a machine needs at least one CPU".into()));
         }
@@ -276,7 +285,7 @@ mod tests {
 
     #[test]
     fn presets_are_valid() {
-        for n in ["up", "smp-1", "smp-2", "smp-8", "smp-64", "numa-4x4"] {
+        for n in ["up", "smp-1", "smp-2", "smp-8", "smp-64", "xeon-4", "numa-4x4"] {
             let m = Machine::preset(n).unwrap();
             m.validate().unwrap();
         }

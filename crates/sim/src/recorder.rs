@@ -7,7 +7,7 @@
 use crate::config::SimConfig;
 use crate::machine::Machine;
 use crate::platform::{LockStats, SimPlatform};
-use crate::report::{round3, Latency, QueueLen, Report, RqSeries};
+use crate::report::{round3, Latency, QueueLen, Report, Responses, RoleWait, RqSeries};
 use hdrhistogram::Histogram;
 use schedlab_core::Policy;
 use schedlab_workloads::Workload;
@@ -26,12 +26,26 @@ pub(crate) struct Recorder {
     pub schedule_calls: u64,
     /// From wake-up to being dispatched, in ns.
     wake_lat: Histogram<u64>,
+    /// Wait to run per role (index: the engine's role numbering).
+    roles: Vec<RoleStats>,
+    /// Request–response times (workloads with a client time-out).
+    responses: Option<(Histogram<u64>, u64)>,
     /// Sums over samples of the mean and standard deviation of the queue lengths.
     rq_sum: f64,
     rq_sd_sum: f64,
     rq_max: u64,
     rq_samples: u64,
     rq_series: Option<SeriesBuf>,
+}
+
+/// Wait-to-run samples of one role.
+#[derive(Debug)]
+struct RoleStats {
+    name: String,
+    tasks: u64,
+    hist: Histogram<u64>,
+    max: u64,
+    max_task: u32,
 }
 
 /// Run-queue length samples being collected (flat, row-major: one row of
@@ -61,10 +75,12 @@ pub(crate) struct RunEnd<'a> {
     pub locks: Vec<LockStats>,
     /// The policy's number of run queues (columns of the run-queue series).
     pub queues: usize,
+    pub policy_stats: Vec<(&'static str, u64)>,
 }
 
 impl Recorder {
-    pub fn new(cfg: &SimConfig, cpus: usize) -> Recorder {
+    /// `roles`: the names of the workload's roles, in the engine's numbering.
+    pub fn new(cfg: &SimConfig, cpus: usize, roles: &[String], w: &Workload) -> Recorder {
         Recorder {
             events: 0,
             sent: 0,
@@ -75,6 +91,17 @@ impl Recorder {
             ipis: 0,
             schedule_calls: 0,
             wake_lat: Histogram::new(3).expect("histogram"),
+            roles: roles
+                .iter()
+                .map(|r| RoleStats {
+                    name: r.clone(),
+                    tasks: 0,
+                    hist: Histogram::new(3).expect("histogram"),
+                    max: 0,
+                    max_task: 0,
+                })
+                .collect(),
+            responses: w.metric.timeout_ns.map(|_| (Histogram::new(3).expect("histogram"), 0)),
             rq_sum: 0.0,
             rq_sd_sum: 0.0,
             rq_max: 0,
@@ -93,6 +120,32 @@ impl Recorder {
     #[inline]
     pub fn wake_latency(&mut self, ns: u64) {
         let _ = self.wake_lat.record(ns.max(1));
+    }
+
+    /// A task of `role` was created.
+    #[inline]
+    pub fn task_of_role(&mut self, role: usize) {
+        self.roles[role].tasks += 1;
+    }
+
+    /// Task `task` of `role` was dispatched `ns` after it became runnable.
+    #[inline]
+    pub fn ready_wait(&mut self, role: usize, task: u32, ns: u64) {
+        let r = &mut self.roles[role];
+        let _ = r.hist.record(ns.max(1));
+        if ns > r.max {
+            r.max = ns;
+            r.max_task = task;
+        }
+    }
+
+    /// A response arrived `ns` after its request (`timeout_ns`: the workload's).
+    #[inline]
+    pub fn response(&mut self, ns: u64, timeout_ns: u64) {
+        if let Some((h, late)) = self.responses.as_mut() {
+            let _ = h.record(ns.max(1));
+            *late += (ns > timeout_ns) as u64;
+        }
     }
 
     /// Sample every run queue's length at time `t` (and record a row of the series when
@@ -142,7 +195,7 @@ impl Recorder {
             policy: run.policy,
             workload: run.workload.spec.clone(),
             seed: run.seed,
-            throughput: round3(self.completed as f64 * 1e9 / virtual_ns as f64),
+            throughput: round3(run.workload.metric.units(self.completed) * 1e9 / virtual_ns as f64),
             throughput_unit: run.workload.metric.unit.clone(),
             completed: self.completed,
             messages_sent: self.sent,
@@ -165,6 +218,27 @@ impl Recorder {
                 p99: h.value_at_quantile(0.99),
                 max: h.max(),
             },
+            waits: self
+                .roles
+                .iter()
+                .map(|r| RoleWait {
+                    role: r.name.clone(),
+                    tasks: r.tasks,
+                    waits: r.hist.len(),
+                    p50_ns: if r.hist.is_empty() { 0 } else { r.hist.value_at_quantile(0.5) },
+                    p99_ns: if r.hist.is_empty() { 0 } else { r.hist.value_at_quantile(0.99) },
+                    max_ns: r.max,
+                    max_task: r.max_task,
+                })
+                .collect(),
+            responses: self.responses.as_ref().map(|(h, late)| Responses {
+                count: h.len(),
+                p50_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.5) },
+                p99_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.99) },
+                max_ns: h.max(),
+                timeout_ns: run.workload.metric.timeout_ns.unwrap_or(0),
+                timed_out: *late,
+            }),
             runqueue_len: QueueLen {
                 mean: round3(self.rq_sum / samples),
                 max: self.rq_max,
@@ -172,6 +246,7 @@ impl Recorder {
                 samples: self.rq_samples,
             },
             locks: Report::lock_reports(&run.locks, virtual_ns),
+            policy_stats: run.policy_stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             rq_series: self.rq_series.map(|s| RqSeries::from_rows(s.interval, run.queues, s.t_ns, &s.lens, &s.stddev)),
         }
     }

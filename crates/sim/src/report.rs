@@ -17,6 +17,37 @@ pub struct Latency {
     pub max: u64,
 }
 
+/// How long the tasks of one role (program role: `smbd`, `ps`, `sender`, ...) waited
+/// to run: from becoming runnable (woken, forked, or preempted while runnable) to
+/// being dispatched. Starvation shows here, not in the wake-up latency: a task
+/// preempted into O(1)'s expired array was not woken.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleWait {
+    pub role: String,
+    /// Tasks of this role that existed.
+    pub tasks: u64,
+    /// Dispatches after a wait (the samples).
+    pub waits: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    /// The task that waited `max_ns`.
+    pub max_task: u32,
+}
+
+/// Request–response times of a workload with a client time-out (NetBench): each
+/// counted receive timed from the receiving task's latest send.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Responses {
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub timeout_ns: u64,
+    /// Responses later than `timeout_ns` (the benchmark's client errors).
+    pub timed_out: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueLen {
     /// Mean over timer-tick samples of the mean length of the policy's run queues
@@ -74,8 +105,17 @@ pub struct Report {
     /// Time CPUs spent spinning on locks, summed over CPUs.
     pub lock_spin_ns: u64,
     pub wakeup_latency_ns: Latency,
+    /// Wait to run per role, in the order roles first appear in the workload.
+    #[serde(default)]
+    pub waits: Vec<RoleWait>,
+    /// Only for workloads with a client time-out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responses: Option<Responses>,
     pub runqueue_len: QueueLen,
     pub locks: Vec<LockReport>,
+    /// The policy's own counters ([`schedlab_core::Policy::stats`]), when it has any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy_stats: Vec<(String, u64)>,
     /// Run-queue lengths over virtual time (only when asked for:
     /// [`crate::SimConfig::rq_series_interval_ns`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,6 +246,39 @@ impl Report {
             "  wake-up latency   p50 {} ns  p99 {} ns  max {} ns  ({} wake-ups)",
             l.p50, l.p99, l.max, l.count
         );
+        if let Some(r) = &self.responses {
+            let _ = writeln!(
+                s,
+                "  responses         p50 {} ns  p99 {} ns  max {} ns  ({} timed, {} over the {} s time-out)",
+                r.p50_ns,
+                r.p99_ns,
+                r.max_ns,
+                r.count,
+                r.timed_out,
+                r.timeout_ns as f64 / 1e9
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  wait to run       {:<12} {:>6} {:>9} {:>12} {:>12} {:>14}  (runnable → dispatched)",
+            "role", "tasks", "waits", "p50", "p99", "max (task)"
+        );
+        for r in &self.waits {
+            let _ = writeln!(
+                s,
+                "                    {:<12} {:>6} {:>9} {:>12} {:>12} {:>14}",
+                r.role,
+                r.tasks,
+                r.waits,
+                human_ns(r.p50_ns),
+                human_ns(r.p99_ns),
+                format!("{} ({})", human_ns(r.max_ns), r.max_task)
+            );
+        }
+        if !self.policy_stats.is_empty() {
+            let stats: Vec<String> = self.policy_stats.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = writeln!(s, "  policy counters   {}", stats.join("   "));
+        }
         let q = &self.runqueue_len;
         let _ =
             writeln!(s, "  run-queue length  mean {:.2}  max {}  per-queue stddev {:.2}", q.mean, q.max, q.stddev_mean);
@@ -236,6 +309,20 @@ impl Report {
             self.events_per_sec / 1e6
         );
         s
+    }
+}
+
+/// A duration for people: `850 ns`, `12.3 µs`, `4.56 ms`, `78.9 s`.
+pub fn human_ns(ns: u64) -> String {
+    let x = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", x / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", x / 1e6)
+    } else {
+        format!("{:.1} s", x / 1e9)
     }
 }
 

@@ -95,7 +95,7 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         sent: ctx.sent.load(Relaxed),
         received: ctx.received.load(Relaxed),
         tasks: ctx.spawned.load(Relaxed),
-        throughput: completed as f64 / wall_s.max(1e-9),
+        throughput: w.metric.units(completed) / wall_s.max(1e-9),
     })
 }
 

@@ -536,6 +536,29 @@ pub struct O1<P: Platform> {
     /// Tasks moved by `load_balance` and array swaps (observations).
     pulled: AtomicU64,
     swaps: AtomicU64,
+    /// Why tasks sat in the expired array (observations, see [`Policy::stats`]).
+    trace: Trace,
+}
+
+/// What `scheduler_tick` did with spent slices, and how long expired arrays waited
+/// for their swap: the trace of the starvation mechanism (issue 11).
+#[derive(Debug, Default)]
+struct Trace {
+    /// Slices that ended in the expired array because the task was not interactive.
+    expired_not_interactive: AtomicU64,
+    /// Slices of interactive tasks sent to the expired array because
+    /// `EXPIRED_STARVING` (or the `best_expired_prio` guard) held.
+    expired_starving: AtomicU64,
+    /// Slices of interactive tasks re-inserted into the active array.
+    reinserted: AtomicU64,
+    /// Of those, re-insertions while the expired array held waiting tasks: each one
+    /// keeps the active array from draining, so the arrays do not swap.
+    reinserted_over_expired: AtomicU64,
+    /// Longest wait, in ticks, from the first expiry to the array swap, over all
+    /// runqueues.
+    max_swap_wait_ticks: AtomicU64,
+    /// Largest number of tasks in one expired array.
+    max_expired: AtomicU64,
 }
 
 // ------------------------------------------------------------- the policy ------
@@ -574,6 +597,7 @@ impl<P: Platform> O1<P> {
             tun,
             pulled: AtomicU64::new(0),
             swaps: AtomicU64::new(0),
+            trace: Trace::default(),
         })
     }
 
@@ -740,11 +764,20 @@ impl<P: Platform> O1<P> {
         let prio = self.tun.effective_prio(static_prio, ot.sleep_avg.load(Relaxed));
         ot.prio.store(prio, Relaxed);
         ot.time_slice.store(self.tun.timeslice(static_prio), Relaxed);
-        if !self.tun.interactive(prio, static_prio) || self.expired_starving(rq, jiffies, static_prio) {
+        let interactive = self.tun.interactive(prio, static_prio);
+        let tr = &self.trace;
+        if !interactive || self.expired_starving(rq, jiffies, static_prio) {
+            let why = if interactive { &tr.expired_starving } else { &tr.expired_not_interactive };
+            why.fetch_add(1, Relaxed);
             rq.expired_timestamp.get_or_insert(jiffies);
             rq.best_expired_prio = rq.best_expired_prio.min(static_prio);
             self.enqueue(p, rq, t, rq.expired());
+            tr.max_expired.fetch_max(rq.arrays[rq.expired()].nr_active as u64, Relaxed);
         } else {
+            tr.reinserted.fetch_add(1, Relaxed);
+            if rq.expired_timestamp.is_some() {
+                tr.reinserted_over_expired.fetch_add(1, Relaxed);
+            }
             self.enqueue(p, rq, t, rq.active);
         }
         true
@@ -766,6 +799,12 @@ impl<P: Platform> O1<P> {
     /// if the active one is empty, and do the switch bookkeeping under the lock (so
     /// no balancer can pull `next`, nor see `prev` half switched out).
     fn pick_next(&self, p: &P, rq: &mut Runqueue, prev: Option<TaskId>, state: PrevState) -> Option<TaskId> {
+        if let Some(ts) = rq.expired_timestamp {
+            if rq.nr_running > 0 && rq.arrays[rq.active].nr_active == 0 {
+                let waited = self.jiffies(p).saturating_sub(ts);
+                self.trace.max_swap_wait_ticks.fetch_max(waited, Relaxed);
+            }
+        }
         let next = if rq.nr_running == 0 {
             rq.expired_timestamp = None;
             None
@@ -1128,6 +1167,20 @@ impl<P: Platform> Policy<P> for O1<P> {
     }
     fn queue_len(&self, q: usize) -> usize {
         self.common.queue_len(q)
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let tr = &self.trace;
+        vec![
+            ("array_swaps", self.swaps()),
+            ("pulled", self.pulled()),
+            ("expired_not_interactive", tr.expired_not_interactive.load(Relaxed)),
+            ("expired_starving", tr.expired_starving.load(Relaxed)),
+            ("reinserted_interactive", tr.reinserted.load(Relaxed)),
+            ("reinserted_over_expired", tr.reinserted_over_expired.load(Relaxed)),
+            ("max_swap_wait_ticks", tr.max_swap_wait_ticks.load(Relaxed)),
+            ("max_expired", tr.max_expired.load(Relaxed)),
+        ]
     }
 
     fn check_invariants(&self) -> Result<(), String> {

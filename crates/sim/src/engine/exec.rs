@@ -10,7 +10,7 @@
 use super::{Engine, Mode};
 use crate::events::Kind;
 use rand::Rng;
-use schedlab_core::{CpuId, PrevState, TaskId, TaskParams};
+use schedlab_core::{CpuId, CpuMask, PrevState, TaskId, TaskParams};
 use schedlab_workloads::{Cursor, Op, ProgId};
 use std::collections::VecDeque;
 
@@ -35,6 +35,13 @@ pub(super) struct TaskRt {
     pub(super) compute_left: u64,
     /// Woken but not yet dispatched since this time (NONE-like: u64::MAX).
     pub(super) woke_at: u64,
+    /// Runnable but not running since this time (woken, forked or preempted; u64::MAX
+    /// while running or blocked).
+    pub(super) ready_at: u64,
+    /// Time of the task's latest send (a request, for response times).
+    pub(super) last_send: u64,
+    /// The task's role, in the engine's numbering ([`Engine::role_of`]).
+    pub(super) role: u32,
     pub(super) last_cpu: u32,
     pub(super) mm: u32,
     /// Blocked inside a receive: resumes without re-entering the syscall.
@@ -53,14 +60,23 @@ pub(super) struct Chan {
 
 impl Engine<'_> {
     /// Create a task running program `prog` and wake it.
-    pub(super) fn spawn(&mut self, prog: ProgId, params: TaskParams, parent: Option<TaskId>) -> TaskId {
+    pub(super) fn spawn(&mut self, prog: ProgId, mut params: TaskParams, parent: Option<TaskId>) -> TaskId {
         let id = self.tasks.len() as TaskId;
+        let bind = self.bind_cpu[prog as usize];
+        if bind != NONE {
+            params.cpus_allowed = CpuMask::single(bind as CpuId);
+        }
+        let role = self.role_of[prog as usize];
+        self.rec.task_of_role(role as usize);
         self.plat.alloc_task_struct(id);
         self.tasks.push(TaskRt {
             cursor: Cursor::at(self.prog_start[prog as usize], self.prog_start[prog as usize + 1]),
             state: TState::Blocked,
             compute_left: 0,
             woke_at: u64::MAX,
+            ready_at: u64::MAX,
+            last_send: 0,
+            role,
             last_cpu: NONE,
             mm: params.mm,
             in_recv: false,
@@ -77,6 +93,7 @@ impl Engine<'_> {
         debug_assert!(matches!(t.state, TState::Blocked | TState::Sleeping));
         t.state = TState::Runnable;
         t.woke_at = self.plat.cursor();
+        t.ready_at = t.woke_at;
         self.runnable_or_running += 1;
         self.policy.wake_up(&self.plat, task, false);
     }
@@ -113,6 +130,7 @@ impl Engine<'_> {
             Op::Send { chan, bytes } => {
                 self.plat.advance(cost.send_ns(bytes));
                 self.rec.sent += 1;
+                self.tasks[task as usize].last_send = self.plat.cursor();
                 let ch = &mut self.chans[chan as usize];
                 ch.pending += 1;
                 ch.bytes = bytes;
@@ -138,6 +156,10 @@ impl Engine<'_> {
                     self.rec.received += 1;
                     if self.w.metric.counted[chan as usize] {
                         self.rec.completed += 1;
+                        if let Some(timeout) = self.w.metric.timeout_ns {
+                            let ns = self.plat.cursor() - self.tasks[task as usize].last_send;
+                            self.rec.response(ns, timeout);
+                        }
                     }
                     self.advance_pc(task);
                     let at = self.plat.cursor();
