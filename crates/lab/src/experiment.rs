@@ -33,6 +33,10 @@ pub struct Experiment {
     /// Overrides applied with `--quick`.
     #[serde(default)]
     pub quick: Option<Quick>,
+    /// Directory of the file this was loaded from: relative machine-file paths in
+    /// `machines` are resolved against it, so an experiment runs from any directory.
+    #[serde(skip)]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// `[quick]`: replacements for any of the matrix lists.
@@ -87,7 +91,10 @@ impl Experiment {
     /// Read and parse an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, LabError> {
         let text = std::fs::read_to_string(path).map_err(|e| LabError::Config(format!("{}: {e}", path.display())))?;
-        Experiment::from_toml(&text).map_err(|e| LabError::Config(format!("{}: {}", path.display(), e.message())))
+        let mut e = Experiment::from_toml(&text)
+            .map_err(|e| LabError::Config(format!("{}: {}", path.display(), e.message())))?;
+        e.dir = path.parent().map(Path::to_path_buf);
+        Ok(e)
     }
 
     /// Check every entry (machines load, policies and workloads parse, the baseline is
@@ -145,7 +152,13 @@ impl Experiment {
         dup(&sf, &seed_strs)?;
         let mut machines = Vec::new();
         for (i, s) in machine_specs.iter().enumerate() {
-            machines.push(Machine::load(s).map_err(|e| LabError::Config(format!("{mf}[{i}] = {s:?}: {e}")))?);
+            // A machine file (not a preset name) given relative: relative to this file.
+            let file_like = s.ends_with(".toml") || s.contains('/');
+            let path = match &self.dir {
+                Some(d) if file_like && Path::new(s).is_relative() => d.join(s).to_string_lossy().into_owned(),
+                _ => s.clone(),
+            };
+            machines.push(Machine::load(&path).map_err(|e| LabError::Config(format!("{mf}[{i}] = {s:?}: {e}")))?);
         }
         let mut policies = Vec::new();
         for (i, s) in policy_specs.iter().enumerate() {

@@ -225,16 +225,16 @@ impl Recorder {
                     role: r.name.clone(),
                     tasks: r.tasks,
                     waits: r.hist.len(),
-                    p50_ns: if r.hist.is_empty() { 0 } else { r.hist.value_at_quantile(0.5) },
-                    p99_ns: if r.hist.is_empty() { 0 } else { r.hist.value_at_quantile(0.99) },
+                    p50_ns: quantile(&r.hist, 0.5).min(r.max),
+                    p99_ns: quantile(&r.hist, 0.99).min(r.max),
                     max_ns: r.max,
                     max_task: r.max_task,
                 })
                 .collect(),
             responses: self.responses.as_ref().map(|(h, late)| Responses {
                 count: h.len(),
-                p50_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.5) },
-                p99_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.99) },
+                p50_ns: quantile(h, 0.5).min(h.max()),
+                p99_ns: quantile(h, 0.99).min(h.max()),
                 max_ns: h.max(),
                 timeout_ns: run.workload.metric.timeout_ns.unwrap_or(0),
                 timed_out: *late,
@@ -249,5 +249,15 @@ impl Recorder {
             policy_stats: run.policy_stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             rq_series: self.rq_series.map(|s| RqSeries::from_rows(s.interval, run.queues, s.t_ns, &s.lens, &s.stddev)),
         }
+    }
+}
+
+/// A quantile of `h` (0 when empty). hdrhistogram reports the highest value
+/// equivalent to the bucket, which can exceed the exact maximum: callers clamp.
+fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(q)
     }
 }
