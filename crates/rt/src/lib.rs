@@ -83,6 +83,6 @@ pub use context::current_worker;
 pub use give_way::{preemption_point, should_yield, yield_now};
 pub use runtime::Runtime;
 pub use scheduler::policy::platform::{RtLock, RtPlatform};
-pub use spawn::{spawn, TaskOpts};
+pub use spawn::{spawn, spawn_with, TaskOpts};
 pub use stats::Stats;
 pub use task::{JoinError, JoinHandle};

@@ -57,7 +57,7 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: false }, f)
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: false, ..TaskOpts::default() }, f)
     }
 
     /// Spawn `f` pinned to worker `worker`: it starts there and every wake brings it
@@ -67,7 +67,7 @@ impl Runtime {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: true }, f)
+        self.handle.spawn(TaskOpts { nice: 0, worker: Some(worker), pinned: true, ..TaskOpts::default() }, f)
     }
 
     pub fn spawn_with<F>(&self, opts: TaskOpts, f: F) -> JoinHandle<F::Output>

@@ -17,6 +17,10 @@ pub struct TaskOpts {
     /// and a thief that takes it hands it back; under a policy scheduler its
     /// `cpus_allowed` is that worker's CPU.
     pub pinned: bool,
+    /// 1..=99: a real-time task (SCHED_FIFO at this priority) for the policy
+    /// schedulers, ahead of every time-shared task; 0 (default): time-shared. The fast
+    /// scheduler ignores it.
+    pub rt_priority: u8,
 }
 
 /// Spawn onto the runtime this code runs in (a task, or `block_on`). Panics outside a
@@ -27,4 +31,14 @@ where
     F::Output: Send + 'static,
 {
     Handle::current().expect("schedlab_rt::spawn called outside a runtime").spawn(TaskOpts::default(), f)
+}
+
+/// [`spawn`] with per-task options (nice, placement, real-time priority). Panics
+/// outside a runtime.
+pub fn spawn_with<F>(opts: TaskOpts, f: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Handle::current().expect("schedlab_rt::spawn_with called outside a runtime").spawn(opts, f)
 }

@@ -229,7 +229,10 @@ fn spawn_on_and_spawn_with() {
         let hs: Vec<_> = (0..20).map(|i| rt.spawn_on(i % 2, async move { i })).collect();
         let hs2: Vec<_> = (0..20)
             .map(|i| {
-                rt.spawn_with(TaskOpts { nice: (i % 40 - 20) as i8, worker: None, pinned: false }, async move { i })
+                rt.spawn_with(
+                    TaskOpts { nice: (i % 40 - 20) as i8, worker: None, pinned: false, ..TaskOpts::default() },
+                    async move { i },
+                )
             })
             .collect();
         let s: usize = rt.block_on(async {

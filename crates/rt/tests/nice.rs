@@ -41,7 +41,7 @@ fn shares(policy: &str) -> (u64, u64) {
     for _ in 0..3 {
         for (nice, polls) in [(-10i8, &hi), (19, &lo)] {
             let f = Spinner { polls: polls.clone(), stop: stop.clone() };
-            hs.push(rt.spawn_with(TaskOpts { nice, worker: None, pinned: false }, f));
+            hs.push(rt.spawn_with(TaskOpts { nice, worker: None, pinned: false, ..TaskOpts::default() }, f));
         }
     }
     std::thread::sleep(Duration::from_millis(400));

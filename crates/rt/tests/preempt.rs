@@ -31,7 +31,7 @@ fn race(policy: &str, offer: bool) -> (bool, String) {
     let t0 = Instant::now();
     let (sa, sb) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     // nice 19: the shortest 2.4 quantum (10 ms at any HZ), so the test stays short.
-    let opts = TaskOpts { nice: 19, worker: Some(0), pinned: false };
+    let opts = TaskOpts { nice: 19, worker: Some(0), pinned: false, ..TaskOpts::default() };
     let a = rt.spawn_with(opts, hog(Duration::from_millis(60), sa.clone(), t0, offer));
     let sa_ = sa;
     let b = rt.spawn_with(opts, hog(Duration::from_millis(5), sb.clone(), t0, offer));

@@ -6,12 +6,18 @@
 //! `async-channel` operations (unbounded, like the simulator's channels), `Sleep` is a
 //! timer, `Yield` is [`schedlab_rt::yield_now`], `Spawn` spawns a runtime task. Between
 //! operations the interpreter offers a [`schedlab_rt::preemption_point`], where the
-//! simulated kernel would act on `need_resched`.
+//! simulated kernel would act on `need_resched`. A spawned task gets its program's
+//! nice value and real-time priority (a SCHED_FIFO task is an rt task of the policy
+//! schedulers); `cpus_allowed` and IRQ lines are not applied (the runtime has no
+//! machine description). What the simulator measures per role is measured here as far
+//! as a runtime can see it: each role's wait from spawn to first run, and, for
+//! workloads with a client time-out, request–response times.
 
 use crate::timer::sleep;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_rt::Runtime;
+use schedlab_core::TaskParams;
+use schedlab_rt::{Runtime, TaskOpts};
 use schedlab_workloads::{Cursor, Op, ProgId, Workload};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -27,6 +33,22 @@ pub struct RealRun {
     pub tasks: u64,
     /// `completed / wall_s`, in the workload's unit.
     pub throughput: f64,
+    /// Per role (order of first appearance): tasks spawned and their longest wait from
+    /// spawn to first poll.
+    pub first_run: Vec<RoleFirstRun>,
+    /// Workloads with a client time-out: responses timed, the longest, and how many
+    /// came later than the time-out.
+    pub responses: u64,
+    pub response_max_ns: u64,
+    pub timed_out: u64,
+}
+
+/// One role's spawn-to-first-run waits on the runtime.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleFirstRun {
+    pub role: String,
+    pub tasks: u64,
+    pub max_ns: u64,
 }
 
 struct Ctx {
@@ -41,6 +63,14 @@ struct Ctx {
     spawned: AtomicU64,
     live: AtomicU64,
     done: async_channel::Sender<()>,
+    /// Role index of each program, and per role: tasks, longest spawn → first poll.
+    role_of: Vec<usize>,
+    roles: Vec<String>,
+    role_tasks: Vec<AtomicU64>,
+    role_max_ns: Vec<AtomicU64>,
+    responses: AtomicU64,
+    response_max_ns: AtomicU64,
+    timed_out: AtomicU64,
 }
 
 /// Spin for `ns` nanoseconds of real CPU time (user-mode compute). Like user mode
@@ -68,6 +98,18 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
     w.validate()?;
     let (tx, rx): (Vec<_>, Vec<_>) = (0..w.channels).map(|_| async_channel::unbounded::<()>()).unzip();
     let (done_tx, done_rx) = async_channel::bounded(1);
+    let mut roles: Vec<String> = Vec::new();
+    let role_of = w
+        .programs
+        .iter()
+        .map(|p| match roles.iter().position(|r| *r == p.role) {
+            Some(i) => i,
+            None => {
+                roles.push(p.role.clone());
+                roles.len() - 1
+            }
+        })
+        .collect();
     let ctx = Arc::new(Ctx {
         w: w.clone(),
         tx,
@@ -80,9 +122,16 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         spawned: AtomicU64::new(1),
         live: AtomicU64::new(1),
         done: done_tx,
+        role_of,
+        role_tasks: roles.iter().map(|_| AtomicU64::new(0)).collect(),
+        role_max_ns: roles.iter().map(|_| AtomicU64::new(0)).collect(),
+        roles,
+        responses: AtomicU64::new(0),
+        response_max_ns: AtomicU64::new(0),
+        timed_out: AtomicU64::new(0),
     });
     let start = Instant::now();
-    let root = rt.spawn(interpret(ctx.clone(), w.root, 0));
+    let root = rt.spawn_with(task_opts(&w.root_params), interpret(ctx.clone(), w.root, 0, start));
     rt.block_on(async {
         let _ = done_rx.recv().await;
     });
@@ -96,7 +145,26 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         received: ctx.received.load(Relaxed),
         tasks: ctx.spawned.load(Relaxed),
         throughput: w.metric.units(completed) / wall_s.max(1e-9),
+        first_run: ctx
+            .roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| RoleFirstRun {
+                role: r.clone(),
+                tasks: ctx.role_tasks[i].load(Relaxed),
+                max_ns: ctx.role_max_ns[i].load(Relaxed),
+            })
+            .collect(),
+        responses: ctx.responses.load(Relaxed),
+        response_max_ns: ctx.response_max_ns.load(Relaxed),
+        timed_out: ctx.timed_out.load(Relaxed),
     })
+}
+
+/// A program's task parameters as runtime task options (nice, real-time priority).
+fn task_opts(p: &TaskParams) -> TaskOpts {
+    let rt_priority = if p.class.is_rt() { p.rt_priority.max(1) } else { 0 };
+    TaskOpts { nice: p.nice, rt_priority, ..TaskOpts::default() }
 }
 
 /// One task running its program (boxed so that `Spawn` can recurse).
@@ -104,8 +172,13 @@ fn interpret(
     ctx: Arc<Ctx>,
     prog: ProgId,
     index: u64,
+    spawned_at: Instant,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
+        let role = ctx.role_of[prog as usize];
+        ctx.role_tasks[role].fetch_add(1, Relaxed);
+        ctx.role_max_ns[role].fetch_max(spawned_at.elapsed().as_nanos() as u64, Relaxed);
+        let mut last_send = Instant::now();
         let mut rng = ChaCha8Rng::seed_from_u64(ctx.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let ops = &ctx.w.programs[prog as usize].ops[..];
         // The simulator's cursor: loops mean the same on both engines.
@@ -120,20 +193,28 @@ fn interpret(
                 Op::Send { chan, .. } => {
                     ctx.tx[chan as usize].try_send(()).expect("unbounded channel");
                     ctx.sent.fetch_add(1, Relaxed);
+                    last_send = Instant::now();
                 }
                 Op::Recv { chan } => {
                     ctx.rx[chan as usize].recv().await.expect("channel open");
                     ctx.received.fetch_add(1, Relaxed);
                     if ctx.w.metric.counted[chan as usize] {
                         ctx.completed.fetch_add(1, Relaxed);
+                        if let Some(timeout) = ctx.w.metric.timeout_ns {
+                            let ns = last_send.elapsed().as_nanos() as u64;
+                            ctx.responses.fetch_add(1, Relaxed);
+                            ctx.response_max_ns.fetch_max(ns, Relaxed);
+                            ctx.timed_out.fetch_add((ns > timeout) as u64, Relaxed);
+                        }
                     }
                 }
                 Op::Sleep { ns } => sleep(Duration::from_nanos(ns)).await,
                 Op::Yield => schedlab_rt::yield_now().await,
-                Op::Spawn { program, .. } => {
+                Op::Spawn { program, params } => {
                     let i = ctx.spawned.fetch_add(1, Relaxed);
                     ctx.live.fetch_add(1, Relaxed);
-                    drop(schedlab_rt::spawn(interpret(ctx.clone(), program, i)));
+                    let task = interpret(ctx.clone(), program, i, Instant::now());
+                    drop(schedlab_rt::spawn_with(task_opts(&params), task));
                 }
                 Op::Exit => break,
                 Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),

@@ -32,12 +32,13 @@ where
     F::Output: Send + 'static,
     S: Schedule,
 {
-    pub(crate) fn new(f: F, nice: i8, home: Option<usize>, scheduler: S) -> Arc<Cell<F, S>> {
+    pub(crate) fn new(f: F, nice: i8, rt_priority: u8, home: Option<usize>, scheduler: S) -> Arc<Cell<F, S>> {
         Arc::new(Cell {
             header: Header {
                 state: TaskState::default(),
                 id: AtomicU32::new(u32::MAX),
                 nice,
+                rt_priority: rt_priority.min(99),
                 home: home.map_or(super::NO_HOME, |w| w as u32),
             },
             scheduler,

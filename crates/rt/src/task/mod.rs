@@ -44,6 +44,8 @@ pub(crate) struct Header {
     /// fast scheduler's registry slot.
     pub id: AtomicU32,
     pub nice: i8,
+    /// Real-time priority (1..=99) or 0 for a time-shared task ([`crate::TaskOpts`]).
+    pub rt_priority: u8,
     /// The worker a pinned task always runs on ([`NO_HOME`] if unpinned).
     pub home: u32,
 }

@@ -35,7 +35,7 @@ use crate::task::Task;
 pub(crate) use build::RtSource;
 use platform::RtPlatform;
 pub(crate) use platform::Signals;
-use schedlab_core::{CpuMask, Policy, TaskId, TaskParams};
+use schedlab_core::{CpuMask, Policy, SchedClass, TaskId, TaskParams};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,7 +105,12 @@ impl PolicySched {
     /// Give `task` the policy id `id` and fork it on `cpu`.
     fn admit(&self, task: Task, id: TaskId, cpu: usize, parent: Option<TaskId>) {
         task.header().id.store(id, Relaxed);
-        let mut params = TaskParams { nice: task.header().nice.clamp(-20, 19), ..TaskParams::default() };
+        let h = task.header();
+        let mut params = TaskParams { nice: h.nice.clamp(-20, 19), ..TaskParams::default() };
+        if h.rt_priority > 0 {
+            params.class = SchedClass::Fifo;
+            params.rt_priority = h.rt_priority;
+        }
         if task.header().home().is_some() {
             params.cpus_allowed = CpuMask::single(cpu);
         }
