@@ -8,6 +8,9 @@ use schedlab_workloads::{parse_workload, Metric, Op, Program, Workload};
 
 const POLICIES: &[&str] = &["dss", "mqs"];
 /// PMQS with each balancer; pool=1 divides every CPU count.
+/// Per-CPU policies with their own invariants (O(1)'s bitmaps match its lists, every
+/// queued task is in exactly one array), in the random-workload property below.
+const PER_CPU: &[&str] = &["o1", "o1:scale=off,expired_prio_guard=on,starvation_limit=3"];
 const PMQS: &[&str] =
     &["pmqs:pool=1,lb=off", "pmqs:pool=1,lb=ip", "pmqs:pool=1,lb=lbp,period=10", "pmqs:pool=1,lb=lbc"];
 
@@ -165,6 +168,9 @@ fn workload_strategy() -> impl Strategy<Value = String> {
             .prop_map(|(r, m, u, t)| format!("chat:rooms={r},messages={m},users={u},think={t}")),
         (1u32..=2, 1u32..=6, 1u32..=5).prop_map(|(g, l, f)| format!("hackbench:groups={g},loops={l},fds={f}")),
         (1u32..=200, 0u64..5000).prop_map(|(n, c)| format!("pingpong:rounds={n},compute={c}")),
+        (1u32..=6, 1u32..=30, 0u32..=3, 0u64..3_000_000, 0u64..2_000_000).prop_map(|(c, o, p, t, w)| format!(
+            "netbench:clients={c},ops={o},probes={p},think_ns={t},work={w},probe_every_ns=1000000"
+        )),
     ]
 }
 
@@ -175,7 +181,7 @@ proptest! {
     fn random_machines_and_workloads_conserve_and_keep_invariants(
         machine in machine_strategy(),
         ws in workload_strategy(),
-        policy in prop::sample::select([POLICIES, PMQS].concat()),
+        policy in prop::sample::select([POLICIES, PMQS, PER_CPU].concat()),
         seed in 0u64..1000,
     ) {
         let w = parse_workload(&ws).unwrap();
