@@ -282,6 +282,46 @@ fn yield_skips_the_yielder_once() {
     assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0), "then the leftmost again");
 }
 
+/// `yield=tail` (2.6.23's compat_yield): the yielder goes behind the rightmost, so
+/// yielding tasks take turns in vruntime order however far apart they started.
+#[test]
+fn yield_tail_goes_behind_the_rightmost() {
+    let (mut p, pol) = build(1, "fair:yield=tail");
+    for id in 0..4 {
+        fork(&pol, &mut p, 0, id, &nice(0), false);
+    }
+    let mut curr = sched(&pol, &mut p, 0, None, PrevState::Runnable);
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let t = curr.unwrap();
+        seen.push(t);
+        advance(&p, 1_000);
+        pol.yield_now(&p, t);
+        assert_eq!(p.take_resched(), vec![0]);
+        let right = pol.rq_view(0).order.last().copied().unwrap();
+        curr = sched(&pol, &mut p, 0, curr, PrevState::Runnable);
+        assert_eq!(pol.rq_view(0).order.last().copied(), Some(t), "the yielder is rightmost, behind {right}");
+    }
+    // START_DEBIT with a growing load places later children further left: 0, 3, 2, 1.
+    assert_eq!(seen, [0, 3, 2, 1, 0, 3, 2, 1]);
+    // The skip buddy (default) only lets the next one run: with two tasks far left of
+    // the others, they take turns between themselves.
+    let (mut p, pol) = build(1, "fair");
+    for id in 0..4 {
+        fork(&pol, &mut p, 0, id, &nice(0), false);
+    }
+    let mut curr = sched(&pol, &mut p, 0, None, PrevState::Runnable);
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let t = curr.unwrap();
+        seen.push(t);
+        advance(&p, 1_000);
+        pol.yield_now(&p, t);
+        curr = sched(&pol, &mut p, 0, curr, PrevState::Runnable);
+    }
+    assert_eq!(seen, [0, 3, 0, 3, 0, 3, 0, 3]);
+}
+
 #[test]
 fn wake_placement_prefers_prev_then_idle_then_prev() {
     let (mut p, pol) = build(4, "fair");

@@ -287,16 +287,17 @@ proptest! {
         run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
     }
 
-    /// fair with its defaults, with short slices, no wake-up granularity and eager
-    /// balancing, and with long slices and reluctant balancing.
+    /// fair with its defaults, with compat yield, with short slices, no wake-up
+    /// granularity and eager balancing, and with long slices and reluctant balancing.
     #[test]
     fn fair_keeps_invariants_under_random_operations(
         ncpus in 1usize..=8,
-        variant in 0usize..3,
+        variant in 0usize..4,
         ops in proptest::collection::vec(op(), 1..250),
     ) {
         let spec = [
             "fair",
+            "fair:yield=tail,imbalance_pct=110",
             "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100",
             "fair:latency=100ms,min_granularity=20ms,wakeup_granularity=10ms,imbalance_pct=300",
         ][variant];
@@ -453,7 +454,7 @@ fn o1_concurrent_stress_never_runs_a_task_twice() {
 #[test]
 fn fair_concurrent_stress_never_runs_a_task_twice() {
     // 1 ms per iteration: slices run out, loads shift, idle and busy CPUs pull.
-    for spec in ["fair", "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100"] {
+    for spec in ["fair", "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100,yield=tail"] {
         for _ in 0..2 {
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);

@@ -22,6 +22,8 @@
 //! * **Yield**: the yielding task is skipped once by the next pick of its queue (the
 //!   kernel's skip buddy): it goes behind the leftmost other task, its vruntime
 //!   unchanged. It asks for a reschedule of its CPU only if another task is queued.
+//!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
+//!   just behind the rightmost queued task's, so yielding tasks take turns.
 //! * **Load balancing**: a CPU whose queue runs empty in `schedule()` pulls one task
 //!   from the busiest queue (`newidle_balance`); on every tick each CPU compares the
 //!   weighted loads and, while the busiest exceeds its own by more than
@@ -136,11 +138,20 @@ pub struct FairConfig {
     /// `imbalance_pct`: the busiest queue's load must exceed this CPU's by this
     /// percentage for the periodic balance to move tasks (125).
     pub imbalance_pct: u32,
+    /// `yield=tail`: 2.6.23's `sched_compat_yield` — the yielder's vruntime goes just
+    /// behind the rightmost queued task's. Default (`yield=skip`): the skip buddy.
+    pub yield_tail: bool,
 }
 
 impl Default for FairConfig {
     fn default() -> Self {
-        FairConfig { latency: 6_000_000, min_granularity: 750_000, wakeup_granularity: 1_000_000, imbalance_pct: 125 }
+        FairConfig {
+            latency: 6_000_000,
+            min_granularity: 750_000,
+            wakeup_granularity: 1_000_000,
+            imbalance_pct: 125,
+            yield_tail: false,
+        }
     }
 }
 
@@ -195,9 +206,10 @@ fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<
 }
 
 impl PolicyOptions for FairConfig {
-    const KEYS: &'static [&'static str] = &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct"];
-    const SYNTAX: &'static str =
-        "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N (T: Nns, Nus, Nms, Ns; at most 10s)";
+    const KEYS: &'static [&'static str] =
+        &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct", "yield"];
+    const SYNTAX: &'static str = "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail \
+(T: Nns, Nus, Nms, Ns; at most 10s)";
 
     fn parse(spec: &mut Spec) -> Result<FairConfig, SpecError> {
         let d = FairConfig::default();
@@ -206,6 +218,11 @@ impl PolicyOptions for FairConfig {
             min_granularity: time_opt(spec, "min_granularity", d.min_granularity, true)?,
             wakeup_granularity: time_opt(spec, "wakeup_granularity", d.wakeup_granularity, false)?,
             imbalance_pct: spec.get("imbalance_pct", d.imbalance_pct, 100..=1000)?,
+            yield_tail: match spec.get_str("yield", "skip").as_str() {
+                "skip" => false,
+                "tail" => true,
+                other => return Err(SpecError(format!("policy 'fair': yield='{other}' is not skip or tail"))),
+            },
         })
     }
 
@@ -224,6 +241,9 @@ impl PolicyOptions for FairConfig {
         }
         if self.imbalance_pct != d.imbalance_pct {
             parts.push(format!("imbalance_pct={}", self.imbalance_pct));
+        }
+        if self.yield_tail != d.yield_tail {
+            parts.push("yield=tail".to_string());
         }
         if parts.is_empty() {
             name.to_string()
@@ -876,14 +896,26 @@ impl<P: Platform> Policy<P> for Fair<P> {
     }
 
     /// `sched_yield()`: if another task is queued here, skip `curr` at the next pick
-    /// and reschedule this CPU; otherwise `curr` runs on.
+    /// (`yield=tail`: move its vruntime just behind the rightmost's) and reschedule
+    /// this CPU; otherwise `curr` runs on.
     fn yield_now(&self, p: &P, curr: TaskId) {
         common::with_task_queue(p, &self.common.tasks, &self.rqs, curr, |rq| {
             if rq.curr != Some(curr) || rq.tree.is_empty() {
                 return;
             }
             p.touch(Line::Task(curr), Access::Write);
-            rq.skip = Some(curr);
+            if self.cfg.yield_tail {
+                self.update_curr(p, rq);
+                if let Some(&(right, _)) = rq.tree.last() {
+                    let f = self.task(curr);
+                    if right >= f.vruntime.load(Relaxed) {
+                        f.vruntime.store(right + 1, Relaxed);
+                    }
+                }
+                self.update_min_vruntime(rq);
+            } else {
+                rq.skip = Some(curr);
+            }
             p.resched(rq.cpu);
         });
     }

@@ -302,6 +302,7 @@ mod tests {
             "fair:latency=20ms",
             "fair:latency=4ms,min_granularity=500us,wakeup_granularity=0,imbalance_pct=110",
             "fair:min_granularity=1500ns,wakeup_granularity=2s",
+            "fair:yield=tail",
         ] {
             let p = PolicySpec::parse(s).unwrap();
             assert_eq!(p.canonical(), s);
@@ -334,7 +335,7 @@ mod tests {
             assert!(e.contains(named), "{bad}: {e}");
         }
         assert_eq!(
-            PolicySpec::parse("fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125")
+            PolicySpec::parse("fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip")
                 .unwrap()
                 .canonical(),
             "fair"
@@ -344,7 +345,13 @@ mod tests {
         let cfg = *PolicySpec::parse("fair:latency=12ms,wakeup_granularity=0").unwrap().config::<fair::Kind>().unwrap();
         assert_eq!(
             cfg,
-            fair::FairConfig { latency: 12_000_000, min_granularity: 750_000, wakeup_granularity: 0, imbalance_pct: 125 }
+            fair::FairConfig {
+                latency: 12_000_000,
+                min_granularity: 750_000,
+                wakeup_granularity: 0,
+                imbalance_pct: 125,
+                yield_tail: false
+            }
         );
         for (bad, named) in [
             ("fair:latency=0", "latency=0"),
@@ -354,6 +361,7 @@ mod tests {
             ("fair:imbalance_pct=99", "imbalance_pct=99"),
             ("fair:wakeup_granularity=-1ms", "wakeup_granularity='-1ms'"),
             ("fair:latncy=1ms", "unknown key 'latncy'"),
+            ("fair:yield=maybe", "yield='maybe'"),
         ] {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named), "{bad}: {e}");
