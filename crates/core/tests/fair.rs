@@ -30,7 +30,14 @@ fn check(pol: &Fair<NullPlatform>) {
 
 /// Fork `id` on `cpu` and wake it (`sync`: on the forking CPU, no placement);
 /// returns the reschedule requests.
-fn fork(pol: &Fair<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, id: TaskId, params: &TaskParams, sync: bool) -> Vec<CpuId> {
+fn fork(
+    pol: &Fair<NullPlatform>,
+    p: &mut NullPlatform,
+    cpu: CpuId,
+    id: TaskId,
+    params: &TaskParams,
+    sync: bool,
+) -> Vec<CpuId> {
     p.cpu = cpu;
     p.take_resched();
     pol.task_new(p, id, params, None);
@@ -47,7 +54,13 @@ fn wake(pol: &Fair<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, id: TaskId) 
     p.take_resched()
 }
 
-fn sched(pol: &Fair<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, prev: Option<TaskId>, state: PrevState) -> Option<TaskId> {
+fn sched(
+    pol: &Fair<NullPlatform>,
+    p: &mut NullPlatform,
+    cpu: CpuId,
+    prev: Option<TaskId>,
+    state: PrevState,
+) -> Option<TaskId> {
     p.cpu = cpu;
     let next = pol.schedule(p, prev, state);
     check(pol);
@@ -448,8 +461,9 @@ fn running_on_every_cpu_once_under_the_registry_spec() {
     // Built through the registry like the engines do.
     let p = NullPlatform::new(0);
     let spec = PolicySpec::parse("fair:latency=4ms").unwrap();
-    let pol = schedlab_core::PolicySource::build(&spec, &p, &BuildEnv { topo: &Topology::smp(3), capacity: CAP, hz: HZ })
-        .unwrap();
+    let pol =
+        schedlab_core::PolicySource::build(&spec, &p, &BuildEnv { topo: &Topology::smp(3), capacity: CAP, hz: HZ })
+            .unwrap();
     assert_eq!(pol.name(), "fair");
     assert_eq!(pol.nr_queues(), 3);
     let mut p = NullPlatform::new(0);

@@ -186,9 +186,9 @@ fn parse_time(key: &str, s: &str) -> Result<u64, SpecError> {
 fn show_time(ns: u64) -> String {
     match ns {
         0 => "0".to_string(),
-        _ if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
-        _ if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
-        _ if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
+        _ if ns.is_multiple_of(1_000_000_000) => format!("{}s", ns / 1_000_000_000),
+        _ if ns.is_multiple_of(1_000_000) => format!("{}ms", ns / 1_000_000),
+        _ if ns.is_multiple_of(1_000) => format!("{}us", ns / 1_000),
         _ => format!("{ns}ns"),
     }
 }
@@ -704,11 +704,8 @@ impl<P: Platform> Fair<P> {
             let mut last = None;
             while moved < NR_MIGRATE && there.nr_running >= 2 && exceeds(there.load, here.load) {
                 let diff = there.load - here.load;
-                let cand = there
-                    .tree
-                    .iter()
-                    .map(|&(_, t)| t)
-                    .find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
+                let cand =
+                    there.tree.iter().map(|&(_, t)| t).find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
                 let Some(t) = cand else { break };
                 self.move_task(p, here, there, t);
                 moved += 1;
@@ -780,10 +777,18 @@ impl<P: Platform> Fair<P> {
             ));
         }
         if load != rq.load || load != self.loads[cpu].load(Relaxed) {
-            return Err(format!("cpu {cpu}: weights sum to {load}, load {}, published {}", rq.load, self.loads[cpu].load(Relaxed)));
+            return Err(format!(
+                "cpu {cpu}: weights sum to {load}, load {}, published {}",
+                rq.load,
+                self.loads[cpu].load(Relaxed)
+            ));
         }
         if rq.min_vruntime != self.min_vr[cpu].load(Relaxed) {
-            return Err(format!("cpu {cpu}: min_vruntime {} but published {}", rq.min_vruntime, self.min_vr[cpu].load(Relaxed)));
+            return Err(format!(
+                "cpu {cpu}: min_vruntime {} but published {}",
+                rq.min_vruntime,
+                self.min_vr[cpu].load(Relaxed)
+            ));
         }
         Ok(())
     }

@@ -335,9 +335,11 @@ mod tests {
             assert!(e.contains(named), "{bad}: {e}");
         }
         assert_eq!(
-            PolicySpec::parse("fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip")
-                .unwrap()
-                .canonical(),
+            PolicySpec::parse(
+                "fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip"
+            )
+            .unwrap()
+            .canonical(),
             "fair"
         );
         assert_eq!(PolicySpec::parse("fair:latency=6000000").unwrap().canonical(), "fair");
