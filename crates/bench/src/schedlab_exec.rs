@@ -108,7 +108,8 @@ mod tests {
 
     #[test]
     fn programs_run_on_every_policy() {
-        for p in ["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"] {
+        // Every registry entry in its example configuration.
+        for p in schedlab_core::policies::entries().into_iter().map(|e| e.example) {
             let e = SchedlabExec::new(2, p).expect("runtime builds");
             let b = Duration::from_millis(5);
             for cross in [false, true] {

@@ -1,4 +1,4 @@
-//! Property and stress tests run against every policy (the 2.4 family and O(1)): random sequences of
+//! Property and stress tests run against every policy (the 2.4 family, O(1) and fair): random sequences of
 //! fork / wakeup / schedule / tick / yield on random small machines must keep each
 //! policy's structural invariants, never run one task on two CPUs, and never lose or
 //! duplicate a runnable task.
@@ -287,6 +287,23 @@ proptest! {
         run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
     }
 
+    /// fair with its defaults, with compat yield, with short slices, no wake-up
+    /// granularity and eager balancing, and with long slices and reluctant balancing.
+    #[test]
+    fn fair_keeps_invariants_under_random_operations(
+        ncpus in 1usize..=8,
+        variant in 0usize..4,
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        let spec = [
+            "fair",
+            "fair:yield=tail,imbalance_pct=110",
+            "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100",
+            "fair:latency=100ms,min_granularity=20ms,wakeup_granularity=10ms,imbalance_pct=300",
+        ][variant];
+        run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
+    }
+
     /// PMQS with every balancer and a pool size dividing the CPU count.
     #[test]
     fn pmqs_keeps_invariants_under_random_operations(
@@ -427,6 +444,17 @@ fn mqs_concurrent_stress_never_runs_a_task_twice() {
 fn o1_concurrent_stress_never_runs_a_task_twice() {
     // 1 ms per iteration: ticks expire slices, jiffies pass, idle and busy CPUs pull.
     for spec in ["o1", "o1:busy_rebalance=1,starvation_limit=1,max_timeslice=3"] {
+        for _ in 0..2 {
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);
+        }
+    }
+}
+
+#[test]
+fn fair_concurrent_stress_never_runs_a_task_twice() {
+    // 1 ms per iteration: slices run out, loads shift, idle and busy CPUs pull.
+    for spec in ["fair", "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100,yield=tail"] {
         for _ in 0..2 {
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);

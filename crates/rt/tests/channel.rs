@@ -2,7 +2,7 @@
 //! stress test over every scheduler (no loss, no duplicate, per-sender FIFO).
 #![cfg(not(loom))]
 mod common;
-use common::{rt, POLICIES};
+use common::{policies, rt};
 use schedlab_rt::channel::{unbounded, SendError, TryRecvError};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -70,7 +70,7 @@ fn send_fails_once_the_receiver_is_gone_and_queued_messages_are_dropped() {
 
 #[test]
 fn a_waiting_receiver_is_woken_from_another_thread() {
-    for policy in POLICIES {
+    for policy in policies() {
         let r = rt(policy);
         let (tx, mut rx) = unbounded::<u64>();
         let h = r.spawn(async move { rx.recv().await });
@@ -123,7 +123,7 @@ fn stress(policy: &str) {
 
 #[test]
 fn stress_every_policy_counts_every_message_in_order() {
-    for policy in POLICIES {
+    for policy in policies() {
         stress(policy);
     }
 }

@@ -81,3 +81,7 @@ fn stress_mqs() {
 fn stress_pmqs_lbp() {
     stress("pmqs:pool=1,lb=lbp,period=10");
 }
+#[test]
+fn stress_fair() {
+    stress("fair");
+}

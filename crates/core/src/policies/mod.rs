@@ -16,6 +16,7 @@
 //! the same constructor with [`Configured`].
 
 pub mod dss;
+pub mod fair;
 pub mod fast;
 pub mod mqs;
 pub mod o1;
@@ -35,6 +36,7 @@ pub fn walk(v: &mut impl KindVisitor) {
     v.visit::<mqs::Kind>();
     v.visit::<pmqs::Kind>();
     v.visit::<o1::Kind>();
+    v.visit::<fair::Kind>();
     v.visit::<fast::Kind>();
 }
 
@@ -296,6 +298,11 @@ mod tests {
             "o1:starvation_limit=10s",
             "o1:min_timeslice=20ms,max_timeslice=200,cache_decay=3,expired_prio_guard=on,scale=off",
             "o1:max_sleep_avg=1500ms,prio_bonus_ratio=70,interactive_delta=3,child_penalty=50",
+            "fair",
+            "fair:latency=20ms",
+            "fair:latency=4ms,min_granularity=500us,wakeup_granularity=0,imbalance_pct=110",
+            "fair:min_granularity=1500ns,wakeup_granularity=2s",
+            "fair:yield=tail",
         ] {
             let p = PolicySpec::parse(s).unwrap();
             assert_eq!(p.canonical(), s);
@@ -327,8 +334,42 @@ mod tests {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named), "{bad}: {e}");
         }
+        assert_eq!(
+            PolicySpec::parse(
+                "fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip"
+            )
+            .unwrap()
+            .canonical(),
+            "fair"
+        );
+        assert_eq!(PolicySpec::parse("fair:latency=6000000").unwrap().canonical(), "fair");
+        assert_eq!(PolicySpec::parse("fair:latency=6000us").unwrap().canonical(), "fair");
+        let cfg = *PolicySpec::parse("fair:latency=12ms,wakeup_granularity=0").unwrap().config::<fair::Kind>().unwrap();
+        assert_eq!(
+            cfg,
+            fair::FairConfig {
+                latency: 12_000_000,
+                min_granularity: 750_000,
+                wakeup_granularity: 0,
+                imbalance_pct: 125,
+                yield_tail: false
+            }
+        );
+        for (bad, named) in [
+            ("fair:latency=0", "latency=0"),
+            ("fair:latency=6min", "latency='6min'"),
+            ("fair:latency=11s", "latency=11s"),
+            ("fair:min_granularity=0ms", "min_granularity=0ms"),
+            ("fair:imbalance_pct=99", "imbalance_pct=99"),
+            ("fair:wakeup_granularity=-1ms", "wakeup_granularity='-1ms'"),
+            ("fair:latncy=1ms", "unknown key 'latncy'"),
+            ("fair:yield=maybe", "yield='maybe'"),
+        ] {
+            let e = PolicySpec::parse(bad).unwrap_err().0;
+            assert!(e.contains(named), "{bad}: {e}");
+        }
         let e = PolicySpec::parse("cfs").unwrap_err().0;
-        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fast"), "{e}");
+        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fair, fast"), "{e}");
     }
 
     #[test]
@@ -338,7 +379,7 @@ mod tests {
             assert_eq!(spec.name(), e.name, "{e:?}");
             assert_eq!(spec.canonical(), e.example, "examples are canonical");
         }
-        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fast"]);
+        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fair", "fast"]);
         let natives: Vec<_> = entries().into_iter().filter(|e| e.runtime_native).map(|e| e.name).collect();
         assert_eq!(natives, ["fast"]);
         assert!(PolicySpec::parse("fast").unwrap().runtime_native());

@@ -1,8 +1,14 @@
 #![allow(dead_code)]
 use schedlab_rt::{Builder, Runtime};
 
-/// Every scheduler the runtime offers, as tested.
-pub const POLICIES: &[&str] = &["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"];
+/// Every scheduler the runtime offers, as tested: each registry entry in its example
+/// configuration (runtime-native ones first, as `schedlab bench` runs them), so that a
+/// policy added to the registry is covered here without editing this list.
+pub fn policies() -> Vec<&'static str> {
+    let mut entries = schedlab_core::policies::entries();
+    entries.sort_by_key(|e| !e.runtime_native);
+    entries.into_iter().map(|e| e.example).collect()
+}
 
 pub fn rt(policy: &str) -> Runtime {
     Builder::new().workers(2).policy(policy).build().unwrap()

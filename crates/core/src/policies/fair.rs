@@ -1,0 +1,954 @@
+//! `fair`: a virtual-runtime fair scheduler in the manner of Linux's CFS (2.6.23 on)
+//! and its EEVDF successor — "what a modern kernel would do", as one registry entry.
+//!
+//! * **Per-CPU run queues** ordered by virtual runtime: a `BTreeSet<(vruntime, id)>`
+//!   per CPU under its own lock (deterministic order; ties go to the lower id). The
+//!   running task is *not* in the tree (`set_next_entity` takes it out) but stays
+//!   counted in the queue's `nr_running` and weighted `load`, and linked (`on_rq`).
+//! * **Weights**: the kernel's `sched_prio_to_weight` (nice 0 = 1024, each nice step
+//!   ≈ ×1.25). A running task's `vruntime` advances by `delta_exec · 1024 / weight`
+//!   (`calc_delta_fair`); each queue keeps a monotonic `min_vruntime` (the smaller of
+//!   the running task's and the leftmost's, never decreasing).
+//! * **Slice**: `max(latency · w / W, min_granularity)`, `W` the queue's load with the
+//!   task counted. **Tick preemption**: the running task is rescheduled at a tick once
+//!   it has run its slice since it was picked *and* it is no longer the leftmost.
+//! * **Wake-up**: placement on the task's previous CPU if it is idle, else on an idle
+//!   CPU the task may use (the previous CPU's node first, then the others, each in
+//!   CPU order from the previous CPU on), else on the previous CPU. A sleeper's
+//!   vruntime is `max(own, min_vruntime − latency/2)` (bounded sleeper credit); a
+//!   forked task's first one is `min_vruntime + vslice` (`START_DEBIT`). **Wake-up
+//!   preemption** when `curr.vruntime − woken.vruntime > wakeup_granularity`; a woken
+//!   task on an idle CPU kicks it.
+//! * **Yield**: the yielding task is skipped once by the next pick of its queue (the
+//!   kernel's skip buddy): it goes behind the leftmost other task, its vruntime
+//!   unchanged. It asks for a reschedule of its CPU only if another task is queued.
+//!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
+//!   just behind the rightmost queued task's, so yielding tasks take turns.
+//! * **Load balancing**: a CPU whose queue runs empty in `schedule()` pulls one task
+//!   from the busiest queue (`newidle_balance`); on every tick each CPU compares the
+//!   weighted loads and, while the busiest exceeds its own by more than
+//!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
+//!   `sysctl_sched_nr_migrate`). Only queued (not running) tasks allowed on the pulling
+//!   CPU move; a moved task keeps its lag: `vruntime − src.min_vruntime +
+//!   dst.min_vruntime`.
+//!
+//! Readings where the sources differ or a simpler rule was chosen (each in
+//! `docs/policies.md`, section fair):
+//!
+//! * Defaults are CFS 2.6.23's for one CPU: latency 6 ms (its `sysctl_sched_latency`
+//!   was 20 ms in 2.6.23 itself and 6 ms from 2.6.26; we take the latter), minimum
+//!   granularity 0.75 ms, wake-up granularity 1 ms, *without* the later
+//!   `1 + log2(ncpus)` scaling. The period stretch `nr · min_granularity` of
+//!   `__sched_period` is expressed only through the `min_granularity` floor of each
+//!   slice.
+//! * The wake-up granularity is compared unscaled (the kernel scales it by the woken
+//!   task's weight in `wakeup_gran`).
+//! * Sleeper credit is half the latency (`GENTLE_FAIR_SLEEPERS`).
+//! * A forked child does not inherit its parent's vruntime: it starts at the chosen
+//!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`). Its first
+//!   wake-up is placed like any other (the kernel's `SD_BALANCE_FORK` picks the idlest
+//!   CPU; we take the idle-CPU rule above).
+//! * `sync` wake-ups skip the placement: the task is queued on its previous CPU (if
+//!   allowed there), with the usual preemption test.
+//! * Yield's skip is unconditional (the kernel takes the second entity only if it is
+//!   within the wake-up granularity of the first).
+//! * Balancing is flat: one level over all CPUs (no scheduling domains, so no
+//!   preference for a NUMA node when pulling), every tick on every CPU; newidle pulls
+//!   the busiest queue's leftmost migratable task, the periodic pass walks the tree
+//!   from the left.
+//! * Real-time classes (SCHED_FIFO/RR) are scheduled as fair tasks of their nice level:
+//!   `fair` is `sched_fair` alone.
+//! * Time is each queue's clock: the largest `Platform::now` seen under its lock, so
+//!   it never runs backwards when CPUs' clocks differ slightly (the runtime).
+//!
+//! Costs reported to the platform: a `Work::ListOp` per tree insert or removal, a
+//! `Work::Recalc` per vruntime/slice computation, one `Work::Goodness` per pick, a
+//! `Work::Examine` per CPU or queue looked at by placement and balancing; the queue's
+//! header line on every locked access and each remote queue's line when its published
+//! load is read; each task's line when its fields are read or written.
+
+use crate::common::{self, SchedCommon};
+use crate::cpu::{CpuId, MAX_CPUS};
+use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policy::{Policy, PrevState};
+use crate::spec::{Spec, SpecError};
+use crate::task::{TaskId, TaskParams, TaskTable};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// The registry entry: `fair[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N]`.
+pub struct Kind;
+
+impl PolicyKind for Kind {
+    const NAME: &'static str = "fair";
+    const SUMMARY: &'static str = "virtual-runtime fair scheduler (CFS/EEVDF-like): per-CPU vruntime-ordered queues, \
+nice weights, wake-up preemption, weighted load balancing";
+    type Config = FairConfig;
+
+    fn build<P: Platform>(cfg: &FairConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Fair::new(p, env, cfg)?))
+    }
+}
+
+/// The weight of a nice-0 task.
+pub const NICE_0_LOAD: u64 = 1024;
+
+/// The kernel's `sched_prio_to_weight`, nice −20 ..= 19.
+pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
+    /* -20 */ 88761, 71755, 56483, 46273, 36291, //
+    /* -15 */ 29154, 23254, 18705, 14949, 11916, //
+    /* -10 */ 9548, 7620, 6100, 4904, 3906, //
+    /*  -5 */ 3121, 2501, 1991, 1586, 1277, //
+    /*   0 */ 1024, 820, 655, 526, 423, //
+    /*   5 */ 335, 272, 215, 172, 137, //
+    /*  10 */ 110, 87, 70, 56, 45, //
+    /*  15 */ 36, 29, 23, 18, 15, //
+];
+
+/// Most tasks one periodic balancing pass moves (`sysctl_sched_nr_migrate`).
+pub const NR_MIGRATE: usize = 32;
+
+/// The load weight of nice level `nice` (clamped to −20..=19).
+pub fn nice_to_weight(nice: i8) -> u64 {
+    SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+/// `calc_delta_fair`: `delta` ns of real time as virtual time for weight `weight`.
+pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
+    if weight == NICE_0_LOAD {
+        delta
+    } else {
+        (delta as u128 * NICE_0_LOAD as u128 / weight.max(1) as u128).min(u64::MAX as u128) as u64
+    }
+}
+
+// ------------------------------------------------------------------ options ------
+
+/// The `fair:` options; times in ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FairConfig {
+    /// `sysctl_sched_latency`: the period in which every runnable task runs once (6 ms).
+    pub latency: u64,
+    /// `sysctl_sched_min_granularity`: the shortest slice (0.75 ms).
+    pub min_granularity: u64,
+    /// `sysctl_sched_wakeup_granularity`: how far a woken task's vruntime must be behind
+    /// the running one's to preempt it (1 ms).
+    pub wakeup_granularity: u64,
+    /// `imbalance_pct`: the busiest queue's load must exceed this CPU's by this
+    /// percentage for the periodic balance to move tasks (125).
+    pub imbalance_pct: u32,
+    /// `yield=tail`: 2.6.23's `sched_compat_yield` — the yielder's vruntime goes just
+    /// behind the rightmost queued task's. Default (`yield=skip`): the skip buddy.
+    pub yield_tail: bool,
+}
+
+impl Default for FairConfig {
+    fn default() -> Self {
+        FairConfig {
+            latency: 6_000_000,
+            min_granularity: 750_000,
+            wakeup_granularity: 1_000_000,
+            imbalance_pct: 125,
+            yield_tail: false,
+        }
+    }
+}
+
+/// Largest time option: 10 s.
+const MAX_TIME_NS: u64 = 10_000_000_000;
+
+/// What `Spec::get_str` returns for an absent key (never a valid value).
+const ABSENT: &str = "\u{0}";
+
+/// `6ms`, `750us`, `2s`, `1500ns` or a bare number of ns.
+fn parse_time(key: &str, s: &str) -> Result<u64, SpecError> {
+    let bad = || SpecError(format!("policy 'fair': {key}='{s}' is not a time (a number with ns, us, ms or s)"));
+    let (digits, mult) = if let Some(d) = s.strip_suffix("ns") {
+        (d, 1)
+    } else if let Some(d) = s.strip_suffix("us") {
+        (d, 1_000)
+    } else if let Some(d) = s.strip_suffix("ms") {
+        (d, 1_000_000)
+    } else if let Some(d) = s.strip_suffix('s') {
+        (d, 1_000_000_000)
+    } else {
+        (s, 1)
+    };
+    let v: u64 = digits.trim().parse().map_err(|_| bad())?;
+    match v.checked_mul(mult) {
+        Some(ns) if ns <= MAX_TIME_NS => Ok(ns),
+        _ => Err(SpecError(format!("policy 'fair': {key}={s} is out of range (at most 10s)"))),
+    }
+}
+
+/// The canonical form of a time: the largest unit that shows it exactly.
+fn show_time(ns: u64) -> String {
+    match ns {
+        0 => "0".to_string(),
+        _ if ns.is_multiple_of(1_000_000_000) => format!("{}s", ns / 1_000_000_000),
+        _ if ns.is_multiple_of(1_000_000) => format!("{}ms", ns / 1_000_000),
+        _ if ns.is_multiple_of(1_000) => format!("{}us", ns / 1_000),
+        _ => format!("{ns}ns"),
+    }
+}
+
+fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<u64, SpecError> {
+    let raw = spec.get_str(key, ABSENT);
+    if raw == ABSENT {
+        return Ok(default);
+    }
+    let v = parse_time(key, &raw)?;
+    if positive && v == 0 {
+        return Err(SpecError(format!("policy 'fair': {key}={raw} must be positive")));
+    }
+    Ok(v)
+}
+
+impl PolicyOptions for FairConfig {
+    const KEYS: &'static [&'static str] =
+        &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct", "yield"];
+    const SYNTAX: &'static str = "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail \
+(T: Nns, Nus, Nms, Ns; at most 10s)";
+
+    fn parse(spec: &mut Spec) -> Result<FairConfig, SpecError> {
+        let d = FairConfig::default();
+        Ok(FairConfig {
+            latency: time_opt(spec, "latency", d.latency, true)?,
+            min_granularity: time_opt(spec, "min_granularity", d.min_granularity, true)?,
+            wakeup_granularity: time_opt(spec, "wakeup_granularity", d.wakeup_granularity, false)?,
+            imbalance_pct: spec.get("imbalance_pct", d.imbalance_pct, 100..=1000)?,
+            yield_tail: match spec.get_str("yield", "skip").as_str() {
+                "skip" => false,
+                "tail" => true,
+                other => return Err(SpecError(format!("policy 'fair': yield='{other}' is not skip or tail"))),
+            },
+        })
+    }
+
+    /// `fair` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
+    fn canonical(&self, name: &str) -> String {
+        let d = FairConfig::default();
+        let mut parts = Vec::new();
+        for (key, v, dv) in [
+            ("latency", self.latency, d.latency),
+            ("min_granularity", self.min_granularity, d.min_granularity),
+            ("wakeup_granularity", self.wakeup_granularity, d.wakeup_granularity),
+        ] {
+            if v != dv {
+                parts.push(format!("{key}={}", show_time(v)));
+            }
+        }
+        if self.imbalance_pct != d.imbalance_pct {
+            parts.push(format!("imbalance_pct={}", self.imbalance_pct));
+        }
+        if self.yield_tail != d.yield_tail {
+            parts.push("yield=tail".to_string());
+        }
+        if parts.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}:{}", parts.join(","))
+        }
+    }
+}
+
+// ---------------------------------------------------------- data structures ------
+
+/// The fair fields of one task (`sched_entity`), guarded by the lock of the queue the
+/// task is on (or owned by its waker while it is on none).
+#[derive(Debug, Default)]
+struct FairTask {
+    vruntime: AtomicU64,
+    weight: AtomicU64,
+    /// Total run time (`sum_exec_runtime`).
+    sum_exec: AtomicU64,
+    /// `sum_exec` when the task was last picked (`prev_sum_exec_runtime`).
+    prev_sum_exec: AtomicU64,
+    /// Queue clock at which the running task's time was last accounted.
+    exec_start: AtomicU64,
+    /// Created and not yet woken: its first placement is `START_DEBIT`.
+    forked: AtomicBool,
+}
+
+/// One CPU's run queue (`cfs_rq`), guarded by its lock.
+#[derive(Debug)]
+pub struct Runqueue {
+    cpu: CpuId,
+    /// Queued, not running tasks by `(vruntime, id)`.
+    tree: BTreeSet<(u64, TaskId)>,
+    curr: Option<TaskId>,
+    /// Tasks in the tree plus the running one.
+    nr_running: usize,
+    /// Their weights' sum.
+    load: u64,
+    min_vruntime: u64,
+    /// The queue clock: the largest `now` seen under the lock.
+    clock: u64,
+    /// Skip this task at the next pick (set by `yield`).
+    skip: Option<TaskId>,
+    nr_switches: u64,
+}
+
+/// A task's fair state (observation for tests and reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskView {
+    pub vruntime: u64,
+    pub weight: u64,
+    pub sum_exec: u64,
+    /// The queue the task is linked on (running or queued).
+    pub queued: Option<CpuId>,
+}
+
+/// A run queue's state (observation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RqView {
+    pub nr_running: usize,
+    pub load: u64,
+    pub min_vruntime: u64,
+    pub curr: Option<TaskId>,
+    /// The queued tasks in pick order (leftmost first), without the running one.
+    pub order: Vec<TaskId>,
+    pub skip: Option<TaskId>,
+    pub nr_switches: u64,
+}
+
+pub struct Fair<P: Platform> {
+    /// Task table, per-CPU `curr`, published queue lengths (`nr_running`).
+    common: SchedCommon,
+    rqs: Box<[P::Lock<Runqueue>]>,
+    ft: Box<[FairTask]>,
+    /// Published weighted load and `min_vruntime` of each queue (written under its
+    /// lock, read racily by placement and balancing).
+    loads: Box<[AtomicU64]>,
+    min_vr: Box<[AtomicU64]>,
+    cfg: FairConfig,
+    /// Observations: tasks moved by balancing, wake-up preemptions.
+    pulled: AtomicU64,
+    wakeup_preemptions: AtomicU64,
+}
+
+// ------------------------------------------------------------- the policy ------
+
+impl<P: Platform> Fair<P> {
+    pub fn new(p: &P, env: &BuildEnv, cfg: &FairConfig) -> Result<Self, SpecError> {
+        let n = env.topo.ncpus();
+        if !(1..=MAX_CPUS).contains(&n) {
+            return Err(SpecError(format!("policy 'fair': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
+        }
+        Ok(Fair {
+            common: SchedCommon::new(env.topo, n, env.capacity, env.hz.max(1)),
+            rqs: (0..n)
+                .map(|cpu| {
+                    p.new_lock(
+                        &format!("cfs_rq_lock[{cpu}]"),
+                        Runqueue {
+                            cpu,
+                            tree: BTreeSet::new(),
+                            curr: None,
+                            nr_running: 0,
+                            load: 0,
+                            min_vruntime: 0,
+                            clock: 0,
+                            skip: None,
+                            nr_switches: 0,
+                        },
+                    )
+                })
+                .collect(),
+            ft: (0..env.capacity).map(|_| FairTask::default()).collect(),
+            loads: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            min_vr: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            cfg: *cfg,
+            pulled: AtomicU64::new(0),
+            wakeup_preemptions: AtomicU64::new(0),
+        })
+    }
+
+    pub fn config(&self) -> &FairConfig {
+        &self.cfg
+    }
+    /// Tasks moved between CPUs by balancing so far.
+    pub fn pulled(&self) -> u64 {
+        self.pulled.load(Relaxed)
+    }
+    /// Wake-ups that preempted a running task so far.
+    pub fn wakeup_preemptions(&self) -> u64 {
+        self.wakeup_preemptions.load(Relaxed)
+    }
+
+    /// Observation (uncharged): task `t`'s fair state.
+    pub fn task_view(&self, t: TaskId) -> TaskView {
+        let f = self.task(t);
+        TaskView {
+            vruntime: f.vruntime.load(Relaxed),
+            weight: f.weight.load(Relaxed),
+            sum_exec: f.sum_exec.load(Relaxed),
+            queued: self.common.tasks.get(t).on_rq(),
+        }
+    }
+
+    /// Observation (uncharged): CPU `cpu`'s run queue.
+    pub fn rq_view(&self, cpu: CpuId) -> RqView {
+        self.rqs[cpu].inspect(|rq| RqView {
+            nr_running: rq.nr_running,
+            load: rq.load,
+            min_vruntime: rq.min_vruntime,
+            curr: rq.curr,
+            order: rq.tree.iter().map(|&(_, t)| t).collect(),
+            skip: rq.skip,
+            nr_switches: rq.nr_switches,
+        })
+    }
+
+    /// The slice of a task of weight `w` on a queue of total load `total` (the task
+    /// included): `max(latency · w / total, min_granularity)`.
+    pub fn slice(&self, w: u64, total: u64) -> u64 {
+        let s = self.cfg.latency as u128 * w as u128 / total.max(w).max(1) as u128;
+        (s as u64).max(self.cfg.min_granularity)
+    }
+
+    fn task(&self, t: TaskId) -> &FairTask {
+        &self.ft[t as usize]
+    }
+    fn vruntime(&self, t: TaskId) -> u64 {
+        self.task(t).vruntime.load(Relaxed)
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        self.task(t).weight.load(Relaxed)
+    }
+
+    // ---- queue primitives (the queue's lock is held) -----------------------------
+
+    /// The queue clock, advanced to this CPU's time.
+    fn clock(&self, p: &P, rq: &mut Runqueue) -> u64 {
+        rq.clock = rq.clock.max(p.now());
+        rq.clock
+    }
+
+    /// `update_curr`: charge the running task the time since it was last accounted,
+    /// in real (`sum_exec`) and virtual time, and move `min_vruntime` on.
+    fn update_curr(&self, p: &P, rq: &mut Runqueue) {
+        let now = self.clock(p, rq);
+        if let Some(c) = rq.curr {
+            let f = self.task(c);
+            let start = f.exec_start.load(Relaxed);
+            if now > start {
+                let delta = now - start;
+                p.charge(Work::Recalc);
+                p.touch(Line::Task(c), Access::Write);
+                f.sum_exec.store(f.sum_exec.load(Relaxed) + delta, Relaxed);
+                let dv = calc_delta_fair(delta, f.weight.load(Relaxed));
+                f.vruntime.store(f.vruntime.load(Relaxed).saturating_add(dv), Relaxed);
+                f.exec_start.store(now, Relaxed);
+            }
+        }
+        self.update_min_vruntime(rq);
+    }
+
+    /// `update_min_vruntime`: the smaller of the running task's and the leftmost's
+    /// vruntime, never moving backwards.
+    fn update_min_vruntime(&self, rq: &mut Runqueue) {
+        let curr = rq.curr.map(|c| self.vruntime(c));
+        let left = rq.tree.first().map(|&(v, _)| v);
+        let v = match (curr, left) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
+        };
+        if v > rq.min_vruntime {
+            rq.min_vruntime = v;
+            self.min_vr[rq.cpu].store(v, Relaxed);
+        }
+    }
+
+    fn publish(&self, rq: &Runqueue) {
+        self.common.publish_len(rq.cpu, rq.nr_running);
+        self.loads[rq.cpu].store(rq.load, Relaxed);
+    }
+
+    /// Link `t` on `rq` (counted, not yet in the tree).
+    fn account_add(&self, rq: &mut Runqueue, t: TaskId) {
+        let ts = self.common.tasks.get(t);
+        ts.set_on_rq(Some(rq.cpu));
+        ts.set_processor(rq.cpu);
+        rq.nr_running += 1;
+        rq.load += self.weight(t);
+        self.publish(rq);
+    }
+
+    /// Unlink `t` from `rq` (already out of the tree).
+    fn account_sub(&self, rq: &mut Runqueue, t: TaskId) {
+        self.common.tasks.get(t).set_on_rq(None);
+        rq.nr_running -= 1;
+        rq.load -= self.weight(t);
+        self.publish(rq);
+    }
+
+    fn tree_insert(&self, p: &P, rq: &mut Runqueue, t: TaskId) {
+        p.charge(Work::ListOp);
+        rq.tree.insert((self.vruntime(t), t));
+    }
+
+    fn tree_remove(&self, p: &P, rq: &mut Runqueue, t: TaskId) -> bool {
+        p.charge(Work::ListOp);
+        rq.tree.remove(&(self.vruntime(t), t))
+    }
+
+    /// `enqueue_entity` of a woken task: placement of its vruntime, then the tree.
+    /// `lag` is its vruntime relative to its previous queue's `min_vruntime` when it
+    /// comes from another queue.
+    fn enqueue_woken(&self, p: &P, rq: &mut Runqueue, t: TaskId, forked: bool, lag: Option<i128>) {
+        p.charge(Work::Recalc);
+        p.touch(Line::Task(t), Access::Write);
+        let f = self.task(t);
+        let w = f.weight.load(Relaxed);
+        let v = if forked {
+            // START_DEBIT: one slice behind, in virtual time.
+            rq.min_vruntime.saturating_add(calc_delta_fair(self.slice(w, rq.load + w), w))
+        } else {
+            let own = match lag {
+                Some(lag) => (rq.min_vruntime as i128 + lag).clamp(0, u64::MAX as i128) as u64,
+                None => f.vruntime.load(Relaxed),
+            };
+            // Sleeper credit, at most half a latency.
+            own.max(rq.min_vruntime.saturating_sub(self.cfg.latency / 2))
+        };
+        f.vruntime.store(v, Relaxed);
+        self.account_add(rq, t);
+        self.tree_insert(p, rq, t);
+        self.update_min_vruntime(rq);
+    }
+
+    /// `check_preempt_wakeup` for `t`, just queued on `rq` (whose running task's time
+    /// is accounted): kick an idle CPU; preempt a running task whose vruntime is more
+    /// than the wake-up granularity ahead.
+    fn check_preempt(&self, p: &P, rq: &Runqueue, t: TaskId) {
+        match rq.curr {
+            None => p.resched(rq.cpu),
+            Some(c) if c != t => {
+                p.touch(Line::Task(c), Access::Read);
+                if self.vruntime(c) > self.vruntime(t).saturating_add(self.cfg.wakeup_granularity) {
+                    self.wakeup_preemptions.fetch_add(1, Relaxed);
+                    p.resched(rq.cpu);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    // ---- placement -------------------------------------------------------------------
+
+    fn is_idle(&self, p: &P, cpu: CpuId) -> bool {
+        p.charge(Work::Examine);
+        p.touch(Line::CpuData(cpu), Access::Read);
+        self.common.cpu(cpu).curr().is_none() && self.common.queue_len(cpu) == 0
+    }
+
+    /// `select_task_rq`: the previous CPU if it is idle, else an idle CPU allowed for
+    /// `t` (the previous CPU's node first, then the others, each in CPU order from
+    /// `prev` on), else the previous CPU (or the first allowed CPU if `prev` is not).
+    fn select_cpu(&self, p: &P, t: TaskId, prev: CpuId) -> CpuId {
+        let n = self.common.ncpus();
+        let allowed = self.common.tasks.get(t).cpus_allowed();
+        if allowed.contains(prev) && self.is_idle(p, prev) {
+            return prev;
+        }
+        let node = self.common.topo.node_of[prev];
+        for same_node in [true, false] {
+            for k in 1..n {
+                let c = (prev + k) % n;
+                if (self.common.topo.node_of[c] == node) == same_node && allowed.contains(c) && self.is_idle(p, c) {
+                    return c;
+                }
+            }
+        }
+        self.home_cpu(t, prev)
+    }
+
+    /// `prev` if `t` may run there, else its first allowed CPU.
+    fn home_cpu(&self, t: TaskId, prev: CpuId) -> CpuId {
+        let allowed = self.common.tasks.get(t).cpus_allowed();
+        if allowed.contains(prev) {
+            prev
+        } else {
+            (0..self.common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(prev)
+        }
+    }
+
+    // ---- schedule -----------------------------------------------------------------------
+
+    /// `put_prev_task`: a runnable `prev` goes back into the tree (at its accounted
+    /// vruntime); a blocked or exited one leaves the queue.
+    fn put_prev(&self, p: &P, rq: &mut Runqueue, t: TaskId, state: PrevState) {
+        p.touch(Line::Task(t), Access::Write);
+        if rq.curr == Some(t) {
+            rq.curr = None;
+            if state == PrevState::Runnable {
+                self.tree_insert(p, rq, t);
+            } else {
+                self.account_sub(rq, t);
+            }
+        } else if state != PrevState::Runnable
+            && self.common.tasks.get(t).on_rq() == Some(rq.cpu)
+            && self.tree_remove(p, rq, t)
+        {
+            self.account_sub(rq, t);
+        }
+        self.update_min_vruntime(rq);
+    }
+
+    /// `pick_next_entity`: the leftmost task, or the second if the leftmost yielded.
+    fn pick_next(&self, p: &P, rq: &mut Runqueue) -> Option<TaskId> {
+        p.charge(Work::Goodness);
+        let skip = rq.skip.take();
+        let mut it = rq.tree.iter();
+        let first = it.next().copied();
+        let chosen = match first {
+            Some((_, t)) if Some(t) == skip => it.next().copied().or(first),
+            other => other,
+        };
+        let (v, t) = chosen?;
+        p.charge(Work::ListOp);
+        rq.tree.remove(&(v, t));
+        p.touch(Line::Task(t), Access::Write);
+        let now = rq.clock;
+        let f = self.task(t);
+        f.exec_start.store(now, Relaxed);
+        f.prev_sum_exec.store(f.sum_exec.load(Relaxed), Relaxed);
+        rq.curr = Some(t);
+        self.update_min_vruntime(rq);
+        Some(t)
+    }
+
+    // ---- load balancing -------------------------------------------------------------
+
+    /// May `t`, queued on `there`, move to `cpu`? Allowed there and not running
+    /// anywhere (`task_running`).
+    fn can_migrate(&self, p: &P, t: TaskId, cpu: CpuId) -> bool {
+        p.touch(Line::Task(t), Access::Read);
+        let ts = self.common.tasks.get(t);
+        ts.cpus_allowed().contains(cpu) && !ts.has_cpu()
+    }
+
+    /// Move the queued `t` from `there` to `here`, keeping its lag.
+    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
+        p.touch(Line::Task(t), Access::Write);
+        let f = self.task(t);
+        let lag = f.vruntime.load(Relaxed) as i128 - there.min_vruntime as i128;
+        self.tree_remove(p, there, t);
+        self.account_sub(there, t);
+        self.update_min_vruntime(there);
+        let v = here.min_vruntime as i128 + lag;
+        f.vruntime.store(v.clamp(0, u64::MAX as i128) as u64, Relaxed);
+        self.account_add(here, t);
+        self.tree_insert(p, here, t);
+        self.update_min_vruntime(here);
+        self.pulled.fetch_add(1, Relaxed);
+    }
+
+    /// The busiest other queue by published weighted load among those with a task
+    /// waiting (at least two linked), if its load is above `floor`.
+    fn find_busiest(&self, p: &P, this: CpuId, floor: u64) -> Option<CpuId> {
+        let mut best: Option<(CpuId, u64)> = None;
+        for i in 0..self.common.ncpus() {
+            if i == this {
+                continue;
+            }
+            p.charge(Work::Examine);
+            p.touch(Line::Queue(i), Access::Read);
+            let load = self.loads[i].load(Relaxed);
+            if self.common.queue_len(i) >= 2 && load > floor && best.is_none_or(|(_, b)| load > b) {
+                best = Some((i, load));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// `newidle_balance`: this CPU's queue is empty; pull the busiest queue's leftmost
+    /// migratable task. Returns whether a task was pulled.
+    fn newidle_balance(&self, p: &P, this: CpuId) -> bool {
+        let Some(busiest) = self.find_busiest(p, this, 0) else { return false };
+        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
+            if there.nr_running < 2 {
+                return false;
+            }
+            let cand = there.tree.iter().map(|&(_, t)| t).find(|&t| self.can_migrate(p, t, this));
+            match cand {
+                Some(t) => {
+                    self.clock(p, here);
+                    self.move_task(p, here, there, t);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+
+    /// The periodic balance: while the busiest queue's load exceeds this CPU's by more
+    /// than `imbalance_pct`, pull queued tasks lighter than the difference (at most
+    /// [`NR_MIGRATE`]). A pulled task kicks an idle CPU or may preempt its running task.
+    fn periodic_balance(&self, p: &P, this: CpuId) -> usize {
+        if self.common.ncpus() < 2 {
+            return 0;
+        }
+        p.touch(Line::Queue(this), Access::Read);
+        let here_load = self.loads[this].load(Relaxed);
+        let pct = self.cfg.imbalance_pct as u128;
+        let exceeds = |there: u64, here: u64| there as u128 * 100 > here as u128 * pct;
+        let floor = (here_load as u128 * pct / 100).min(u64::MAX as u128) as u64;
+        let Some(busiest) = self.find_busiest(p, this, floor) else { return 0 };
+        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
+            self.update_curr(p, here);
+            let mut moved = 0;
+            let mut last = None;
+            while moved < NR_MIGRATE && there.nr_running >= 2 && exceeds(there.load, here.load) {
+                let diff = there.load - here.load;
+                let cand =
+                    there.tree.iter().map(|&(_, t)| t).find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
+                let Some(t) = cand else { break };
+                self.move_task(p, here, there, t);
+                moved += 1;
+                last = Some(t);
+            }
+            if let Some(t) = last {
+                self.check_preempt(p, here, t);
+            }
+            moved
+        })
+    }
+
+    // ---- invariants -------------------------------------------------------------------
+
+    fn check_rq(&self, cpu: CpuId, rq: &Runqueue, seen: &mut [Option<CpuId>]) -> Result<(), String> {
+        let tasks = &self.common.tasks;
+        if rq.cpu != cpu {
+            return Err(format!("queue {cpu} says cpu {}", rq.cpu));
+        }
+        let mut claim = |t: TaskId| -> Result<(), String> {
+            match seen.get_mut(t as usize) {
+                None => Err(format!("queue {cpu}: task {t} was never created")),
+                Some(Some(other)) => Err(format!("task {t} is on queues {other} and {cpu}")),
+                Some(s) => {
+                    *s = Some(cpu);
+                    Ok(())
+                }
+            }
+        };
+        let (mut count, mut load) = (0usize, 0u64);
+        for &(v, t) in &rq.tree {
+            claim(t)?;
+            let ts = tasks.get(t);
+            if ts.on_rq() != Some(cpu) || ts.processor() != cpu || !ts.live() || ts.has_cpu() {
+                return Err(format!(
+                    "task {t} queued on {cpu}: on_rq {:?}, processor {}, live {}, has_cpu {}",
+                    ts.on_rq(),
+                    ts.processor(),
+                    ts.live(),
+                    ts.has_cpu()
+                ));
+            }
+            if self.vruntime(t) != v {
+                return Err(format!("task {t} queued on {cpu} at vruntime {v} but has {}", self.vruntime(t)));
+            }
+            if !ts.cpus_allowed().contains(cpu) {
+                return Err(format!("task {t} queued on {cpu}, not allowed there"));
+            }
+            count += 1;
+            load += self.weight(t);
+        }
+        if let Some(c) = rq.curr {
+            claim(c)?;
+            let ts = tasks.get(c);
+            if ts.on_rq() != Some(cpu) || !ts.has_cpu() || !ts.live() {
+                return Err(format!("cpu {cpu} runs task {c}: on_rq {:?}, has_cpu {}", ts.on_rq(), ts.has_cpu()));
+            }
+            count += 1;
+            load += self.weight(c);
+        }
+        if rq.curr != self.common.cpu(cpu).curr() {
+            return Err(format!("cpu {cpu}: queue curr {:?}, cpu curr {:?}", rq.curr, self.common.cpu(cpu).curr()));
+        }
+        if count != rq.nr_running || count != self.common.queue_len(cpu) {
+            return Err(format!(
+                "cpu {cpu}: {count} tasks linked, nr_running {}, published {}",
+                rq.nr_running,
+                self.common.queue_len(cpu)
+            ));
+        }
+        if load != rq.load || load != self.loads[cpu].load(Relaxed) {
+            return Err(format!(
+                "cpu {cpu}: weights sum to {load}, load {}, published {}",
+                rq.load,
+                self.loads[cpu].load(Relaxed)
+            ));
+        }
+        if rq.min_vruntime != self.min_vr[cpu].load(Relaxed) {
+            return Err(format!(
+                "cpu {cpu}: min_vruntime {} but published {}",
+                rq.min_vruntime,
+                self.min_vr[cpu].load(Relaxed)
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<P: Platform> Policy<P> for Fair<P> {
+    fn name(&self) -> &str {
+        Kind::NAME
+    }
+    fn tasks(&self) -> &TaskTable {
+        &self.common.tasks
+    }
+
+    /// `sched_fork`: the task's weight from its nice level; its vruntime is set when
+    /// its first wake-up places it (`START_DEBIT`). The parent gives nothing.
+    fn task_new(&self, p: &P, id: TaskId, params: &TaskParams, _parent: Option<TaskId>) {
+        let cpu = self.common.fork_cpu(p, params);
+        p.touch(Line::Task(id), Access::Write);
+        self.common.tasks.init(id, params, cpu, 0);
+        let f = self.task(id);
+        f.weight.store(nice_to_weight(params.nice), Relaxed);
+        f.vruntime.store(0, Relaxed);
+        f.sum_exec.store(0, Relaxed);
+        f.prev_sum_exec.store(0, Relaxed);
+        f.exec_start.store(0, Relaxed);
+        f.forked.store(true, Relaxed);
+    }
+
+    /// `try_to_wake_up`: choose a CPU ([`Fair::select_cpu`]; none for `sync`), place
+    /// the vruntime there, queue, and kick or preempt. The engines wake a sleeping task
+    /// once (its waker owns it until it is queued); a task already queued is left alone.
+    fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
+        p.charge(Work::WakeupEntry);
+        p.touch(Line::Task(id), Access::Read);
+        let ts = self.common.tasks.get(id);
+        if ts.on_rq().is_some() || !ts.live() {
+            return;
+        }
+        let prev = ts.processor();
+        let target = if sync { self.home_cpu(id, prev) } else { self.select_cpu(p, id, prev) };
+        let forked = self.task(id).forked.swap(false, Relaxed);
+        let lag = (!forked && target != prev).then(|| {
+            p.touch(Line::Queue(prev), Access::Read);
+            self.vruntime(id) as i128 - self.min_vr[prev].load(Relaxed) as i128
+        });
+        self.rqs[target].with(p, |rq| {
+            p.touch(Line::Queue(target), Access::Write);
+            self.update_curr(p, rq);
+            self.enqueue_woken(p, rq, id, forked, lag);
+            self.check_preempt(p, rq, id);
+        });
+    }
+
+    /// `schedule()`: account the running task, put it back (or take it off), and pick
+    /// the leftmost. A queue left empty first finishes the switch to idle, then pulls
+    /// one task from the busiest queue (`newidle_balance`) and picks again.
+    fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
+        p.charge(Work::ScheduleEntry);
+        let cpu = p.this_cpu();
+        let mut balanced = self.common.ncpus() < 2;
+        // The task `switch_to` still has to take off this CPU.
+        let mut leaving = prev;
+        loop {
+            let picked = self.rqs[cpu].with(p, |rq| {
+                p.touch(Line::Queue(cpu), Access::Write);
+                self.update_curr(p, rq);
+                if let Some(t) = leaving {
+                    self.put_prev(p, rq, t, prev_state);
+                }
+                if rq.tree.is_empty() && !balanced {
+                    rq.curr = None;
+                    self.common.switch_to(p, leaving.take(), prev_state, None);
+                    return None;
+                }
+                let next = self.pick_next(p, rq);
+                if next != leaving {
+                    rq.nr_switches += 1;
+                }
+                self.common.switch_to(p, leaving.take(), prev_state, next);
+                Some(next)
+            });
+            match picked {
+                Some(next) => return next,
+                None => {
+                    self.newidle_balance(p, cpu);
+                    balanced = true;
+                }
+            }
+        }
+    }
+
+    /// `task_tick_fair` / `check_preempt_tick`: account the running task; reschedule
+    /// once it has run its slice and another task is further left.
+    fn tick(&self, p: &P, curr: Option<TaskId>) -> bool {
+        p.charge(Work::Tick);
+        let Some(t) = curr else { return false };
+        let cpu = p.this_cpu();
+        self.rqs[cpu].with(p, |rq| {
+            p.touch(Line::Queue(cpu), Access::Write);
+            if rq.curr != Some(t) {
+                return false;
+            }
+            self.update_curr(p, rq);
+            let Some(&left) = rq.tree.first() else { return false };
+            p.charge(Work::Recalc);
+            let f = self.task(t);
+            let ran = f.sum_exec.load(Relaxed) - f.prev_sum_exec.load(Relaxed);
+            ran >= self.slice(f.weight.load(Relaxed), rq.load) && (f.vruntime.load(Relaxed), t) > left
+        })
+    }
+
+    /// `sched_yield()`: if another task is queued here, skip `curr` at the next pick
+    /// (`yield=tail`: move its vruntime just behind the rightmost's) and reschedule
+    /// this CPU; otherwise `curr` runs on.
+    fn yield_now(&self, p: &P, curr: TaskId) {
+        common::with_task_queue(p, &self.common.tasks, &self.rqs, curr, |rq| {
+            if rq.curr != Some(curr) || rq.tree.is_empty() {
+                return;
+            }
+            p.touch(Line::Task(curr), Access::Write);
+            if self.cfg.yield_tail {
+                self.update_curr(p, rq);
+                if let Some(&(right, _)) = rq.tree.last() {
+                    let f = self.task(curr);
+                    if right >= f.vruntime.load(Relaxed) {
+                        f.vruntime.store(right + 1, Relaxed);
+                    }
+                }
+                self.update_min_vruntime(rq);
+            } else {
+                rq.skip = Some(curr);
+            }
+            p.resched(rq.cpu);
+        });
+    }
+
+    /// The periodic balance, on every tick of every CPU.
+    fn balance(&self, p: &P) {
+        self.periodic_balance(p, p.this_cpu());
+    }
+
+    fn nr_queues(&self) -> usize {
+        self.common.ncpus()
+    }
+    fn queue_len(&self, q: usize) -> usize {
+        self.common.queue_len(q)
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let tasks = &self.common.tasks;
+        let mut seen = vec![None; tasks.high_water() as usize];
+        for (cpu, lock) in self.rqs.iter().enumerate() {
+            lock.inspect(|rq| self.check_rq(cpu, rq, &mut seen))?;
+        }
+        for (t, s) in seen.iter().enumerate() {
+            let claimed = tasks.get(t as TaskId).on_rq();
+            if claimed.is_some() && s.is_none() {
+                return Err(format!("task {t} claims queue {claimed:?} but is on none"));
+            }
+        }
+        Ok(())
+    }
+}
