@@ -4,7 +4,7 @@
 //! `cpus_allowed`.
 
 use schedlab_core::cpu::CpuId;
-use schedlab_core::policies::fair::{self, calc_delta_fair, nice_to_weight, Fair, FairConfig};
+use schedlab_core::policies::fair::{self, calc_delta_fair, nice_to_weight, Fair, FairConfig, FAIR_EPOCH};
 use schedlab_core::{BuildEnv, CpuMask, NullPlatform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
 
 const HZ: u32 = 1000;
@@ -136,8 +136,8 @@ fn vruntime_advances_by_weight_and_orders_the_queue() {
     let (mut p, pol) = build(1, "fair");
     fork(&pol, &mut p, 0, 0, &nice(5), false);
     // START_DEBIT: alone, the new task starts one slice (6 ms virtual at nice 0 weight
-    // scaling) after min_vruntime 0.
-    assert_eq!(pol.task_view(0).vruntime, calc_delta_fair(6 * MS, 335));
+    // scaling) after the queue's initial min_vruntime (FAIR_EPOCH).
+    assert_eq!(pol.task_view(0).vruntime, FAIR_EPOCH + calc_delta_fair(6 * MS, 335));
     let v0 = pol.task_view(0).vruntime;
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
     advance(&p, 335_000);
@@ -375,7 +375,7 @@ fn idle_pull_moves_one_task_and_renormalises_its_vruntime() {
     let left = pol.rq_view(0).order[0];
     let v = pol.task_view(left).vruntime;
     let dst_min = pol.rq_view(1).min_vruntime;
-    assert_eq!(dst_min, 0);
+    assert_eq!(dst_min, FAIR_EPOCH);
     // CPU 1's queue is empty: schedule() pulls the leftmost waiting task.
     assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(left));
     assert_eq!(pol.pulled(), 1);
@@ -482,4 +482,31 @@ fn running_on_every_cpu_once_under_the_registry_spec() {
     assert_eq!(running.len(), 3);
     assert_eq!((0..3).map(|q| pol.queue_len(q)).sum::<usize>(), 6);
     pol.check_invariants().unwrap();
+}
+
+/// Real-time tasks run ahead of every fair task (the `sched_rt` class above
+/// `sched_fair`): a woken one preempts a fair task at once, a fair one never preempts
+/// it, ticks do not slice it, and fair virtual time is not dragged by it.
+#[test]
+fn real_time_tasks_run_ahead_of_fair_ones() {
+    use schedlab_core::SchedClass;
+    let fifo = TaskParams { class: SchedClass::Fifo, rt_priority: 50, ..TaskParams::default() };
+    let (mut p, pol) = build(1, "fair");
+    fork(&pol, &mut p, 0, 0, &nice(-20), true);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    let curr = run(&pol, &mut p, Some(0), 5 * MS);
+    assert_eq!(curr, Some(0));
+    let min_before = pol.rq_view(0).min_vruntime;
+    // The real-time task is woken on the busy CPU: it asks for the CPU at once, even
+    // against a nice −20 task that has barely run.
+    assert_eq!(fork(&pol, &mut p, 0, 1, &fifo, true), vec![0]);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    // Ticks do not slice it; a fair wake-up does not preempt it.
+    let curr = run(&pol, &mut p, Some(1), 50 * MS);
+    assert_eq!(curr, Some(1));
+    assert!(fork(&pol, &mut p, 0, 2, &nice(-20), true).is_empty());
+    assert!(pol.rq_view(0).min_vruntime >= min_before, "min_vruntime never goes back");
+    // When it blocks, the fair tasks run again.
+    let next = sched(&pol, &mut p, 0, Some(1), PrevState::Blocked);
+    assert!(matches!(next, Some(0) | Some(2)), "{next:?}");
 }

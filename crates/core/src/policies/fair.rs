@@ -56,8 +56,13 @@
 //!   preference for a NUMA node when pulling), every tick on every CPU; newidle pulls
 //!   the busiest queue's leftmost migratable task, the periodic pass walks the tree
 //!   from the left.
-//! * Real-time classes (SCHED_FIFO/RR) are scheduled as fair tasks of their nice level:
-//!   `fair` is `sched_fair` alone.
+//! * Real-time classes (SCHED_FIFO/RR) run ahead of every fair task, as the kernel's
+//!   `sched_rt` class sits above `sched_fair`: a real-time task's key in the tree is
+//!   `99 − rt_priority`, below every fair vruntime (fair time starts at
+//!   [`FAIR_EPOCH`]); it accrues no vruntime, is not placed, preempts a fair task at
+//!   once and is not preempted by one; real-time tasks of one priority run in task-id
+//!   order and are not time-sliced (SCHED_RR's quantum is not modelled). They count in
+//!   the queue's load with their nice weight. NetBench's NIC stand-ins rely on this.
 //! * Time is each queue's clock: the largest `Platform::now` seen under its lock, so
 //!   it never runs backwards when CPUs' clocks differ slightly (the runtime).
 //!
@@ -290,6 +295,16 @@ pub struct Runqueue {
     nr_switches: u64,
 }
 
+/// Where fair virtual time starts on every queue: far above every real-time key
+/// (`0..=98`), so real-time tasks sort first in the same tree (2^40 ns ≈ 18 minutes,
+/// and vruntime is only ever compared, never shown as time since boot).
+pub const FAIR_EPOCH: u64 = 1 << 40;
+
+/// The tree key of a real-time task of priority `rt_priority` (1..=99; higher first).
+fn rt_key(rt_priority: u8) -> u64 {
+    99 - rt_priority.clamp(1, 99) as u64
+}
+
 /// A task's fair state (observation for tests and reports).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskView {
@@ -348,7 +363,7 @@ impl<P: Platform> Fair<P> {
                             curr: None,
                             nr_running: 0,
                             load: 0,
-                            min_vruntime: 0,
+                            min_vruntime: FAIR_EPOCH,
                             clock: 0,
                             skip: None,
                             nr_switches: 0,
@@ -358,7 +373,7 @@ impl<P: Platform> Fair<P> {
                 .collect(),
             ft: (0..env.capacity).map(|_| FairTask::default()).collect(),
             loads: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            min_vr: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            min_vr: (0..n).map(|_| AtomicU64::new(FAIR_EPOCH)).collect(),
             cfg: *cfg,
             pulled: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
@@ -408,6 +423,15 @@ impl<P: Platform> Fair<P> {
         (s as u64).max(self.cfg.min_granularity)
     }
 
+    /// Is `t` a real-time task (ahead of every fair task, see the module doc)?
+    fn is_rt(&self, t: TaskId) -> bool {
+        self.common.tasks.get(t).class().is_rt()
+    }
+
+    fn rt_key(&self, t: TaskId) -> u64 {
+        rt_key(self.common.tasks.get(t).rt_priority())
+    }
+
     fn task(&self, t: TaskId) -> &FairTask {
         &self.ft[t as usize]
     }
@@ -438,8 +462,10 @@ impl<P: Platform> Fair<P> {
                 p.charge(Work::Recalc);
                 p.touch(Line::Task(c), Access::Write);
                 f.sum_exec.store(f.sum_exec.load(Relaxed) + delta, Relaxed);
-                let dv = calc_delta_fair(delta, f.weight.load(Relaxed));
-                f.vruntime.store(f.vruntime.load(Relaxed).saturating_add(dv), Relaxed);
+                if !self.is_rt(c) {
+                    let dv = calc_delta_fair(delta, f.weight.load(Relaxed));
+                    f.vruntime.store(f.vruntime.load(Relaxed).saturating_add(dv), Relaxed);
+                }
                 f.exec_start.store(now, Relaxed);
             }
         }
@@ -449,8 +475,9 @@ impl<P: Platform> Fair<P> {
     /// `update_min_vruntime`: the smaller of the running task's and the leftmost's
     /// vruntime, never moving backwards.
     fn update_min_vruntime(&self, rq: &mut Runqueue) {
-        let curr = rq.curr.map(|c| self.vruntime(c));
-        let left = rq.tree.first().map(|&(v, _)| v);
+        // Real-time keys are not virtual time: only fair tasks move the clock.
+        let curr = rq.curr.filter(|&c| !self.is_rt(c)).map(|c| self.vruntime(c));
+        let left = rq.tree.range((FAIR_EPOCH, 0)..).next().map(|&(v, _)| v);
         let v = match (curr, left) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,
@@ -503,7 +530,9 @@ impl<P: Platform> Fair<P> {
         p.touch(Line::Task(t), Access::Write);
         let f = self.task(t);
         let w = f.weight.load(Relaxed);
-        let v = if forked {
+        let v = if self.is_rt(t) {
+            self.rt_key(t)
+        } else if forked {
             // START_DEBIT: one slice behind, in virtual time.
             rq.min_vruntime.saturating_add(calc_delta_fair(self.slice(w, rq.load + w), w))
         } else {
@@ -528,7 +557,10 @@ impl<P: Platform> Fair<P> {
             None => p.resched(rq.cpu),
             Some(c) if c != t => {
                 p.touch(Line::Task(c), Access::Read);
-                if self.vruntime(c) > self.vruntime(t).saturating_add(self.cfg.wakeup_granularity) {
+                // A real-time task preempts a fair one at once (its key is far below any
+                // vruntime) and is never preempted by a fair one (the reverse holds).
+                let gran = if self.is_rt(t) { 0 } else { self.cfg.wakeup_granularity };
+                if self.vruntime(c) > self.vruntime(t).saturating_add(gran) {
                     self.wakeup_preemptions.fetch_add(1, Relaxed);
                     p.resched(rq.cpu);
                 }
@@ -639,8 +671,10 @@ impl<P: Platform> Fair<P> {
         self.tree_remove(p, there, t);
         self.account_sub(there, t);
         self.update_min_vruntime(there);
-        let v = here.min_vruntime as i128 + lag;
-        f.vruntime.store(v.clamp(0, u64::MAX as i128) as u64, Relaxed);
+        if !self.is_rt(t) {
+            let v = here.min_vruntime as i128 + lag;
+            f.vruntime.store(v.clamp(FAIR_EPOCH as i128, u64::MAX as i128) as u64, Relaxed);
+        }
         self.account_add(here, t);
         self.tree_insert(p, here, t);
         self.update_min_vruntime(here);
@@ -810,7 +844,7 @@ impl<P: Platform> Policy<P> for Fair<P> {
         self.common.tasks.init(id, params, cpu, 0);
         let f = self.task(id);
         f.weight.store(nice_to_weight(params.nice), Relaxed);
-        f.vruntime.store(0, Relaxed);
+        f.vruntime.store(if params.class.is_rt() { rt_key(params.rt_priority) } else { FAIR_EPOCH }, Relaxed);
         f.sum_exec.store(0, Relaxed);
         f.prev_sum_exec.store(0, Relaxed);
         f.exec_start.store(0, Relaxed);
@@ -893,6 +927,9 @@ impl<P: Platform> Policy<P> for Fair<P> {
             }
             self.update_curr(p, rq);
             let Some(&left) = rq.tree.first() else { return false };
+            if self.is_rt(t) {
+                return false; // SCHED_FIFO: runs until it blocks or yields.
+            }
             p.charge(Work::Recalc);
             let f = self.task(t);
             let ran = f.sum_exec.load(Relaxed) - f.prev_sum_exec.load(Relaxed);

@@ -1160,6 +1160,10 @@ impl<P: Platform> Policy<P> for O1<P> {
             }
             self.enqueue(p, rq, curr, which);
         });
+        // 2002's `sys_sched_yield` ends in `schedule()` unconditionally; the engines
+        // call it when asked (without this, a yield under o1 did nothing in the
+        // simulator until the next tick).
+        p.resched(p.this_cpu());
     }
 
     fn nr_queues(&self) -> usize {
