@@ -117,19 +117,7 @@ impl<'w> Engine<'w> {
             ops.extend_from_slice(&p.ops);
         }
         prog_start.push(ops.len() as u32);
-        // Roles in order of first appearance (deterministic, no hashing order).
-        let mut roles: Vec<String> = Vec::new();
-        let role_of = w
-            .programs
-            .iter()
-            .map(|p| match roles.iter().position(|r| *r == p.role) {
-                Some(i) => i as u32,
-                None => {
-                    roles.push(p.role.clone());
-                    roles.len() as u32 - 1
-                }
-            })
-            .collect();
+        let (roles, role_of) = w.roles();
         let mut bind_cpu = vec![NONE; w.programs.len()];
         if m.irq_affinity {
             for &(prog, line) in &w.bound {

@@ -64,7 +64,7 @@ struct Ctx {
     live: AtomicU64,
     done: async_channel::Sender<()>,
     /// Role index of each program, and per role: tasks, longest spawn → first poll.
-    role_of: Vec<usize>,
+    role_of: Vec<u32>,
     roles: Vec<String>,
     role_tasks: Vec<AtomicU64>,
     role_max_ns: Vec<AtomicU64>,
@@ -98,18 +98,7 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
     w.validate()?;
     let (tx, rx): (Vec<_>, Vec<_>) = (0..w.channels).map(|_| async_channel::unbounded::<()>()).unzip();
     let (done_tx, done_rx) = async_channel::bounded(1);
-    let mut roles: Vec<String> = Vec::new();
-    let role_of = w
-        .programs
-        .iter()
-        .map(|p| match roles.iter().position(|r| *r == p.role) {
-            Some(i) => i,
-            None => {
-                roles.push(p.role.clone());
-                roles.len() - 1
-            }
-        })
-        .collect();
+    let (roles, role_of) = w.roles();
     let ctx = Arc::new(Ctx {
         w: w.clone(),
         tx,
@@ -175,7 +164,7 @@ fn interpret(
     spawned_at: Instant,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
-        let role = ctx.role_of[prog as usize];
+        let role = ctx.role_of[prog as usize] as usize;
         ctx.role_tasks[role].fetch_add(1, Relaxed);
         ctx.role_max_ns[role].fetch_max(spawned_at.elapsed().as_nanos() as u64, Relaxed);
         let mut last_send = Instant::now();

@@ -97,3 +97,24 @@ pub struct Workload {
     /// that line's interrupts are delivered; otherwise the tasks may run anywhere.
     pub bound: Vec<(ProgId, u32)>,
 }
+
+impl Workload {
+    /// The distinct program roles in order of first appearance, and each program's
+    /// index among them: how the engines group what they measure per role
+    /// (deterministic, no hashing order).
+    pub fn roles(&self) -> (Vec<String>, Vec<u32>) {
+        let mut roles: Vec<String> = Vec::new();
+        let role_of = self
+            .programs
+            .iter()
+            .map(|p| match roles.iter().position(|r| *r == p.role) {
+                Some(i) => i as u32,
+                None => {
+                    roles.push(p.role.clone());
+                    roles.len() as u32 - 1
+                }
+            })
+            .collect();
+        (roles, role_of)
+    }
+}
