@@ -3,6 +3,8 @@
 //! wake-up and tick preemption, yield, sleeper credit, idle and periodic balancing,
 //! `cpus_allowed`.
 
+mod common;
+use common::{check, sched, wake};
 use schedlab_core::cpu::CpuId;
 use schedlab_core::policies::fair::{self, calc_delta_fair, nice_to_weight, Fair, FairConfig, FAIR_EPOCH};
 use schedlab_core::{BuildEnv, CpuMask, NullPlatform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
@@ -22,12 +24,6 @@ fn nice(n: i8) -> TaskParams {
     TaskParams { nice: n, ..TaskParams::default() }
 }
 
-fn check(pol: &Fair<NullPlatform>) {
-    if let Err(e) = pol.check_invariants() {
-        panic!("fair invariant violated: {e}");
-    }
-}
-
 /// Fork `id` on `cpu` and wake it (`sync`: on the forking CPU, no placement);
 /// returns the reschedule requests.
 fn fork(
@@ -38,33 +34,7 @@ fn fork(
     params: &TaskParams,
     sync: bool,
 ) -> Vec<CpuId> {
-    p.cpu = cpu;
-    p.take_resched();
-    pol.task_new(p, id, params, None);
-    pol.wake_up(p, id, sync);
-    check(pol);
-    p.take_resched()
-}
-
-fn wake(pol: &Fair<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, id: TaskId) -> Vec<CpuId> {
-    p.cpu = cpu;
-    p.take_resched();
-    pol.wake_up(p, id, false);
-    check(pol);
-    p.take_resched()
-}
-
-fn sched(
-    pol: &Fair<NullPlatform>,
-    p: &mut NullPlatform,
-    cpu: CpuId,
-    prev: Option<TaskId>,
-    state: PrevState,
-) -> Option<TaskId> {
-    p.cpu = cpu;
-    let next = pol.schedule(p, prev, state);
-    check(pol);
-    next
+    common::fork_wake(pol, p, cpu, id, params, None, sync)
 }
 
 fn now(p: &NullPlatform) -> u64 {

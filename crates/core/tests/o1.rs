@@ -2,6 +2,8 @@
 //! arithmetic against the 2002 tables, and each mechanism driven through the `Policy`
 //! interface with a hand-set clock (HZ = 100: one jiffy is 10 ms).
 
+mod common;
+use common::{check, sched};
 use schedlab_core::cpu::CpuId;
 use schedlab_core::policies::o1::{self, nice_to_prio, rt_prio, ArrayKind, O1Config, Span, Tunables, O1};
 use schedlab_core::{
@@ -32,25 +34,7 @@ fn fork(
     params: &TaskParams,
     parent: Option<TaskId>,
 ) -> Vec<CpuId> {
-    p.cpu = cpu;
-    p.take_resched();
-    pol.task_new(p, id, params, parent);
-    pol.wake_up(p, id, false);
-    check(pol);
-    p.take_resched()
-}
-
-fn sched(
-    pol: &O1<NullPlatform>,
-    p: &mut NullPlatform,
-    cpu: CpuId,
-    prev: Option<TaskId>,
-    state: PrevState,
-) -> Option<TaskId> {
-    p.cpu = cpu;
-    let next = pol.schedule(p, prev, state);
-    check(pol);
-    next
+    common::fork_wake(pol, p, cpu, id, params, parent, false)
 }
 
 /// Advance the clock one jiffy and tick `cpu` running `curr`; returns need_resched.
@@ -70,12 +54,6 @@ fn run_slice(pol: &O1<NullPlatform>, p: &mut NullPlatform, cpu: CpuId, curr: Tas
         assert!(n < 1000, "slice never ends");
     }
     n
-}
-
-fn check(pol: &O1<NullPlatform>) {
-    if let Err(e) = pol.check_invariants() {
-        panic!("o1 invariant violated: {e}");
-    }
 }
 
 fn queued(pol: &O1<NullPlatform>, t: TaskId) -> Option<(CpuId, ArrayKind)> {

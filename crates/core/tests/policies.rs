@@ -1,6 +1,8 @@
 //! Behavioural tests of DSS and MQS against the 2.4 / 2.5.0-MQ semantics of spec §1.1
 //! and §1.2, driven through the `Policy` interface on the zero-cost `NullPlatform`.
 
+mod common;
+use common::{check, sched};
 use schedlab_core::cpu::CpuId;
 use schedlab_core::goodness::{nice_to_ticks, MIN_GOODNESS};
 use schedlab_core::policies::dss::Dss;
@@ -53,26 +55,6 @@ fn spawn<P: Policy<NullPlatform> + ?Sized>(
     pol.wake_up(p, id, sync);
     check(pol);
     p.take_resched()
-}
-
-/// `schedule()` on `cpu`, with the invariants checked afterwards.
-fn sched<P: Policy<NullPlatform> + ?Sized>(
-    pol: &P,
-    p: &mut NullPlatform,
-    cpu: CpuId,
-    prev: Option<TaskId>,
-    state: PrevState,
-) -> Option<TaskId> {
-    p.cpu = cpu;
-    let next = pol.schedule(p, prev, state);
-    check(pol);
-    next
-}
-
-fn check<P: Policy<NullPlatform> + ?Sized>(pol: &P) {
-    if let Err(e) = pol.check_invariants() {
-        panic!("{} invariant violated: {e}", pol.name());
-    }
 }
 
 // ---------------------------------------------------------------- DSS ------------
