@@ -13,8 +13,19 @@
 //! copy and which one (if any) holds it modified. A read that misses is served by the
 //! modified copy's cache (cache-to-cache transfer) or by memory on the line's home
 //! node (node 0: the kernel of the NUMA study kept its data there); a write to a line
-//! others hold invalidates them. Capacity and set conflicts are not modelled yet; every
-//! task's line has its 8 KB-aligned task-structure address ready for that model.
+//! others hold invalidates them.
+//!
+//! On top of coherence, each CPU has a private set-associative L2 ([`L2Cache`]: size,
+//! ways and line size from the machine, true LRU by small stamps, ways scanned
+//! linearly). A line is present in a CPU's cache only while that CPU is among its
+//! sharers; filling a set evicts its least recently used way, which removes the CPU
+//! from that line's sharers (and, if it held the line modified, is a write-back). So a
+//! line can miss because another CPU took it (coherence) or because it was evicted
+//! (capacity or set conflict). Every line has an address in the kernel's layout
+//! ([`line_addr`](SimPlatform::line_addr)): a task's scheduler-hot line at offset
+//! [`TASK_HOT_OFFSET`] of its 8 KB-aligned block, run queues and per-CPU data in
+//! kernel data at [`KDATA_BASE`]. Memory traffic is counted as bus transactions
+//! ([`BusStats`]).
 
 use crate::cost::CostModel;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
@@ -57,6 +68,44 @@ pub const TASK_BASE: u64 = 0xC100_0000;
 /// Task structure + kernel stack block: 8 KB, 8 KB-aligned.
 pub const TASK_BLOCK: u64 = 8192;
 
+/// Offset of the scheduler-hot fields (state, counter, priority, run-list links,
+/// has_cpu, processor) inside `struct task_struct` of 2.4 on i386: the line at 0x30
+/// (after `state`, `flags`, `sigpending`, `addr_limit`, `exec_domain`, `need_resched`,
+/// `ptrace`, `lock_depth`; the run-list and `counter`/`nice` fields follow).
+pub const TASK_HOT_OFFSET: u64 = 0x30;
+/// Kernel static data (run queues then per-CPU data): each object on its own 128-byte
+/// slot (`____cacheline_aligned` for the largest line of the modelled machines).
+pub const KDATA_BASE: u64 = 0xC030_0000;
+/// Slot of one kernel-data object.
+pub const KDATA_SLOT: u64 = 128;
+
+/// Line classes of [`BusStats`].
+pub const CLASS_TASK: usize = 0;
+pub const CLASS_SCHED: usize = 1;
+pub const CLASS_WORKLOAD: usize = 2;
+/// Kinds of bus transactions.
+pub const KIND_READ_MISS: usize = 0;
+pub const KIND_RFO: usize = 1;
+pub const KIND_WRITEBACK: usize = 2;
+pub const KIND_C2C: usize = 3;
+
+/// Bus transactions, `by[class][kind]`, and the run-queue-walk counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BusStats {
+    pub by: [[u64; 4]; 3],
+    /// Reads of task lines made while a lock is held, and how many missed in L2.
+    pub locked_task_reads: u64,
+    pub locked_task_misses: u64,
+}
+
+/// One CPU's private L2: `sets × ways` tags (line index + 1; 0 = empty) and LRU stamps.
+#[derive(Debug)]
+struct L2Cache {
+    tags: Vec<u32>,
+    stamps: Vec<u32>,
+    clock: u32,
+}
+
 /// The platform for one simulation.
 pub struct SimPlatform {
     cpu: Cell<CpuId>,
@@ -70,14 +119,39 @@ pub struct SimPlatform {
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
+    caches: RefCell<Vec<L2Cache>>,
+    ways: usize,
+    set_mask: u64,
+    line_shift: u32,
+    /// Set index of every line (fixed by its address).
+    line_set: Vec<u32>,
+    bus: RefCell<BusStats>,
+    locks_held: Cell<u32>,
 }
 
 impl SimPlatform {
-    pub fn new(cost: CostModel, node_of: Vec<usize>, task_capacity: usize) -> SimPlatform {
+    /// A platform with one L2 per CPU of `l2_kb` KB, `l2_assoc` ways and
+    /// `line_bytes`-byte lines (validated by [`crate::Machine::validate`]).
+    pub fn new(
+        cost: CostModel,
+        node_of: Vec<usize>,
+        task_capacity: usize,
+        l2_kb: u32,
+        l2_assoc: u32,
+        line_bytes: u32,
+    ) -> SimPlatform {
         let ncpus = node_of.len();
         // Queue lines: enough for one run queue per CPU plus a global one.
         let queue_lines = ncpus + 1;
         let nlines = task_capacity + queue_lines + ncpus;
+        let ways = l2_assoc.max(1) as usize;
+        let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
+        let line_shift = line_bytes.max(1).trailing_zeros();
+        let set_mask = sets.next_power_of_two() - 1;
+        let cache = || L2Cache { tags: vec![0; sets as usize * ways], stamps: vec![0; sets as usize * ways], clock: 0 };
+        let line_set = (0..nlines)
+            .map(|i| ((Self::addr_of(i, task_capacity, queue_lines) >> line_shift) & set_mask) as u32)
+            .collect();
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
@@ -89,6 +163,103 @@ impl SimPlatform {
             queue_lines,
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
+            caches: RefCell::new((0..ncpus).map(|_| cache()).collect()),
+            ways,
+            set_mask,
+            line_shift,
+            line_set,
+            bus: RefCell::new(BusStats::default()),
+            locks_held: Cell::new(0),
+        }
+    }
+
+    /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
+    /// of their 8 KB block, then run queues and per-CPU data in kernel data.
+    fn addr_of(i: usize, task_lines: usize, queue_lines: usize) -> u64 {
+        if i < task_lines {
+            TASK_BASE + i as u64 * TASK_BLOCK + TASK_HOT_OFFSET
+        } else {
+            let k = (i - task_lines) as u64;
+            let _ = queue_lines; // queues first, then per-CPU data, in one array of slots
+            KDATA_BASE + k * KDATA_SLOT
+        }
+    }
+    /// Address of a line in the kernel's layout.
+    pub fn line_addr(&self, line: Line) -> u64 {
+        Self::addr_of(self.line_index(line), self.task_lines, self.queue_lines)
+    }
+    /// L2 set a line maps to.
+    pub fn line_set_of(&self, line: Line) -> u64 {
+        (self.line_addr(line) >> self.line_shift) & self.set_mask
+    }
+    pub fn bus_stats(&self) -> BusStats {
+        self.bus.borrow().clone()
+    }
+
+    /// Mark line `idx` most recently used in `cpu`'s cache, filling (and evicting
+    /// the LRU way) if it is not there. Returns nothing; eviction updates coherence.
+    #[inline]
+    fn cache_use(&self, cpu: CpuId, idx: usize, fill: bool) {
+        let mut caches = self.caches.borrow_mut();
+        let c = &mut caches[cpu];
+        c.clock = c.clock.wrapping_add(1);
+        if c.clock == 0 {
+            // Stamps wrapped: restart them all (order within a set is kept coarsely).
+            c.stamps.iter_mut().for_each(|s| *s = 0);
+            c.clock = 1;
+        }
+        let base = self.line_set[idx] as usize * self.ways;
+        let tag = idx as u32 + 1;
+        let set = &mut c.tags[base..base + self.ways];
+        if let Some(w) = set.iter().position(|&t| t == tag) {
+            c.stamps[base + w] = c.clock;
+            return;
+        }
+        if !fill {
+            return;
+        }
+        let me = 1u64 << cpu;
+        // Victim: an empty way, a way whose line this CPU no longer holds (invalidated),
+        // else the least recently used.
+        let mut victim = 0;
+        let mut best = u64::MAX;
+        for w in 0..self.ways {
+            let t = set[w];
+            let key = if t == 0 || self.lines[t as usize - 1].get().sharers & me == 0 {
+                0
+            } else {
+                c.stamps[base + w] as u64 + 1
+            };
+            if key < best {
+                best = key;
+                victim = w;
+                if key == 0 {
+                    break;
+                }
+            }
+        }
+        let old = set[victim];
+        set[victim] = tag;
+        c.stamps[base + victim] = c.clock;
+        if old != 0 && best != 0 {
+            let oi = old as usize - 1;
+            let cell = &self.lines[oi];
+            let mut st = cell.get();
+            st.sharers &= !me;
+            if st.dirty as usize == cpu {
+                st.dirty = NO_OWNER;
+                self.bus.borrow_mut().by[self.class_of(oi)][KIND_WRITEBACK] += 1;
+            }
+            cell.set(st);
+        }
+    }
+
+    #[inline]
+    fn class_of(&self, idx: usize) -> usize {
+        if idx < self.task_lines {
+            CLASS_TASK
+        } else {
+            CLASS_SCHED
         }
     }
 
@@ -141,13 +312,16 @@ impl SimPlatform {
     /// Latency of `cpu` accessing a line in state `st` that it does not hit in
     /// its own cache, and the new state. (Hits are handled inline in `touch`.)
     #[inline(never)]
-    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access) -> u64 {
+    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
-        let miss = |st: &LineState| -> u64 {
+        let miss = |st: &LineState, kind: usize| -> u64 {
+            let mut bus = self.bus.borrow_mut();
             if st.dirty != NO_OWNER && st.dirty as usize != cpu {
+                bus.by[class][KIND_C2C] += 1;
                 self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
             } else {
+                bus.by[class][kind] += 1;
                 self.cost.memory_ns(0, node)
             }
         };
@@ -156,7 +330,7 @@ impl SimPlatform {
                 if st.sharers & me != 0 {
                     return self.cost.l2_hit_ns;
                 }
-                let ns = miss(st);
+                let ns = miss(st, KIND_READ_MISS);
                 st.sharers |= me;
                 st.dirty = NO_OWNER;
                 ns
@@ -166,6 +340,7 @@ impl SimPlatform {
                     self.cost.l2_hit_ns
                 } else if st.sharers & me != 0 {
                     // Upgrade: invalidate the other sharers; the farthest one sets the latency.
+                    self.bus.borrow_mut().by[class][KIND_RFO] += 1;
                     let mut worst = 0;
                     let mut others = st.sharers & !me;
                     while others != 0 {
@@ -175,7 +350,7 @@ impl SimPlatform {
                     }
                     worst
                 } else {
-                    miss(st)
+                    miss(st, KIND_RFO)
                 };
                 st.sharers = me;
                 st.dirty = cpu as u8;
@@ -212,6 +387,7 @@ impl SimPlatform {
         l.last_cpu = Some(cpu);
         // Mark busy until released (a nested acquire by another call sees it held).
         l.free_at = u64::MAX;
+        self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
         true
     }
@@ -224,6 +400,7 @@ impl SimPlatform {
         l.stats.hold_total_ns += hold;
         l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
         l.free_at = now;
+        self.locks_held.set(self.locks_held.get().saturating_sub(1));
     }
 }
 
@@ -299,7 +476,8 @@ impl Platform for SimPlatform {
     }
     #[inline]
     fn touch(&self, line: Line, access: Access) {
-        let cell = &self.lines[self.line_index(line)];
+        let idx = self.line_index(line);
+        let cell = &self.lines[idx];
         let mut st = cell.get();
         let cpu = self.cpu.get();
         let me = 1u64 << cpu;
@@ -308,11 +486,23 @@ impl Platform for SimPlatform {
             Access::Read => st.sharers & me != 0,
             Access::Write => st.dirty as usize == cpu,
         };
+        let walk = idx < self.task_lines && access == Access::Read && self.locks_held.get() != 0;
         let ns = if hit {
+            if walk {
+                self.bus.borrow_mut().locked_task_reads += 1;
+            }
+            self.cache_use(cpu, idx, false);
             self.cost.l2_hit_ns
         } else {
-            let ns = self.access(&mut st, cpu, access);
+            let had = st.sharers & me != 0;
+            let ns = self.access(&mut st, cpu, access, self.class_of(idx));
             cell.set(st);
+            if walk {
+                let mut b = self.bus.borrow_mut();
+                b.locked_task_reads += 1;
+                b.locked_task_misses += 1;
+            }
+            self.cache_use(cpu, idx, !had);
             ns
         };
         self.advance(ns);
@@ -330,7 +520,7 @@ mod tests {
 
     fn plat(machine: &str) -> SimPlatform {
         let m = Machine::preset(machine).unwrap();
-        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16)
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16, m.l2_kb, m.l2_assoc, m.line_bytes)
     }
 
     #[test]
