@@ -520,7 +520,7 @@ mod tests {
 
     fn plat(machine: &str) -> SimPlatform {
         let m = Machine::preset(machine).unwrap();
-        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16, m.l2_kb, m.l2_assoc, m.line_bytes)
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes)
     }
 
     #[test]
@@ -559,5 +559,61 @@ mod tests {
         p.begin(0, 0); // upgrade invalidates the node-1 copy
         p.touch(Line::Task(3), Access::Write);
         assert_eq!(p.cursor(), 2500);
+    }
+
+    #[test]
+    fn set_conflicts_evict_and_write_back() {
+        // smp-8: 2 MB, 4-way, 32-byte lines = 16384 sets spanning 512 KB: the hot lines of
+        // 8 KB-aligned blocks fall into only 64 sets, so every 64th task shares one.
+        let p = plat("smp-8");
+        let s0 = p.line_set_of(Line::Task(0));
+        let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
+        assert_eq!(same, [0, 64, 128, 192, 256, 320, 384, 448]);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        // Dirty them all, then walk twice under the lock: more lines than ways in one
+        // set, so LRU misses on every read of the walk.
+        for &t in &same {
+            p.touch(Line::Task(t), Access::Write);
+        }
+        let wb = p.bus_stats().by[CLASS_TASK][KIND_WRITEBACK];
+        assert_eq!(wb as usize, same.len() - 4, "each dirty eviction is a write-back");
+        l.with(&p, |_| {
+            for _ in 0..2 {
+                for &t in &same {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b = p.bus_stats();
+        assert_eq!(b.locked_task_reads, 2 * same.len() as u64);
+        assert_eq!(b.locked_task_misses, b.locked_task_reads);
+        // Four of them fit: those hit.
+        p.begin(1, 0);
+        let l2 = p.new_lock("rq2", ());
+        l2.with(&p, |_| {
+            for _ in 0..3 {
+                for &t in &same[..4] {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b2 = p.bus_stats();
+        assert_eq!(b2.locked_task_misses - b.locked_task_misses, 4, "only the first walk misses");
+    }
+
+    #[test]
+    fn eviction_removes_sharer() {
+        let p = plat("smp-8");
+        let s0 = p.line_set_of(Line::Task(0));
+        let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
+        p.begin(0, 0);
+        for &t in &same {
+            p.touch(Line::Task(t), Access::Read);
+        }
+        // The first was evicted: reading it again goes to memory.
+        let before = p.cursor();
+        p.touch(Line::Task(same[0]), Access::Read);
+        assert_eq!(p.cursor() - before, p.cost.memory_ns(0, 0));
     }
 }
