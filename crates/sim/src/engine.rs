@@ -113,7 +113,15 @@ impl<'w> Engine<'w> {
         }
         prog_start.push(ops.len() as u32);
         let capacity = w.expected_tasks.max(1) as usize;
-        let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity, m.l2_kb, m.l2_assoc, m.line_bytes);
+        let plat = SimPlatform::new(
+            CostModel::new(m),
+            m.node_of.clone(),
+            capacity,
+            m.l2_kb,
+            m.l2_assoc,
+            m.line_bytes,
+            spec.colours(),
+        );
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;

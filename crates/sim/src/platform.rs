@@ -125,6 +125,8 @@ pub struct SimPlatform {
     line_shift: u32,
     /// Set index of every line (fixed by its address).
     line_set: Vec<u32>,
+    colours: u32,
+    line_bytes: u32,
     bus: RefCell<BusStats>,
     locks_held: Cell<u32>,
 }
@@ -139,6 +141,7 @@ impl SimPlatform {
         l2_kb: u32,
         l2_assoc: u32,
         line_bytes: u32,
+        colours: u32,
     ) -> SimPlatform {
         let ncpus = node_of.len();
         // Queue lines: enough for one run queue per CPU plus a global one.
@@ -150,7 +153,7 @@ impl SimPlatform {
         let set_mask = sets.next_power_of_two() - 1;
         let cache = || L2Cache { tags: vec![0; sets as usize * ways], stamps: vec![0; sets as usize * ways], clock: 0 };
         let line_set = (0..nlines)
-            .map(|i| ((Self::addr_of(i, task_capacity, queue_lines) >> line_shift) & set_mask) as u32)
+            .map(|i| ((Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask) as u32)
             .collect();
         SimPlatform {
             cpu: Cell::new(0),
@@ -168,25 +171,29 @@ impl SimPlatform {
             set_mask,
             line_shift,
             line_set,
+            colours,
+            line_bytes,
             bus: RefCell::new(BusStats::default()),
             locks_held: Cell::new(0),
         }
     }
 
     /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
-    /// of their 8 KB block, then run queues and per-CPU data in kernel data.
-    fn addr_of(i: usize, task_lines: usize, queue_lines: usize) -> u64 {
+    /// of their 8 KB block, shifted by `colour × line_bytes` with
+    /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
+    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data.
+    fn addr_of(i: usize, task_lines: usize, colours: u32, line_bytes: u32) -> u64 {
         if i < task_lines {
-            TASK_BASE + i as u64 * TASK_BLOCK + TASK_HOT_OFFSET
+            let block = TASK_BASE + i as u64 * TASK_BLOCK;
+            let colour = (block >> 13) & (colours.max(1) as u64 - 1);
+            block + TASK_HOT_OFFSET + colour * line_bytes as u64
         } else {
-            let k = (i - task_lines) as u64;
-            let _ = queue_lines; // queues first, then per-CPU data, in one array of slots
-            KDATA_BASE + k * KDATA_SLOT
+            KDATA_BASE + (i - task_lines) as u64 * KDATA_SLOT
         }
     }
     /// Address of a line in the kernel's layout.
     pub fn line_addr(&self, line: Line) -> u64 {
-        Self::addr_of(self.line_index(line), self.task_lines, self.queue_lines)
+        Self::addr_of(self.line_index(line), self.task_lines, self.colours, self.line_bytes)
     }
     /// L2 set a line maps to.
     pub fn line_set_of(&self, line: Line) -> u64 {
@@ -520,7 +527,7 @@ mod tests {
 
     fn plat(machine: &str) -> SimPlatform {
         let m = Machine::preset(machine).unwrap();
-        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes)
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
     #[test]
@@ -615,5 +622,30 @@ mod tests {
         let before = p.cursor();
         p.touch(Line::Task(same[0]), Access::Read);
         assert_eq!(p.cursor() - before, p.cost.memory_ns(0, 0));
+    }
+
+    #[test]
+    fn colours_spread_conflicting_hot_lines() {
+        // numa-4x4: 512 KB 4-way, 32-byte lines: sets span 128 KB, so every 16th block
+        // shares a set. The colour (address bits 13..17) differs in bit 17 between
+        // task k·16 and (k+1)·16: two sets of four, which fit.
+        let m = Machine::preset("numa-4x4").unwrap();
+        let mk =
+            |c| SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, c);
+        let walk: Vec<u32> = (0..8).map(|k| k * 16).collect();
+        let vanilla = mk(1);
+        assert!(walk.iter().all(|&t| vanilla.line_set_of(Line::Task(t)) == vanilla.line_set_of(Line::Task(0))));
+        let p = mk(32);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        l.with(&p, |_| {
+            for _ in 0..3 {
+                for &t in &walk {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b = p.bus_stats();
+        assert_eq!((b.locked_task_reads, b.locked_task_misses), (24, 8), "only the cold walk misses");
     }
 }
