@@ -98,14 +98,6 @@ pub struct BusStats {
     pub locked_task_misses: u64,
 }
 
-/// One CPU's private L2: `sets × ways` tags (line index + 1; 0 = empty) and LRU stamps.
-#[derive(Debug)]
-struct L2Cache {
-    tags: Vec<u32>,
-    stamps: Vec<u32>,
-    clock: u32,
-}
-
 /// The platform for one simulation.
 pub struct SimPlatform {
     cpu: Cell<CpuId>,
@@ -119,7 +111,10 @@ pub struct SimPlatform {
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
-    caches: RefCell<Vec<L2Cache>>,
+    /// Every CPU's L2, `[cpu][set][way]` flat: line index + 1 (0 = empty), most
+    /// recently used way first.
+    tags: Vec<Cell<u32>>,
+    nsets: usize,
     ways: usize,
     set_mask: u64,
     line_shift: u32,
@@ -127,7 +122,10 @@ pub struct SimPlatform {
     line_set: Vec<u32>,
     colours: u32,
     line_bytes: u32,
-    bus: RefCell<BusStats>,
+    /// Bus transactions, `[class * 4 + kind]`.
+    bus: Vec<Cell<u64>>,
+    walk_reads: Cell<u64>,
+    walk_misses: Cell<u64>,
     locks_held: Cell<u32>,
 }
 
@@ -151,7 +149,6 @@ impl SimPlatform {
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
         let set_mask = sets.next_power_of_two() - 1;
-        let cache = || L2Cache { tags: vec![0; sets as usize * ways], stamps: vec![0; sets as usize * ways], clock: 0 };
         let line_set = (0..nlines)
             .map(|i| ((Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask) as u32)
             .collect();
@@ -166,14 +163,17 @@ impl SimPlatform {
             queue_lines,
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
-            caches: RefCell::new((0..ncpus).map(|_| cache()).collect()),
+            tags: vec![Cell::new(0); ncpus * sets as usize * ways],
+            nsets: sets as usize,
             ways,
             set_mask,
             line_shift,
             line_set,
             colours,
             line_bytes,
-            bus: RefCell::new(BusStats::default()),
+            bus: vec![Cell::new(0); 12],
+            walk_reads: Cell::new(0),
+            walk_misses: Cell::new(0),
             locks_held: Cell::new(0),
         }
     }
@@ -200,65 +200,63 @@ impl SimPlatform {
         (self.line_addr(line) >> self.line_shift) & self.set_mask
     }
     pub fn bus_stats(&self) -> BusStats {
-        self.bus.borrow().clone()
+        let mut b = BusStats {
+            locked_task_reads: self.walk_reads.get(),
+            locked_task_misses: self.walk_misses.get(),
+            ..BusStats::default()
+        };
+        for (i, c) in self.bus.iter().enumerate() {
+            b.by[i / 4][i % 4] = c.get();
+        }
+        b
     }
 
-    /// Mark line `idx` most recently used in `cpu`'s cache, filling (and evicting
-    /// the LRU way) if it is not there. Returns nothing; eviction updates coherence.
+    /// Make line `idx` most recently used in `cpu`'s cache (move-to-front: each set's
+    /// ways are kept in recency order), filling it if `fill` and it is not there; the
+    /// victim is an empty way, a way whose line this CPU no longer holds, else the LRU
+    /// way, whose eviction drops this CPU from its sharers (a write-back if dirty).
     #[inline]
     fn cache_use(&self, cpu: CpuId, idx: usize, fill: bool) {
-        let mut caches = self.caches.borrow_mut();
-        let c = &mut caches[cpu];
-        c.clock = c.clock.wrapping_add(1);
-        if c.clock == 0 {
-            // Stamps wrapped: restart them all (order within a set is kept coarsely).
-            c.stamps.iter_mut().for_each(|s| *s = 0);
-            c.clock = 1;
-        }
-        let base = self.line_set[idx] as usize * self.ways;
+        let base = (cpu * self.nsets + self.line_set[idx] as usize) * self.ways;
+        let set = &self.tags[base..base + self.ways];
         let tag = idx as u32 + 1;
-        let set = &mut c.tags[base..base + self.ways];
-        if let Some(w) = set.iter().position(|&t| t == tag) {
-            c.stamps[base + w] = c.clock;
+        if set[0].get() == tag {
             return;
         }
-        if !fill {
-            return;
-        }
-        let me = 1u64 << cpu;
-        // Victim: an empty way, a way whose line this CPU no longer holds (invalidated),
-        // else the least recently used.
-        let mut victim = 0;
-        let mut best = u64::MAX;
-        for w in 0..self.ways {
-            let t = set[w];
-            let key = if t == 0 || self.lines[t as usize - 1].get().sharers & me == 0 {
-                0
-            } else {
-                c.stamps[base + w] as u64 + 1
-            };
-            if key < best {
-                best = key;
-                victim = w;
-                if key == 0 {
-                    break;
+        let pos = match set.iter().position(|t| t.get() == tag) {
+            Some(p) => p,
+            None if !fill => return,
+            None => {
+                let me = 1u64 << cpu;
+                let stale = set.iter().position(|t| {
+                    let t = t.get();
+                    t == 0 || self.lines[t as usize - 1].get().sharers & me == 0
+                });
+                let victim = stale.unwrap_or(self.ways - 1);
+                if stale.is_none() {
+                    let oi = set[victim].get() as usize - 1;
+                    let cell = &self.lines[oi];
+                    let mut st = cell.get();
+                    st.sharers &= !me;
+                    if st.dirty as usize == cpu {
+                        st.dirty = NO_OWNER;
+                        self.count(self.class_of(oi), KIND_WRITEBACK);
+                    }
+                    cell.set(st);
                 }
+                victim
             }
+        };
+        for w in (1..=pos).rev() {
+            set[w].set(set[w - 1].get());
         }
-        let old = set[victim];
-        set[victim] = tag;
-        c.stamps[base + victim] = c.clock;
-        if old != 0 && best != 0 {
-            let oi = old as usize - 1;
-            let cell = &self.lines[oi];
-            let mut st = cell.get();
-            st.sharers &= !me;
-            if st.dirty as usize == cpu {
-                st.dirty = NO_OWNER;
-                self.bus.borrow_mut().by[self.class_of(oi)][KIND_WRITEBACK] += 1;
-            }
-            cell.set(st);
-        }
+        set[0].set(tag);
+    }
+
+    #[inline]
+    fn count(&self, class: usize, kind: usize) {
+        let c = &self.bus[class * 4 + kind];
+        c.set(c.get() + 1);
     }
 
     #[inline]
@@ -323,12 +321,11 @@ impl SimPlatform {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
         let miss = |st: &LineState, kind: usize| -> u64 {
-            let mut bus = self.bus.borrow_mut();
             if st.dirty != NO_OWNER && st.dirty as usize != cpu {
-                bus.by[class][KIND_C2C] += 1;
+                self.count(class, KIND_C2C);
                 self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
             } else {
-                bus.by[class][kind] += 1;
+                self.count(class, kind);
                 self.cost.memory_ns(0, node)
             }
         };
@@ -347,7 +344,7 @@ impl SimPlatform {
                     self.cost.l2_hit_ns
                 } else if st.sharers & me != 0 {
                     // Upgrade: invalidate the other sharers; the farthest one sets the latency.
-                    self.bus.borrow_mut().by[class][KIND_RFO] += 1;
+                    self.count(class, KIND_RFO);
                     let mut worst = 0;
                     let mut others = st.sharers & !me;
                     while others != 0 {
@@ -496,7 +493,7 @@ impl Platform for SimPlatform {
         let walk = idx < self.task_lines && access == Access::Read && self.locks_held.get() != 0;
         let ns = if hit {
             if walk {
-                self.bus.borrow_mut().locked_task_reads += 1;
+                self.walk_reads.set(self.walk_reads.get() + 1);
             }
             self.cache_use(cpu, idx, false);
             self.cost.l2_hit_ns
@@ -505,9 +502,8 @@ impl Platform for SimPlatform {
             let ns = self.access(&mut st, cpu, access, self.class_of(idx));
             cell.set(st);
             if walk {
-                let mut b = self.bus.borrow_mut();
-                b.locked_task_reads += 1;
-                b.locked_task_misses += 1;
+                self.walk_reads.set(self.walk_reads.get() + 1);
+                self.walk_misses.set(self.walk_misses.get() + 1);
             }
             self.cache_use(cpu, idx, !had);
             ns
