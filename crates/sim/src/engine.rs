@@ -125,7 +125,15 @@ impl<'w> Engine<'w> {
             }
         }
         let capacity = w.expected_tasks.max(1) as usize;
-        let plat = SimPlatform::new(CostModel::new(m), m.node_of.clone(), capacity);
+        let plat = SimPlatform::new(
+            CostModel::new(m),
+            m.node_of.clone(),
+            capacity,
+            m.l2_kb,
+            m.l2_assoc,
+            m.line_bytes,
+            spec.colours(),
+        );
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -478,6 +486,7 @@ impl<'w> Engine<'w> {
             idle_ns,
             tasks: self.tasks.len() as u64,
             locks: self.plat.lock_stats(),
+            bus: self.plat.bus_stats(),
             queues: self.policy.nr_queues(),
             policy_stats: self.policy.stats(),
         };

@@ -47,7 +47,7 @@ impl fmt::Display for MachineError {
 impl std::error::Error for MachineError {}
 
 /// Preset names for help texts (`smp-N` takes any N in 1..=64).
-pub const PRESETS: &[&str] = &["up", "smp-N", "smp-8", "xeon-4", "numa-4x4"];
+pub const PRESETS: &[&str] = &["up", "smp-N", "smp-8", "xeon-4", "numa-4x4", "ppro-4", "xeon-8"];
 
 /// The machine file format. Every key is optional when `base` names a preset.
 #[derive(Debug, Default, Deserialize)]
@@ -67,6 +67,21 @@ struct MachineFile {
     remote_distance: Option<u32>,
     irq_affinity: Option<bool>,
     costs: Option<toml::Table>,
+}
+
+/// `512k`, `1m`, `2048` (KB) → KB.
+fn parse_kb(v: &str) -> Result<u32, String> {
+    let v = v.trim().to_ascii_lowercase();
+    let (num, mul) = match v.strip_suffix('m') {
+        Some(n) => (n, 1024),
+        None => (v.strip_suffix('k').unwrap_or(&v), 1),
+    };
+    let n: u32 = num.parse().map_err(|_| format!("'{v}' is not a size (e.g. 512k, 1m)"))?;
+    let kb = n.checked_mul(mul).ok_or_else(|| format!("'{v}' is too large"))?;
+    if kb == 0 || kb > 1 << 20 {
+        return Err(format!("'{v}' must be 1k..=1024m"));
+    }
+    Ok(kb)
 }
 
 impl Machine {
@@ -97,6 +112,25 @@ impl Machine {
 
     /// `up`, `smp-N`, `smp-8`, `xeon-4`, `numa-4x4`.
     pub fn preset(name: &str) -> Result<Machine, MachineError> {
+        // Modifiers after the preset: `smp-8:l2=512k`.
+        if let Some((base, mods)) = name.split_once(':') {
+            let mut m = Machine::preset(base)?;
+            for part in mods.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                match part.split_once('=') {
+                    Some(("l2", v)) => {
+                        m.l2_kb = parse_kb(v).map_err(|e| MachineError(format!("machine '{name}': l2={v}: {e}")))?
+                    }
+                    _ => {
+                        return Err(MachineError(format!(
+                            "machine '{name}': unknown modifier '{part}' (accepted: l2=SIZE)"
+                        )));
+                    }
+                }
+            }
+            m.name = name.to_string();
+            m.validate().map_err(|e| MachineError(format!("machine '{name}': l2: {}", e.0)))?;
+            return Ok(m);
+        }
         let smp = |n: usize, name: &str| Machine::p3(name, n, 1, 700, 2048, CostParams::p3_smp(), 10);
         match name {
             // The O(1) NetBench box booted UP: one 700 MHz Pentium III Xeon, 1 MB L2.
@@ -112,6 +146,13 @@ impl Machine {
             "smp-8" => Ok(smp(8, "smp-8")),
             // PMQS NUMA study: 4 quads × 4 × 450 MHz Pentium III, 512 KB L2, IBM NUMA-Q.
             "numa-4x4" => Ok(Machine::p3("numa-4x4", 16, 4, 450, 512, CostParams::numa_q(), 100)),
+            // Task-colouring study: 4 × Pentium Pro 200 MHz, 4-way L2 of 256 KB (the
+            // default; 512k and 1m via `l2=`), 32-byte lines. Bus costs: the P-III SMP
+            // parameters (no Pentium Pro fit was recovered; docs/machines.md).
+            "ppro-4" => Ok(Machine::p3("ppro-4", 4, 1, 200, 256, CostParams::p3_smp(), 10)),
+            // 8 × Pentium III Xeon 550 MHz; its L2 size was not recovered: 1 MB by default
+            // (the middle of the 512 KB/1 MB/2 MB parts Intel sold), `l2=` to change it.
+            "xeon-8" => Ok(Machine::p3("xeon-8", 8, 1, 550, 1024, CostParams::p3_smp(), 10)),
             _ => {
                 if let Some(n) = name.strip_prefix("smp-") {
                     let n: usize = n.parse().map_err(|_| {
@@ -300,6 +341,17 @@ mod tests {
         assert!(Machine::preset("smp-0").unwrap_err().0.contains("1..=64"));
         assert!(Machine::preset("smp-x").unwrap_err().0.contains("'x'"));
         assert!(Machine::preset("vax").unwrap_err().0.contains("unknown machine 'vax'"));
+        for bad in ["smp-8:l2=0", "smp-8:l2=abc", "smp-8:l2=3k", "numa-4x4:l2=100k"] {
+            assert!(Machine::preset(bad).unwrap_err().0.contains("l2"), "{bad}");
+        }
+        assert!(Machine::preset("smp-8:cache=1").unwrap_err().0.contains("cache=1"));
+        let m = Machine::preset("smp-8:l2=512k").unwrap();
+        assert_eq!((m.l2_kb, m.cpus), (512, 8));
+        assert_eq!(Machine::preset("numa-4x4:l2=1m").unwrap().l2_kb, 1024);
+        for (n, kb) in [("ppro-4", 256), ("ppro-4:l2=512k", 512), ("ppro-4:l2=1m", 1024), ("xeon-8", 1024)] {
+            let m = Machine::preset(n).unwrap();
+            assert_eq!((m.l2_kb, m.l2_assoc, m.line_bytes), (kb, 4, 32), "{n}");
+        }
     }
 
     #[test]

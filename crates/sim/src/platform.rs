@@ -13,8 +13,19 @@
 //! copy and which one (if any) holds it modified. A read that misses is served by the
 //! modified copy's cache (cache-to-cache transfer) or by memory on the line's home
 //! node (node 0: the kernel of the NUMA study kept its data there); a write to a line
-//! others hold invalidates them. Capacity and set conflicts are not modelled yet; every
-//! task's line has its 8 KB-aligned task-structure address ready for that model.
+//! others hold invalidates them.
+//!
+//! On top of coherence, each CPU has a private set-associative L2 ([`L2Cache`]: size,
+//! ways and line size from the machine, true LRU by small stamps, ways scanned
+//! linearly). A line is present in a CPU's cache only while that CPU is among its
+//! sharers; filling a set evicts its least recently used way, which removes the CPU
+//! from that line's sharers (and, if it held the line modified, is a write-back). So a
+//! line can miss because another CPU took it (coherence) or because it was evicted
+//! (capacity or set conflict). Every line has an address in the kernel's layout
+//! ([`line_addr`](SimPlatform::line_addr)): a task's scheduler-hot line at offset
+//! [`TASK_HOT_OFFSET`] of its 8 KB-aligned block, run queues and per-CPU data in
+//! kernel data at [`KDATA_BASE`]. Memory traffic is counted as bus transactions
+//! ([`BusStats`]).
 
 use crate::cost::CostModel;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
@@ -57,6 +68,36 @@ pub const TASK_BASE: u64 = 0xC100_0000;
 /// Task structure + kernel stack block: 8 KB, 8 KB-aligned.
 pub const TASK_BLOCK: u64 = 8192;
 
+/// Offset of the scheduler-hot fields (state, counter, priority, run-list links,
+/// has_cpu, processor) inside `struct task_struct` of 2.4 on i386: the line at 0x30
+/// (after `state`, `flags`, `sigpending`, `addr_limit`, `exec_domain`, `need_resched`,
+/// `ptrace`, `lock_depth`; the run-list and `counter`/`nice` fields follow).
+pub const TASK_HOT_OFFSET: u64 = 0x30;
+/// Kernel static data (run queues then per-CPU data): each object on its own 128-byte
+/// slot (`____cacheline_aligned` for the largest line of the modelled machines).
+pub const KDATA_BASE: u64 = 0xC030_0000;
+/// Slot of one kernel-data object.
+pub const KDATA_SLOT: u64 = 128;
+
+/// Line classes of [`BusStats`].
+pub const CLASS_TASK: usize = 0;
+pub const CLASS_SCHED: usize = 1;
+pub const CLASS_WORKLOAD: usize = 2;
+/// Kinds of bus transactions.
+pub const KIND_READ_MISS: usize = 0;
+pub const KIND_RFO: usize = 1;
+pub const KIND_WRITEBACK: usize = 2;
+pub const KIND_C2C: usize = 3;
+
+/// Bus transactions, `by[class][kind]`, and the run-queue-walk counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BusStats {
+    pub by: [[u64; 4]; 3],
+    /// Reads of task lines made while a lock is held, and how many missed in L2.
+    pub locked_task_reads: u64,
+    pub locked_task_misses: u64,
+}
+
 /// The platform for one simulation.
 pub struct SimPlatform {
     cpu: Cell<CpuId>,
@@ -70,14 +111,56 @@ pub struct SimPlatform {
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
+    /// Every CPU's L2, `[cpu][set][way]` flat: line index + 1 (0 = empty), most
+    /// recently used way first. Only the sets some modelled line maps to are stored
+    /// (numbered densely, [`SimPlatform::line_set`]): the others can never hold a line,
+    /// and leaving them out keeps the array small enough to stay in the host's cache
+    /// (8 KB-aligned task blocks fall into few sets; a full 2 MB L2 × 8 CPUs of tags
+    /// made every simulated access a host cache miss, 30 % of the run time).
+    tags: Vec<Cell<u32>>,
+    nsets: usize,
+    ways: usize,
+    set_mask: u64,
+    line_shift: u32,
+    /// Dense index of the set every line maps to (fixed by its address): lines
+    /// share a dense index exactly when they share a cache set.
+    line_set: Vec<u32>,
+    colours: u32,
+    line_bytes: u32,
+    /// Bus transactions, `[class * 4 + kind]`.
+    bus: Vec<Cell<u64>>,
+    walk_reads: Cell<u64>,
+    walk_misses: Cell<u64>,
+    locks_held: Cell<u32>,
 }
 
 impl SimPlatform {
-    pub fn new(cost: CostModel, node_of: Vec<usize>, task_capacity: usize) -> SimPlatform {
+    /// A platform with one L2 per CPU of `l2_kb` KB, `l2_assoc` ways and
+    /// `line_bytes`-byte lines (validated by [`crate::Machine::validate`]).
+    pub fn new(
+        cost: CostModel,
+        node_of: Vec<usize>,
+        task_capacity: usize,
+        l2_kb: u32,
+        l2_assoc: u32,
+        line_bytes: u32,
+        colours: u32,
+    ) -> SimPlatform {
         let ncpus = node_of.len();
         // Queue lines: enough for one run queue per CPU plus a global one.
         let queue_lines = ncpus + 1;
         let nlines = task_capacity + queue_lines + ncpus;
+        let ways = l2_assoc.max(1) as usize;
+        let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
+        let line_shift = line_bytes.max(1).trailing_zeros();
+        let set_mask = sets.next_power_of_two() - 1;
+        let set_of: Vec<u64> =
+            (0..nlines).map(|i| (Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask).collect();
+        let mut used = set_of.clone();
+        used.sort_unstable();
+        used.dedup();
+        let line_set = set_of.iter().map(|s| used.binary_search(s).expect("a used set") as u32).collect();
+        let dense_sets = used.len();
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
@@ -89,6 +172,108 @@ impl SimPlatform {
             queue_lines,
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
+            tags: vec![Cell::new(0); ncpus * dense_sets * ways],
+            nsets: dense_sets,
+            ways,
+            set_mask,
+            line_shift,
+            line_set,
+            colours,
+            line_bytes,
+            bus: vec![Cell::new(0); 12],
+            walk_reads: Cell::new(0),
+            walk_misses: Cell::new(0),
+            locks_held: Cell::new(0),
+        }
+    }
+
+    /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
+    /// of their 8 KB block, shifted by `colour × line_bytes` with
+    /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
+    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data.
+    fn addr_of(i: usize, task_lines: usize, colours: u32, line_bytes: u32) -> u64 {
+        if i < task_lines {
+            let block = TASK_BASE + i as u64 * TASK_BLOCK;
+            let colour = (block >> 13) & (colours.max(1) as u64 - 1);
+            block + TASK_HOT_OFFSET + colour * line_bytes as u64
+        } else {
+            KDATA_BASE + (i - task_lines) as u64 * KDATA_SLOT
+        }
+    }
+    /// Address of a line in the kernel's layout.
+    pub fn line_addr(&self, line: Line) -> u64 {
+        Self::addr_of(self.line_index(line), self.task_lines, self.colours, self.line_bytes)
+    }
+    /// L2 set a line maps to.
+    pub fn line_set_of(&self, line: Line) -> u64 {
+        (self.line_addr(line) >> self.line_shift) & self.set_mask
+    }
+    pub fn bus_stats(&self) -> BusStats {
+        let mut b = BusStats {
+            locked_task_reads: self.walk_reads.get(),
+            locked_task_misses: self.walk_misses.get(),
+            ..BusStats::default()
+        };
+        for (i, c) in self.bus.iter().enumerate() {
+            b.by[i / 4][i % 4] = c.get();
+        }
+        b
+    }
+
+    /// Make line `idx` most recently used in `cpu`'s cache (move-to-front: each set's
+    /// ways are kept in recency order), filling it if `fill` and it is not there; the
+    /// victim is an empty way, a way whose line this CPU no longer holds, else the LRU
+    /// way, whose eviction drops this CPU from its sharers (a write-back if dirty).
+    #[inline]
+    fn cache_use(&self, cpu: CpuId, idx: usize, fill: bool) {
+        let base = (cpu * self.nsets + self.line_set[idx] as usize) * self.ways;
+        let set = &self.tags[base..base + self.ways];
+        let tag = idx as u32 + 1;
+        if set[0].get() == tag {
+            return;
+        }
+        let pos = match set.iter().position(|t| t.get() == tag) {
+            Some(p) => p,
+            None if !fill => return,
+            None => {
+                let me = 1u64 << cpu;
+                let stale = set.iter().position(|t| {
+                    let t = t.get();
+                    t == 0 || self.lines[t as usize - 1].get().sharers & me == 0
+                });
+                let victim = stale.unwrap_or(self.ways - 1);
+                if stale.is_none() {
+                    let oi = set[victim].get() as usize - 1;
+                    let cell = &self.lines[oi];
+                    let mut st = cell.get();
+                    st.sharers &= !me;
+                    if st.dirty as usize == cpu {
+                        st.dirty = NO_OWNER;
+                        self.count(self.class_of(oi), KIND_WRITEBACK);
+                    }
+                    cell.set(st);
+                }
+                victim
+            }
+        };
+        for w in (1..=pos).rev() {
+            set[w].set(set[w - 1].get());
+        }
+        set[0].set(tag);
+    }
+
+    #[inline]
+    fn count(&self, class: usize, kind: usize) {
+        let c = &self.bus[class * 4 + kind];
+        c.set(c.get() + 1);
+    }
+
+    #[inline]
+    fn class_of(&self, idx: usize) -> usize {
+        if idx < self.task_lines {
+            CLASS_TASK
+        } else {
+            CLASS_SCHED
         }
     }
 
@@ -141,13 +326,15 @@ impl SimPlatform {
     /// Latency of `cpu` accessing a line in state `st` that it does not hit in
     /// its own cache, and the new state. (Hits are handled inline in `touch`.)
     #[inline(never)]
-    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access) -> u64 {
+    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
-        let miss = |st: &LineState| -> u64 {
+        let miss = |st: &LineState, kind: usize| -> u64 {
             if st.dirty != NO_OWNER && st.dirty as usize != cpu {
+                self.count(class, KIND_C2C);
                 self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
             } else {
+                self.count(class, kind);
                 self.cost.memory_ns(0, node)
             }
         };
@@ -156,7 +343,7 @@ impl SimPlatform {
                 if st.sharers & me != 0 {
                     return self.cost.l2_hit_ns;
                 }
-                let ns = miss(st);
+                let ns = miss(st, KIND_READ_MISS);
                 st.sharers |= me;
                 st.dirty = NO_OWNER;
                 ns
@@ -166,6 +353,7 @@ impl SimPlatform {
                     self.cost.l2_hit_ns
                 } else if st.sharers & me != 0 {
                     // Upgrade: invalidate the other sharers; the farthest one sets the latency.
+                    self.count(class, KIND_RFO);
                     let mut worst = 0;
                     let mut others = st.sharers & !me;
                     while others != 0 {
@@ -175,7 +363,7 @@ impl SimPlatform {
                     }
                     worst
                 } else {
-                    miss(st)
+                    miss(st, KIND_RFO)
                 };
                 st.sharers = me;
                 st.dirty = cpu as u8;
@@ -212,6 +400,7 @@ impl SimPlatform {
         l.last_cpu = Some(cpu);
         // Mark busy until released (a nested acquire by another call sees it held).
         l.free_at = u64::MAX;
+        self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
         true
     }
@@ -224,6 +413,7 @@ impl SimPlatform {
         l.stats.hold_total_ns += hold;
         l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
         l.free_at = now;
+        self.locks_held.set(self.locks_held.get().saturating_sub(1));
     }
 }
 
@@ -299,7 +489,8 @@ impl Platform for SimPlatform {
     }
     #[inline]
     fn touch(&self, line: Line, access: Access) {
-        let cell = &self.lines[self.line_index(line)];
+        let idx = self.line_index(line);
+        let cell = &self.lines[idx];
         let mut st = cell.get();
         let cpu = self.cpu.get();
         let me = 1u64 << cpu;
@@ -308,11 +499,22 @@ impl Platform for SimPlatform {
             Access::Read => st.sharers & me != 0,
             Access::Write => st.dirty as usize == cpu,
         };
+        let walk = idx < self.task_lines && access == Access::Read && self.locks_held.get() != 0;
         let ns = if hit {
+            if walk {
+                self.walk_reads.set(self.walk_reads.get() + 1);
+            }
+            self.cache_use(cpu, idx, false);
             self.cost.l2_hit_ns
         } else {
-            let ns = self.access(&mut st, cpu, access);
+            let had = st.sharers & me != 0;
+            let ns = self.access(&mut st, cpu, access, self.class_of(idx));
             cell.set(st);
+            if walk {
+                self.walk_reads.set(self.walk_reads.get() + 1);
+                self.walk_misses.set(self.walk_misses.get() + 1);
+            }
+            self.cache_use(cpu, idx, !had);
             ns
         };
         self.advance(ns);
@@ -330,7 +532,7 @@ mod tests {
 
     fn plat(machine: &str) -> SimPlatform {
         let m = Machine::preset(machine).unwrap();
-        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16)
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
     #[test]
@@ -369,5 +571,86 @@ mod tests {
         p.begin(0, 0); // upgrade invalidates the node-1 copy
         p.touch(Line::Task(3), Access::Write);
         assert_eq!(p.cursor(), 2500);
+    }
+
+    #[test]
+    fn set_conflicts_evict_and_write_back() {
+        // smp-8: 2 MB, 4-way, 32-byte lines = 16384 sets spanning 512 KB: the hot lines of
+        // 8 KB-aligned blocks fall into only 64 sets, so every 64th task shares one.
+        let p = plat("smp-8");
+        let s0 = p.line_set_of(Line::Task(0));
+        let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
+        assert_eq!(same, [0, 64, 128, 192, 256, 320, 384, 448]);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        // Dirty them all, then walk twice under the lock: more lines than ways in one
+        // set, so LRU misses on every read of the walk.
+        for &t in &same {
+            p.touch(Line::Task(t), Access::Write);
+        }
+        let wb = p.bus_stats().by[CLASS_TASK][KIND_WRITEBACK];
+        assert_eq!(wb as usize, same.len() - 4, "each dirty eviction is a write-back");
+        l.with(&p, |_| {
+            for _ in 0..2 {
+                for &t in &same {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b = p.bus_stats();
+        assert_eq!(b.locked_task_reads, 2 * same.len() as u64);
+        assert_eq!(b.locked_task_misses, b.locked_task_reads);
+        // Four of them fit: those hit.
+        p.begin(1, 0);
+        let l2 = p.new_lock("rq2", ());
+        l2.with(&p, |_| {
+            for _ in 0..3 {
+                for &t in &same[..4] {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b2 = p.bus_stats();
+        assert_eq!(b2.locked_task_misses - b.locked_task_misses, 4, "only the first walk misses");
+    }
+
+    #[test]
+    fn eviction_removes_sharer() {
+        let p = plat("smp-8");
+        let s0 = p.line_set_of(Line::Task(0));
+        let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
+        p.begin(0, 0);
+        for &t in &same {
+            p.touch(Line::Task(t), Access::Read);
+        }
+        // The first was evicted: reading it again goes to memory.
+        let before = p.cursor();
+        p.touch(Line::Task(same[0]), Access::Read);
+        assert_eq!(p.cursor() - before, p.cost.memory_ns(0, 0));
+    }
+
+    #[test]
+    fn colours_spread_conflicting_hot_lines() {
+        // numa-4x4: 512 KB 4-way, 32-byte lines: sets span 128 KB, so every 16th block
+        // shares a set. The colour (address bits 13..17) differs in bit 17 between
+        // task k·16 and (k+1)·16: two sets of four, which fit.
+        let m = Machine::preset("numa-4x4").unwrap();
+        let mk =
+            |c| SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, c);
+        let walk: Vec<u32> = (0..8).map(|k| k * 16).collect();
+        let vanilla = mk(1);
+        assert!(walk.iter().all(|&t| vanilla.line_set_of(Line::Task(t)) == vanilla.line_set_of(Line::Task(0))));
+        let p = mk(32);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        l.with(&p, |_| {
+            for _ in 0..3 {
+                for &t in &walk {
+                    p.touch(Line::Task(t), Access::Read);
+                }
+            }
+        });
+        let b = p.bus_stats();
+        assert_eq!((b.locked_task_reads, b.locked_task_misses), (24, 8), "only the cold walk misses");
     }
 }

@@ -7,7 +7,7 @@
 use crate::config::SimConfig;
 use crate::machine::Machine;
 use crate::platform::{LockStats, SimPlatform};
-use crate::report::{round3, Latency, QueueLen, Report, Responses, RoleWait, RqSeries};
+use crate::report::{round3, Latency, QueueLen, Report, BusReport, Responses, RoleWait, RqSeries};
 use hdrhistogram::Histogram;
 use schedlab_core::Policy;
 use schedlab_workloads::Workload;
@@ -73,6 +73,7 @@ pub(crate) struct RunEnd<'a> {
     pub idle_ns: u64,
     pub tasks: u64,
     pub locks: Vec<LockStats>,
+    pub bus: crate::platform::BusStats,
     /// The policy's number of run queues (columns of the run-queue series).
     pub queues: usize,
     pub policy_stats: Vec<(&'static str, u64)>,
@@ -247,6 +248,10 @@ impl Recorder {
             },
             locks: Report::lock_reports(&run.locks, virtual_ns),
             policy_stats: run.policy_stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            rq_traversal_miss_ratio: round3(
+                run.bus.locked_task_misses as f64 / run.bus.locked_task_reads.max(1) as f64,
+            ),
+            bus_transactions: BusReport::from_stats(&run.bus),
             rq_series: self.rq_series.map(|s| RqSeries::from_rows(s.interval, run.queues, s.t_ns, &s.lens, &s.stddev)),
         }
     }

@@ -116,10 +116,52 @@ pub struct Report {
     /// The policy's own counters ([`schedlab_core::Policy::stats`]), when it has any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub policy_stats: Vec<(String, u64)>,
+    /// L2 misses over L2 reads of task-structure hot lines made while a lock is held
+    /// (the policy walking or editing a run queue under its lock): the paper's
+    /// equation 1. 0 when no such read happened.
+    #[serde(default)]
+    pub rq_traversal_miss_ratio: f64,
+    /// Memory traffic: bus transactions by line class and by kind.
+    #[serde(default)]
+    pub bus_transactions: BusReport,
     /// Run-queue lengths over virtual time (only when asked for:
     /// [`crate::SimConfig::rq_series_interval_ns`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rq_series: Option<RqSeries>,
+}
+
+/// Bus transactions of a run (see `docs/cost-model.md`): read misses served by
+/// memory, read-for-ownership (write misses and upgrades), write-backs of dirty
+/// evicted lines, and cache-to-cache transfers of modified lines.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BusReport {
+    pub total: u64,
+    /// By line class: task-structure hot lines, other scheduler data, workload data.
+    pub task: u64,
+    pub sched: u64,
+    pub workload: u64,
+    /// By kind.
+    pub read_miss: u64,
+    pub rfo: u64,
+    pub writeback: u64,
+    pub c2c: u64,
+}
+
+impl BusReport {
+    pub(crate) fn from_stats(b: &crate::platform::BusStats) -> BusReport {
+        let class = |c: usize| b.by[c].iter().sum::<u64>();
+        let kind = |k: usize| b.by.iter().map(|r| r[k]).sum::<u64>();
+        BusReport {
+            total: (0..3).map(class).sum(),
+            task: class(0),
+            sched: class(1),
+            workload: class(2),
+            read_miss: kind(0),
+            rfo: kind(1),
+            writeback: kind(2),
+            c2c: kind(3),
+        }
+    }
 }
 
 /// Every run queue's length sampled over virtual time, at CPU 0's timer ticks at most
@@ -239,6 +281,13 @@ impl Report {
             "  CPU busy          {:.1} %   lock spinning {:.3} ms (all CPUs)",
             self.cpu_busy_pct,
             self.lock_spin_ns as f64 / 1e6
+        );
+        let b = &self.bus_transactions;
+        let _ = writeln!(
+            s,
+            "  rq-walk L2 miss   {:.3}   bus transactions {} (task {}, sched {}, workload {}; \
+             read {}, rfo {}, write-back {}, c2c {})",
+            self.rq_traversal_miss_ratio, b.total, b.task, b.sched, b.workload, b.read_miss, b.rfo, b.writeback, b.c2c
         );
         let l = &self.wakeup_latency_ns;
         let _ = writeln!(

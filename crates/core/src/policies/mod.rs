@@ -109,7 +109,17 @@ pub trait PolicySource {
     /// See [`PolicyKind::RUNTIME_NATIVE`].
     fn runtime_native(&self) -> bool;
     fn build<P: Platform>(&self, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError>;
+    /// Task-structure cache colours of the kernel (`colours=N`, 1 = vanilla): a kernel
+    /// option any policy carries; the platform applies it where it makes addresses.
+    fn colours(&self) -> u32 {
+        1
+    }
 }
+
+/// Largest `colours=N`: 64 colours × 32-byte lines shift a task structure by at most
+/// 2 KB inside its 8 KB block, leaving the kernel stack 6 KB below the top (the 2.4
+/// task_struct is ~1.7 KB on i386; the stack needs ~4 KB).
+pub const MAX_COLOURS: u32 = 64;
 
 /// A kind and its options, whether or not the kind is in the registry.
 #[derive(Clone, Debug)]
@@ -173,6 +183,8 @@ pub struct PolicySpec {
     name: &'static str,
     canonical: String,
     runtime_native: bool,
+    /// Task-structure cache colours (`colours=N`, 1 = vanilla).
+    colours: u32,
     /// The kind's `Config`.
     config: Arc<dyn Any + Send + Sync>,
 }
@@ -193,11 +205,41 @@ impl PolicySpec {
                 }
             }
         }
-        let mut v = Parse { spec: Spec::parse("policy", s)?, out: None };
+        let mut spec = Spec::parse("policy", s)?;
+        // The generic kernel option, consumed before the kind parses its own.
+        let colours: u32 = spec.get("colours", 1, 1..=MAX_COLOURS)?;
+        if !colours.is_power_of_two() {
+            return Err(SpecError(format!("policy '{}': colours={colours} must be a power of two", spec.name)));
+        }
+        let mut v = Parse { spec, out: None };
         walk(&mut v);
-        v.out.unwrap_or_else(|| {
-            Err(SpecError(format!("unknown policy '{}' (known: {})", v.spec.name, names().join(", "))))
-        })
+        v.out
+            .unwrap_or_else(|| {
+                Err(SpecError(format!("unknown policy '{}' (known: {})", v.spec.name, names().join(", "))))
+            })
+            .map(|p| p.with_colours(colours))
+    }
+
+    /// This spec with `colours` task-structure colours (canonical gains `colours=N`
+    /// when N != 1).
+    pub fn with_colours(mut self, colours: u32) -> PolicySpec {
+        let base = match self.canonical.find(",colours=").or_else(|| self.canonical.find(":colours=")) {
+            Some(i) => self.canonical[..i].to_string(),
+            None => self.canonical.clone(),
+        };
+        self.colours = colours;
+        self.canonical = if colours == 1 {
+            base
+        } else if base.contains(':') {
+            format!("{base},colours={colours}")
+        } else {
+            format!("{base}:colours={colours}")
+        };
+        self
+    }
+    /// Task-structure cache colours (1 = vanilla).
+    pub fn colours(&self) -> u32 {
+        self.colours
     }
 
     /// The spec of kind `K` with options `cfg`.
@@ -206,6 +248,7 @@ impl PolicySpec {
             name: K::NAME,
             canonical: cfg.canonical(K::NAME),
             runtime_native: K::RUNTIME_NATIVE,
+            colours: 1,
             config: Arc::new(cfg),
         }
     }
@@ -233,6 +276,9 @@ impl PolicySource for PolicySpec {
     }
     fn runtime_native(&self) -> bool {
         self.runtime_native
+    }
+    fn colours(&self) -> u32 {
+        self.colours
     }
     fn build<P: Platform>(&self, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
         struct Build<'a, P: Platform> {
@@ -277,6 +323,28 @@ impl std::str::FromStr for PolicySpec {
     type Err = SpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         PolicySpec::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod colour_tests {
+    use super::*;
+
+    #[test]
+    fn colours_parse_round_trip_and_reject() {
+        for (s, c) in [("dss:colours=32", "dss:colours=32"), ("mqs:colours=1", "mqs"), ("dss", "dss")] {
+            let p = PolicySpec::parse(s).unwrap();
+            assert_eq!(p.canonical(), c);
+            assert_eq!(PolicySpec::parse(&p.canonical()).unwrap(), p);
+        }
+        let p = PolicySpec::parse("pmqs:pool=4,lb=lbp,colours=32").unwrap();
+        assert_eq!(p.colours(), 32);
+        assert!(p.canonical().ends_with(",colours=32"), "{}", p.canonical());
+        assert_eq!(PolicySpec::parse(&p.canonical()).unwrap(), p);
+        for bad in ["dss:colours=3", "dss:colours=0", "dss:colours=128", "dss:colours=x"] {
+            let e = PolicySpec::parse(bad).unwrap_err().0;
+            assert!(e.contains("colours"), "{bad}: {e}");
+        }
     }
 }
 
