@@ -291,9 +291,7 @@ fn policy_help() -> String {
 /// The schedulers `bench` and `validate` run on the real runtime: every registry entry
 /// in its example configuration, runtime-native ones (the default, `fast`) first.
 pub(crate) fn runtime_policies() -> Vec<String> {
-    let mut entries = policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    entries.into_iter().map(|e| e.example.to_string()).collect()
+    schedlab_bench::pick_cost::runtime_policies()
 }
 
 /// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive).
