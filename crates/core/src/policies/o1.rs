@@ -596,7 +596,7 @@ impl<P: Platform> O1<P> {
         let queued = self.common.tasks.get(t).on_rq().and_then(|cpu| {
             let which = ot.array.load(Relaxed) as usize;
             self.rqs.get(cpu)?.inspect(|rq| {
-                (which < 2).then(|| (cpu, if which == rq.active { ArrayKind::Active } else { ArrayKind::Expired }))
+                (which < 2).then_some((cpu, if which == rq.active { ArrayKind::Active } else { ArrayKind::Expired }))
             })
         });
         TaskView {
@@ -812,13 +812,13 @@ impl<P: Platform> O1<P> {
         };
         let nr_running = own(self.common.queue_len(this));
         let (mut busiest, mut max_load) = (None, 1usize);
-        for i in 0..n {
+        for (i, slot) in row.iter().enumerate().take(n) {
             p.charge(Work::Examine);
             p.touch(Line::Queue(i), Access::Read);
             let cur = self.common.queue_len(i);
-            let prev = row[i].load(Relaxed) as usize;
+            let prev = slot.load(Relaxed) as usize;
             let load = if idle || cur < prev { cur } else { prev };
-            row[i].store(cur as u32, Relaxed);
+            slot.store(cur as u32, Relaxed);
             if load > max_load && i != this {
                 busiest = Some(i);
                 max_load = load;
@@ -901,7 +901,7 @@ impl<P: Platform> O1<P> {
     fn rebalance_due(&self, cpu: CpuId, jiffies: u64, interval: u64) -> bool {
         let last = self.last_tick[cpu].swap(jiffies, Relaxed);
         if last == u64::MAX {
-            jiffies % interval == 0
+            jiffies.is_multiple_of(interval)
         } else {
             jiffies > last && jiffies / interval > last / interval
         }
@@ -1116,7 +1116,7 @@ impl<P: Platform> Policy<P> for O1<P> {
             let ot = self.task(curr);
             let prio = ot.prio.load(Relaxed);
             let Some(which) = self.dequeue(p, rq, curr) else { return };
-            if prio >= MAX_RT_PRIO && prio < MAX_PRIO - 1 {
+            if (MAX_RT_PRIO..MAX_PRIO - 1).contains(&prio) {
                 ot.prio.store(prio + 1, Relaxed);
             }
             self.enqueue(p, rq, curr, which);
