@@ -9,18 +9,21 @@
 // ping-pong over two unbuffered channels, local dispatch with runtime.Gosched,
 // spawning empty goroutines joined by a WaitGroup, and the Chat and hackbench
 // topologies with buffered channels (Go has no unbounded channel; the pipelines are
-// acyclic, so a bound cannot deadlock them). GOMAXPROCS is 2 unless set.
+// acyclic, so a bound cannot deadlock them), and wake-to-run latency among CPU hogs.
+// GOMAXPROCS is 2 unless set.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -222,6 +225,65 @@ func hackbench(groups, loops int) float64 {
 	return float64(total) / secs
 }
 
+// wakeLatency: 10 hogs per P compute in 100 µs chunks (a spin on the clock) and call
+// runtime.Gosched between chunks; a probe goroutine waits on a channel, a driver
+// goroutine (Go has no thread outside its scheduler) sends it time.Now() every 5 ms
+// for d, and the probe records the time from the send to its run
+// (crates/bench/src/wake_latency.rs). Returns p50, p99, p99.9 and max in ns, the
+// probes that ran (panics unless every probe sent ran) and the hog count.
+func wakeLatency(d time.Duration) ([4]float64, int, int) {
+	const chunk, period = 100 * time.Microsecond, 5 * time.Millisecond
+	hogs := 10 * runtime.GOMAXPROCS(0)
+	probes := make(chan time.Time, 1<<16)
+	done := make(chan []int64)
+	go func() {
+		var lat []int64
+		for t := range probes {
+			lat = append(lat, max(time.Since(t).Nanoseconds(), 1))
+		}
+		done <- lat
+	}()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := 0; i < hogs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				t := time.Now()
+				for time.Since(t) < chunk {
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	sent := 0
+	for {
+		next := start.Add(period * time.Duration(sent+1))
+		if next.After(start.Add(d)) {
+			break
+		}
+		time.Sleep(time.Until(next))
+		probes <- time.Now()
+		sent++
+	}
+	close(probes)
+	lat := <-done
+	stop.Store(true)
+	wg.Wait()
+	if sent == 0 || len(lat) != sent {
+		panic(fmt.Sprintf("wake latency: %d probes sent, %d ran", sent, len(lat)))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(x float64) float64 {
+		i := int(math.Ceil(x*float64(len(lat)))) - 1
+		return float64(lat[min(max(i, 0), len(lat)-1)])
+	}
+	return [4]float64{q(0.5), q(0.99), q(0.999), float64(lat[len(lat)-1])}, len(lat), hogs
+}
+
 func median(reps int, f func() float64) float64 {
 	v := make([]float64, reps)
 	for i := range v {
@@ -246,8 +308,10 @@ func main() {
 		runtime.GOMAXPROCS(2)
 	}
 	s := scale{budget: time.Second, reps: 5, rooms: 10, messages: 500, groups: 10, loops: 500}
+	wakeRun := time.Second
 	if *quick {
 		s = scale{budget: 250 * time.Millisecond, reps: 3, rooms: 4, messages: 200, groups: 4, loops: 200}
+		wakeRun = 300 * time.Millisecond
 	}
 	policy := fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0))
 	rows := []row{}
@@ -269,6 +333,22 @@ func main() {
 	run("hackbench", policy, "messages/s", func() float64 {
 		return median(s.reps, func() float64 { return hackbench(s.groups, s.loops) })
 	})
+	wakeBenches := []string{"wake-latency-p50", "wake-latency-p99", "wake-latency-p99.9", "wake-latency-max"}
+	wanted := func(bench string) bool {
+		return *only == "" || strings.Contains(bench, *only) || strings.Contains("go", *only)
+	}
+	if wanted(wakeBenches[0]) || wanted(wakeBenches[1]) || wanted(wakeBenches[2]) || wanted(wakeBenches[3]) {
+		procs := runtime.GOMAXPROCS(0)
+		fmt.Fprintf(os.Stderr, "  wake-latency on go %s (%d workers, %d hogs of 100µs chunks, a probe every 5ms for %v)\n",
+			policy, procs, 10*procs, wakeRun)
+		v, ran, hogs := wakeLatency(wakeRun)
+		config := fmt.Sprintf("%s, %d workers, %d hogs, %d probes", policy, procs, hogs, ran)
+		for i, b := range wakeBenches {
+			if wanted(b) {
+				rows = append(rows, row{b, "go", config, v[i], "ns/wake"})
+			}
+		}
+	}
 	// A JSON array, one row per line, like the Rust side.
 	lines := make([]string, len(rows))
 	for i, r := range rows {

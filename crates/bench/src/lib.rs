@@ -11,6 +11,8 @@
 //! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong) with one
 //!   kernel thread per task and blocking pipes, plus `perf bench sched messaging -t -p`
 //!   when `perf` is installed.
+//! * [`pick_cost`]: pick-next cost of every runtime policy against run-queue length.
+//! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets.
 //!
@@ -19,9 +21,11 @@
 pub mod atomic;
 pub mod exec;
 pub mod kthreads;
+pub mod pick_cost;
 pub mod programs;
 pub mod row;
 pub mod schedlab_exec;
+pub mod wake_latency;
 
 pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
 pub use row::{render_text, target_checks, Row, TargetCheck};
@@ -57,12 +61,29 @@ pub mod names {
     pub const CHAT_AC: &str = "chat/async-channel";
     /// [`HACKBENCH`] with `async-channel`.
     pub const HACKBENCH_AC: &str = "hackbench/async-channel";
-    /// The benches of the Converse message layer; every other bench is an async
-    /// program that the async runtimes (schedlab, Tokio, Go) run.
+    /// Pick-next cost of a policy with N runnable tasks on one CPU: ns per pick
+    /// (`crate::pick_cost`; schedlab only).
+    pub const PICK_NEXT: &str = "pick-next";
+    /// [`PICK_NEXT`] at the largest size ÷ at the smallest, per policy.
+    pub const PICK_NEXT_GROWTH: &str = "pick-next-growth";
+    /// Wake-to-run latency of a probe among 10× oversubscribed hogs
+    /// (`crate::wake_latency`): median, ns.
+    pub const WAKE_LATENCY_P50: &str = "wake-latency-p50";
+    /// ... 99th percentile.
+    pub const WAKE_LATENCY_P99: &str = "wake-latency-p99";
+    /// ... 99.9th percentile.
+    pub const WAKE_LATENCY_P999: &str = "wake-latency-p99.9";
+    /// ... maximum.
+    pub const WAKE_LATENCY_MAX: &str = "wake-latency-max";
+    /// The wake-latency benches.
+    pub const WAKE_LATENCY: &[&str] = &[WAKE_LATENCY_P50, WAKE_LATENCY_P99, WAKE_LATENCY_P999, WAKE_LATENCY_MAX];
+    /// The benches of the Converse message layer; with the pick-next ones, the benches
+    /// that are not async programs (every other bench is one, which the async runtimes
+    /// schedlab, Tokio and Go run).
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
-        !CONVERSE.contains(&bench)
+        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
@@ -78,6 +99,12 @@ pub mod names {
         PINGPONG_CROSS_AC,
         CHAT_AC,
         HACKBENCH_AC,
+        PICK_NEXT,
+        PICK_NEXT_GROWTH,
+        WAKE_LATENCY_P50,
+        WAKE_LATENCY_P99,
+        WAKE_LATENCY_P999,
+        WAKE_LATENCY_MAX,
     ];
 }
 
@@ -111,9 +138,15 @@ pub mod units {
     pub const TASKS_PER_S: &str = "tasks/s";
     /// Messages per second (higher is better).
     pub const MESSAGES_PER_S: &str = "messages/s";
+    /// Nanoseconds per pick-next (lower is better).
+    pub const NS_PICK: &str = "ns/pick";
+    /// Nanoseconds from a wake-up to the woken task's poll (lower is better).
+    pub const NS_WAKE: &str = "ns/wake";
+    /// Cost at the largest size ÷ cost at the smallest (1 = flat; lower is better).
+    pub const GROWTH: &str = "x (largest/smallest size)";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
-        unit.starts_with("ns/")
+        unit.starts_with("ns/") || unit == GROWTH
     }
 }
 

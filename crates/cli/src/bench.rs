@@ -3,7 +3,9 @@
 
 use schedlab_bench::row::{from_json, to_json};
 use schedlab_bench::schedlab_exec::SchedlabExec;
-use schedlab_bench::{atomic, kthreads, names, programs, render_text, runtimes, units, Filter, Row, Scale};
+use schedlab_bench::{
+    atomic, kthreads, names, pick_cost, programs, render_text, runtimes, units, wake_latency, Filter, Row, Scale,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -26,8 +28,10 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
 
     // schedlab's runtime, every policy.
     if filter.wants_runtime(runtimes::SCHEDLAB) {
-        rows.extend(schedlab_rows(&scale, &filter));
+        rows.extend(schedlab_rows(&scale, &filter, opts.quick));
     }
+    // Pick-next cost of every runtime policy against run-queue length.
+    rows.extend(pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
 
     // Converse: queueing overhead on one PE, ping-pong between two pinned PEs.
     let cv = runtimes::CONVERSE;
@@ -126,12 +130,14 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
 }
 
 /// The async programs on schedlab's runtime (2 pinned workers) for every policy.
-fn schedlab_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+fn schedlab_rows(scale: &Scale, filter: &Filter, quick: bool) -> Vec<Row> {
     let mut rows = Vec::new();
     for policy in crate::runtime_policies() {
         match SchedlabExec::new(2, &policy) {
             Ok(e) => {
                 rows.extend(programs::suite(&e, scale, filter, &mut |w: &str| eprintln!("  {w}")));
+                let ws = wake_latency::WakeScale::new(quick);
+                rows.extend(wake_latency::rows(&e, 2, &ws, filter, &mut |w: &str| eprintln!("  {w}")));
                 e.shutdown();
             }
             Err(err) => note(&format!("schedlab runtime, policy {policy}: {err}; skipped")),

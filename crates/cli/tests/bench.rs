@@ -69,6 +69,22 @@ fn bench_converse_rows() {
     }
 }
 
+/// `--only pick-next-growth`: one growth row per registry policy, positive.
+#[test]
+fn bench_pick_next_growth_rows() {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "pick-next-growth"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let policies: Vec<String> = schedlab_bench::pick_cost::runtime_policies();
+    assert_eq!(rows.len(), policies.len(), "{rows:?}");
+    for (r, p) in rows.iter().zip(&policies) {
+        assert_eq!((r["bench"].as_str(), r["runtime"].as_str()), (Some("pick-next-growth"), Some("schedlab")));
+        assert_eq!(r["policy"].as_str().unwrap(), format!("{p}, 100000 vs 10 runnable"));
+        let v = r["value"].as_f64().unwrap();
+        assert!(v.is_finite() && v > 0.0, "{r}");
+    }
+}
+
 #[test]
 fn bench_runs_the_schedlab_runtime_under_every_policy() {
     let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "local-dispatch"]);
@@ -76,12 +92,9 @@ fn bench_runs_the_schedlab_runtime_under_every_policy() {
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
     let schedlab: Vec<&str> =
         rows.iter().filter(|r| r["runtime"] == "schedlab").map(|r| r["policy"].as_str().unwrap()).collect();
-    // Every registry entry in its example configuration, runtime-native ones first.
-    let mut entries = schedlab_core::policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    let expected: Vec<&str> = entries.iter().map(|e| e.example).collect();
-    assert_eq!(schedlab, expected, "{rows:?}");
-    assert!(expected.len() >= 5 && expected[0] == "fast", "{expected:?}");
+    // Every registry entry (runtime-native first): fast, dss, mqs, pmqs:..., o1, ...
+    assert_eq!(schedlab, schedlab_bench::pick_cost::runtime_policies(), "{rows:?}");
+    assert_eq!(schedlab[..4], ["fast", "dss", "mqs", "pmqs:pool=1,lb=lbp,period=10"], "{rows:?}");
     for r in &rows {
         assert_eq!(r["bench"], "local-dispatch", "{r}");
         assert_eq!(r["unit"], "ns/dispatch", "{r}");

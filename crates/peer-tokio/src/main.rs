@@ -3,7 +3,7 @@
 //! `current_thread` runtimes on pinned threads: one for same-worker, two for cross); prints the rows
 //! as a JSON array on stdout and progress on stderr. `schedlab bench` runs it.
 
-use schedlab_bench::{programs, row, runtimes, ChanRx, ChanTx, Channels, Exec, Filter, Scale};
+use schedlab_bench::{programs, row, runtimes, wake_latency, ChanRx, ChanTx, Channels, Exec, Filter, Scale};
 use std::future::Future;
 use std::process::ExitCode;
 
@@ -181,7 +181,10 @@ fn main() -> ExitCode {
         }
     }
     let exec = TokioExec::new(2);
-    let rows = programs::suite(&exec, &Scale::new(quick), &Filter(only), &mut |what| eprintln!("  {what}"));
+    let filter = Filter(only);
+    let mut rows = programs::suite(&exec, &Scale::new(quick), &filter, &mut |what| eprintln!("  {what}"));
+    let ws = wake_latency::WakeScale::new(quick);
+    rows.extend(wake_latency::rows(&exec, 2, &ws, &filter, &mut |what| eprintln!("  {what}")));
     print!("{}", row::to_json(&rows));
     ExitCode::SUCCESS
 }
@@ -219,6 +222,20 @@ mod tests {
             let (_, c) = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b);
             let c = c.expect("placed threads are known");
             assert!(if cross { c > 0.95 } else { c < 0.05 }, "cross={cross}: crossed on {c}");
+        }
+    }
+
+    /// The wake-latency program on Tokio: four rows, every probe ran, positive values.
+    #[test]
+    fn wake_latency_rows_on_tokio() {
+        let e = TokioExec::new(2);
+        let ws = wake_latency::WakeScale { duration: Duration::from_millis(40), ..wake_latency::WakeScale::quick() };
+        let rows = wake_latency::rows(&e, 2, &ws, &Filter(None), &mut |_| {});
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        for r in &rows {
+            assert_eq!(r.runtime, "tokio");
+            assert!(r.value.is_finite() && r.value > 0.0, "{r:?}");
+            assert!(r.policy.starts_with("multi_thread(2), 2 workers, 20 hogs, "), "{r:?}");
         }
     }
 
