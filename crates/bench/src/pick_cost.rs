@@ -33,9 +33,7 @@ use std::time::{Duration, Instant};
 /// The schedulers `bench` runs on the real runtime: every registry entry in its example
 /// configuration, runtime-native ones (the default, `fast`) first.
 pub fn runtime_policies() -> Vec<String> {
-    let mut entries = policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    entries.into_iter().map(|e| e.example.to_string()).collect()
+    policies::runtime_examples().into_iter().map(str::to_string).collect()
 }
 
 /// Run-queue lengths and time per measurement.
