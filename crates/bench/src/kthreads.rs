@@ -270,7 +270,7 @@ pub fn pingpong_measure(cross: bool, budget: Duration) -> Measure {
                 *x = recv(&mut b_r);
             };
             let t0 = Instant::now();
-            while x < 2_000 && (x % 32 != 0 || t0.elapsed() < budget / 4) {
+            while x < 2_000 && (!x.is_multiple_of(32) || t0.elapsed() < budget / 4) {
                 round(&mut x);
             }
             let warm = x;

@@ -35,7 +35,7 @@ pub const WARMUP: u64 = 2_000;
 
 /// Whether warm-up iteration `i` (started at `t0`) should stop.
 fn warm_enough(i: u64, t0: Instant, budget: Duration) -> bool {
-    i >= WARMUP || (i % CHUNK == 0 && t0.elapsed() >= budget / 4)
+    i >= WARMUP || (i.is_multiple_of(CHUNK) && t0.elapsed() >= budget / 4)
 }
 
 /// Ping-pong between two tasks through two channels of family `C` (at most one message
@@ -485,5 +485,22 @@ mod tests {
         let h = HackSize { groups: 2, fds: 3, loops: 4 };
         let direct: u64 = (0..6u64).map(|s| (0..4).map(|i| s * 4 + i).sum::<u64>() * 3).sum();
         assert_eq!(h.payload_sum(), direct);
+    }
+
+    #[test]
+    fn a_failed_check_fails_its_row_loudly() {
+        let ok = measured_row("chat", "x", "p", units::MESSAGES_PER_S, "c", || Measure {
+            value: 2.0,
+            cpu_per_op: 1.0,
+            crossed: None,
+        });
+        assert_eq!((ok.value, ok.cpu_per_op, ok.error.as_deref()), (2.0, Some(1.0), None));
+        let bad = measured_row("chat", "x", "p", units::MESSAGES_PER_S, "c", || {
+            let delivered = std::hint::black_box(1);
+            assert_eq!(delivered, 3, "chat: every message delivered");
+            unreachable!()
+        });
+        assert!(bad.error.as_deref().is_some_and(|e| e.contains("chat: every message delivered")), "{bad:?}");
+        assert_eq!((bad.value, bad.reps), (0.0, 0));
     }
 }

@@ -177,10 +177,10 @@ fn kthread_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
             rows.push(programs::measured_row(bench, kt, policy, unit, channel, f));
         }
     };
-    let pinned = "threads+pipes (2 threads pinned like the workers)";
+    let pinned = "threads+pipes (2 pinned)";
     run(names::PINGPONG_SAME, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(false, b));
     run(names::PINGPONG_CROSS, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(true, b));
-    let on2 = "threads+pipes (on the workers' 2 CPUs)";
+    let on2 = "threads+pipes (2 CPUs)";
     let (cs, hs) = (scale.kthreads_chat, scale.kthreads_hackbench);
     run(names::CHAT, on2, rate, "pipe", &mut || kthreads::chat_measure(cs));
     run(names::HACKBENCH, on2, rate, "pipe", &mut || kthreads::hackbench_measure(hs));
