@@ -1,6 +1,11 @@
 // schedlab-peer-go: schedlab's benchmark programs as goroutines and channels, the Go
-// peer of `schedlab bench`. Prints a JSON array of rows {bench, runtime, policy, value,
-// unit} on stdout and progress on stderr.
+// peer of `schedlab bench`. Runs one repetition of every program (`schedlab bench`
+// runs it once per round, interleaved with the other runtimes, and aggregates) and
+// prints a JSON array of rows {bench, runtime, policy, value, unit, channel, reps,
+// min, max, cpu_per_op} on stdout and progress on stderr. cpu_per_op is the process
+// CPU time (getrusage(RUSAGE_SELF)) around the timed region, in the row's unit
+// (CPU ns per op, or ops per CPU-second for rates). Every program checks its result
+// (round trips, message counts and payload sums, goroutines run) and panics otherwise.
 //
 //	go build -o target/peers/schedlab-peer-go ./peers/go
 //	target/peers/schedlab-peer-go [-quick] [-only SUBSTR]
@@ -9,35 +14,72 @@
 // ping-pong over two unbuffered channels, local dispatch with runtime.Gosched,
 // spawning empty goroutines joined by a WaitGroup, and the Chat and hackbench
 // topologies with buffered channels (Go has no unbounded channel; the pipelines are
-// acyclic, so a bound cannot deadlock them), and wake-to-run latency among CPU hogs.
-// GOMAXPROCS is 2 unless set.
+// acyclic, so a bound cannot deadlock them). GOMAXPROCS is 2 unless set.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 type row struct {
-	Bench   string  `json:"bench"`
-	Runtime string  `json:"runtime"`
-	Policy  string  `json:"policy"`
-	Value   float64 `json:"value"`
-	Unit    string  `json:"unit"`
+	Bench    string  `json:"bench"`
+	Runtime  string  `json:"runtime"`
+	Policy   string  `json:"policy"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Channel  string  `json:"channel"`
+	Reps     int     `json:"reps"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	CPUPerOp float64 `json:"cpu_per_op"`
+}
+
+// measure: one repetition's value and CPU time in the row's unit.
+type measure struct{ value, cpu float64 }
+
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+type stopwatch struct {
+	start time.Time
+	cpu   int64
+}
+
+func startWatch() stopwatch { return stopwatch{time.Now(), cpuNs()} }
+
+func (w stopwatch) perOp(n uint64) measure {
+	wall := float64(time.Since(w.start).Nanoseconds())
+	cpu := float64(max(cpuNs()-w.cpu, 1))
+	return measure{wall / float64(n), cpu / float64(n)}
+}
+
+func (w stopwatch) rate(n uint64) measure {
+	wall := time.Since(w.start).Seconds()
+	cpu := float64(max(cpuNs()-w.cpu, 1)) / 1e9
+	return measure{float64(n) / wall, float64(n) / cpu}
+}
+
+// warmEnough: stop warming up after `warmup` iterations or a quarter of the budget.
+func warmEnough(i uint64, t0 time.Time, budget time.Duration) bool {
+	return i >= warmup || (i%chunk == 0 && time.Since(t0) >= budget/4)
 }
 
 type scale struct {
 	budget          time.Duration
-	reps            int
 	rooms, messages int
 	groups, loops   int
 }
@@ -51,83 +93,96 @@ const (
 )
 
 // pingpong: two goroutines bouncing a counter over two unbuffered channels.
-func pingpong(budget time.Duration) float64 {
+func pingpong(budget time.Duration) measure {
 	toPong, toPing := make(chan uint64), make(chan uint64)
+	seen := make(chan uint64)
 	go func() {
+		var n uint64
 		for x := range toPong {
+			n++
 			toPing <- x + 1
 		}
+		seen <- n
 	}()
 	var x uint64
-	for i := 0; i < warmup; i++ {
+	t0 := time.Now()
+	for !warmEnough(x, t0, budget) {
 		toPong <- x
 		x = <-toPing
 	}
-	start := time.Now()
+	warm := x
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		for i := 0; i < chunk; i++ {
 			toPong <- x
 			x = <-toPing
 		}
 		n += chunk
 	}
-	ns := float64(time.Since(start).Nanoseconds()) / float64(n)
+	m := w.perOp(n)
 	close(toPong)
-	if x != warmup+n {
+	if x != warm+n || <-seen != warm+n {
 		panic("pingpong lost a message")
 	}
-	return ns
+	return m
 }
 
 // localDispatch: one goroutine calling runtime.Gosched in a loop.
-func localDispatch(budget time.Duration) float64 {
-	for i := 0; i < warmup; i++ {
+func localDispatch(budget time.Duration) measure {
+	t0 := time.Now()
+	for i := uint64(0); !warmEnough(i, t0, budget); i++ {
 		runtime.Gosched()
 	}
-	start := time.Now()
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		for i := 0; i < chunk*16; i++ {
 			runtime.Gosched()
 		}
 		n += chunk * 16
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n)
+	return w.perOp(n)
 }
 
 // spawn: batches of 1000 empty goroutines joined by a WaitGroup.
-func spawn(budget time.Duration) float64 {
+func spawn(budget time.Duration) measure {
+	var ran atomic.Uint64
 	batch := func() {
 		var wg sync.WaitGroup
 		wg.Add(1000)
 		for i := 0; i < 1000; i++ {
-			go func() { wg.Done() }()
+			go func() { ran.Add(1); wg.Done() }()
 		}
 		wg.Wait()
 	}
 	batch()
-	start := time.Now()
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		batch()
 		n += 1000
 	}
-	return float64(n) / time.Since(start).Seconds()
+	m := w.rate(n)
+	if ran.Load() != n+1000 {
+		panic("spawn: a goroutine did not run")
+	}
+	return m
 }
 
 // chat: per user client_send -> server_receive -> broadcast to the other users'
 // server_send -> client_receive (crates/workloads/src/chat.rs).
-func chat(rooms, m int) float64 {
+func chat(rooms, m int) measure {
 	n := rooms * users
 	fanout := m * (users - 1)
-	start := time.Now()
+	w := startWatch()
 	c2s, queue, s2c := make([]chan uint64, n), make([]chan uint64, n), make([]chan uint64, n)
 	for u := 0; u < n; u++ {
 		c2s[u], queue[u], s2c[u] = make(chan uint64, buffer), make(chan uint64, buffer), make(chan uint64, buffer)
 	}
 	var others, receivers sync.WaitGroup
-	delivered := make([][1]uint64, n)
+	// One result per receiver, written once at its end (no shared counter lines).
+	delivered, sums := make([]uint64, n), make([]uint64, n)
 	for u := 0; u < n; u++ {
 		others.Add(2)
 		go func(u int) { // server_send
@@ -153,10 +208,12 @@ func chat(rooms, m int) float64 {
 		receivers.Add(1)
 		go func(u int) { // client_receive
 			defer receivers.Done()
+			var got, sum uint64
 			for i := 0; i < fanout; i++ {
-				<-s2c[u]
-				delivered[u][0]++
+				sum += <-s2c[u]
+				got++
 			}
+			delivered[u], sums[u] = got, sum
 		}(u)
 	}
 	for u := 0; u < n; u++ {
@@ -169,131 +226,77 @@ func chat(rooms, m int) float64 {
 		}(u)
 	}
 	receivers.Wait()
-	secs := time.Since(start).Seconds()
+	var total, sum uint64
+	for u := range delivered {
+		total += delivered[u]
+		sum += sums[u]
+	}
+	res := w.rate(total)
 	others.Wait()
-	var total uint64
-	for _, d := range delivered {
-		total += d[0]
+	// Every other user of the room receives user u's payloads u*m+i, i < m.
+	var want uint64
+	mm := uint64(m)
+	for u := uint64(0); u < uint64(n); u++ {
+		want += (u*mm*mm + mm*(mm-1)/2) * (users - 1)
 	}
-	if total != uint64(n*fanout) {
-		panic("chat lost a message")
+	if total != uint64(n*fanout) || sum != want {
+		panic(fmt.Sprintf("chat: %d deliveries (want %d), payload sum %d (want %d)", total, n*fanout, sum, want))
 	}
-	return float64(total) / secs
+	return res
 }
 
 // hackbench: groups of 20 senders each sending `loops` rounds to 20 receivers.
-func hackbench(groups, loops int) float64 {
-	start := time.Now()
+func hackbench(groups, loops int) measure {
+	w := startWatch()
 	chans := make([]chan uint64, groups*fds)
 	for i := range chans {
 		chans[i] = make(chan uint64, buffer)
 	}
 	var receivers, senders sync.WaitGroup
-	got := make([][1]uint64, groups*fds)
+	got, sums := make([]uint64, groups*fds), make([]uint64, groups*fds)
 	for r := range chans {
 		receivers.Add(1)
 		go func(r int) {
 			defer receivers.Done()
+			var n, sum uint64
 			for i := 0; i < fds*loops; i++ {
-				<-chans[r]
-				got[r][0]++
+				sum += <-chans[r]
+				n++
 			}
+			got[r], sums[r] = n, sum
 		}(r)
 	}
 	for s := 0; s < groups*fds; s++ {
 		senders.Add(1)
-		go func(g int) {
+		go func(s int) {
 			defer senders.Done()
+			g := s / fds
 			outs := chans[g*fds : (g+1)*fds]
 			for i := 0; i < loops; i++ {
 				for _, c := range outs {
-					c <- uint64(i)
+					c <- uint64(s*loops + i)
 				}
 			}
-		}(s / fds)
+		}(s)
 	}
 	receivers.Wait()
-	secs := time.Since(start).Seconds()
+	var total, sum uint64
+	for r := range got {
+		total += got[r]
+		sum += sums[r]
+	}
+	res := w.rate(total)
 	senders.Wait()
-	var total uint64
-	for _, g := range got {
-		total += g[0]
+	// Sender s sends s*loops+i (i < loops) to each of the fds receivers of its group.
+	var want uint64
+	l := uint64(loops)
+	for s := uint64(0); s < uint64(groups*fds); s++ {
+		want += (s*l*l + l*(l-1)/2) * fds
 	}
-	if total != uint64(groups*fds*fds*loops) {
-		panic("hackbench lost a message")
+	if total != uint64(groups*fds*fds*loops) || sum != want {
+		panic(fmt.Sprintf("hackbench: %d messages (want %d), payload sum %d (want %d)", total, groups*fds*fds*loops, sum, want))
 	}
-	return float64(total) / secs
-}
-
-// wakeLatency: 10 hogs per P compute in 100 µs chunks (a spin on the clock) and call
-// runtime.Gosched between chunks; a probe goroutine waits on a channel, a driver
-// goroutine (Go has no thread outside its scheduler) sends it time.Now() every 5 ms
-// for d, and the probe records the time from the send to its run
-// (crates/bench/src/wake_latency.rs). Returns p50, p99, p99.9 and max in ns, the
-// probes that ran (panics unless every probe sent ran) and the hog count.
-func wakeLatency(d time.Duration) ([4]float64, int, int) {
-	const chunk, period = 100 * time.Microsecond, 5 * time.Millisecond
-	hogs := 10 * runtime.GOMAXPROCS(0)
-	probes := make(chan time.Time, 1<<16)
-	done := make(chan []int64)
-	go func() {
-		var lat []int64
-		for t := range probes {
-			lat = append(lat, max(time.Since(t).Nanoseconds(), 1))
-		}
-		done <- lat
-	}()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for i := 0; i < hogs; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				t := time.Now()
-				for time.Since(t) < chunk {
-				}
-				runtime.Gosched()
-			}
-		}()
-	}
-	time.Sleep(20 * time.Millisecond)
-	start := time.Now()
-	sent := 0
-	for {
-		next := start.Add(period * time.Duration(sent+1))
-		if next.After(start.Add(d)) {
-			break
-		}
-		time.Sleep(time.Until(next))
-		probes <- time.Now()
-		sent++
-	}
-	close(probes)
-	lat := <-done
-	stop.Store(true)
-	wg.Wait()
-	if sent == 0 || len(lat) != sent {
-		panic(fmt.Sprintf("wake latency: %d probes sent, %d ran", sent, len(lat)))
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	q := func(x float64) float64 {
-		i := int(math.Ceil(x*float64(len(lat)))) - 1
-		return float64(lat[min(max(i, 0), len(lat)-1)])
-	}
-	return [4]float64{q(0.5), q(0.99), q(0.999), float64(lat[len(lat)-1])}, len(lat), hogs
-}
-
-func median(reps int, f func() float64) float64 {
-	v := make([]float64, reps)
-	for i := range v {
-		v[i] = f()
-	}
-	sort.Float64s(v)
-	if reps%2 == 1 {
-		return v[reps/2]
-	}
-	return (v[reps/2-1] + v[reps/2]) / 2
+	return res
 }
 
 func main() {
@@ -307,48 +310,29 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(2)
 	}
-	s := scale{budget: time.Second, reps: 5, rooms: 10, messages: 500, groups: 10, loops: 500}
-	wakeRun := time.Second
+	// Scale::full / Scale::quick of crates/bench (one repetition).
+	s := scale{budget: 200 * time.Millisecond, rooms: 10, messages: 200, groups: 10, loops: 200}
 	if *quick {
-		s = scale{budget: 250 * time.Millisecond, reps: 3, rooms: 4, messages: 200, groups: 4, loops: 200}
-		wakeRun = 300 * time.Millisecond
+		s = scale{budget: 20 * time.Millisecond, rooms: 2, messages: 50, groups: 2, loops: 50}
 	}
 	policy := fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0))
 	rows := []row{}
-	run := func(bench, pol, unit string, f func() float64) {
+	run := func(bench, pol, unit, channel string, f func() measure) {
 		if *only != "" && !strings.Contains(bench, *only) && !strings.Contains("go", *only) {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "  %s on go %s\n", bench, pol)
-		rows = append(rows, row{bench, "go", pol, f(), unit})
+		m := f()
+		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, m.cpu})
 	}
 	noPlace := policy + " (no placement)"
-	run("pingpong-same-worker", noPlace, "ns/round-trip", func() float64 { return pingpong(s.budget) })
-	run("pingpong-cross-worker", noPlace, "ns/round-trip", func() float64 { return pingpong(s.budget) })
-	run("local-dispatch", policy+" Gosched", "ns/dispatch", func() float64 { return localDispatch(s.budget) })
-	run("spawn", policy, "tasks/s", func() float64 { return spawn(s.budget) })
-	run("chat", policy, "messages/s", func() float64 {
-		return median(s.reps, func() float64 { return chat(s.rooms, s.messages) })
-	})
-	run("hackbench", policy, "messages/s", func() float64 {
-		return median(s.reps, func() float64 { return hackbench(s.groups, s.loops) })
-	})
-	wakeBenches := []string{"wake-latency-p50", "wake-latency-p99", "wake-latency-p99.9", "wake-latency-max"}
-	wanted := func(bench string) bool {
-		return *only == "" || strings.Contains(bench, *only) || strings.Contains("go", *only)
-	}
-	if wanted(wakeBenches[0]) || wanted(wakeBenches[1]) || wanted(wakeBenches[2]) || wanted(wakeBenches[3]) {
-		procs := runtime.GOMAXPROCS(0)
-		fmt.Fprintf(os.Stderr, "  wake-latency on go %s (%d workers, %d hogs of 100µs chunks, a probe every 5ms for %v)\n",
-			policy, procs, 10*procs, wakeRun)
-		v, ran, hogs := wakeLatency(wakeRun)
-		config := fmt.Sprintf("%s, %d workers, %d hogs, %d probes", policy, procs, hogs, ran)
-		for i, b := range wakeBenches {
-			if wanted(b) {
-				rows = append(rows, row{b, "go", config, v[i], "ns/wake"})
-			}
-		}
-	}
+	pp := func() measure { return pingpong(s.budget) }
+	run("pingpong-same-worker", noPlace, "ns/round-trip", "go chan", pp)
+	run("pingpong-cross-worker", noPlace, "ns/round-trip", "go chan", pp)
+	run("local-dispatch", policy+" Gosched", "ns/dispatch", "none", func() measure { return localDispatch(s.budget) })
+	run("spawn", policy, "tasks/s", "none", func() measure { return spawn(s.budget) })
+	run("chat", policy, "messages/s", "go chan", func() measure { return chat(s.rooms, s.messages) })
+	run("hackbench", policy, "messages/s", "go chan", func() measure { return hackbench(s.groups, s.loops) })
 	// A JSON array, one row per line, like the Rust side.
 	lines := make([]string, len(rows))
 	for i, r := range rows {

@@ -21,14 +21,19 @@
 pub mod atomic;
 pub mod exec;
 pub mod kthreads;
+pub mod measure;
 pub mod pick_cost;
 pub mod programs;
 pub mod row;
 pub mod schedlab_exec;
+pub mod tokio_chan;
+pub mod topology;
 pub mod wake_latency;
 
 pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
+pub use measure::{Measure, Stopwatch};
 pub use row::{render_text, target_checks, Row, TargetCheck};
+pub use tokio_chan::TokioMpsc;
 
 use std::time::Duration;
 
@@ -80,6 +85,22 @@ pub mod names {
     /// The benches of the Converse message layer; with the pick-next ones, the benches
     /// that are not async programs (every other bench is one, which the async runtimes
     /// schedlab, Tokio and Go run).
+    /// One task awaiting, in a loop, a future that wakes itself (`wake_by_ref`) and
+    /// returns `Pending` once: the same future on every Rust runtime, ns per dispatch
+    /// (beside each runtime's own `yield_now` in [`LOCAL_DISPATCH`]).
+    pub const LOCAL_DISPATCH_SELF_WAKE: &str = "local-dispatch/self-wake";
+    /// [`PINGPONG_SAME`] with `tokio::sync::mpsc` (schedlab only: it is Tokio's own
+    /// channel, so Tokio's [`PINGPONG_SAME`] row is the reference; so are the other
+    /// `/tokio-mpsc` benches).
+    pub const PINGPONG_SAME_TM: &str = "pingpong-same-worker/tokio-mpsc";
+    /// [`PINGPONG_CROSS`] with `tokio::sync::mpsc`.
+    pub const PINGPONG_CROSS_TM: &str = "pingpong-cross-worker/tokio-mpsc";
+    /// [`CHAT`] with `tokio::sync::mpsc`.
+    pub const CHAT_TM: &str = "chat/tokio-mpsc";
+    /// [`HACKBENCH`] with `tokio::sync::mpsc`.
+    pub const HACKBENCH_TM: &str = "hackbench/tokio-mpsc";
+    /// The benches of the Converse message layer; every other bench is an async
+    /// program that the async runtimes (schedlab, Tokio, Go) run.
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
@@ -105,6 +126,11 @@ pub mod names {
         WAKE_LATENCY_P99,
         WAKE_LATENCY_P999,
         WAKE_LATENCY_MAX,
+        LOCAL_DISPATCH_SELF_WAKE,
+        PINGPONG_SAME_TM,
+        PINGPONG_CROSS_TM,
+        CHAT_TM,
+        HACKBENCH_TM,
     ];
 }
 
@@ -199,9 +225,11 @@ impl HackSize {
 /// How long and how large every benchmark runs.
 #[derive(Clone, Debug)]
 pub struct Scale {
-    /// Measured time of each time-bounded micro-benchmark (ping-pong, dispatch, spawn).
+    /// Measured time of one repetition of each time-bounded micro-benchmark
+    /// (ping-pong, dispatch, spawn).
     pub budget: Duration,
-    /// Repetitions of each Chat / hackbench run (the median is reported).
+    /// Repetitions of every row (the median, min and max are reported); `schedlab
+    /// bench` runs them in rounds, every runtime once per round (interleaved).
     pub reps: usize,
     /// Chat size for the async runtimes.
     pub chat: ChatSize,
@@ -218,30 +246,31 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// CI sizes: the whole `schedlab bench --quick` runs in well under a minute on 2 vCPUs.
+    /// CI sizes: `schedlab bench --quick` (5 interleaved repetitions) runs in about 20 s
+    /// on 2 vCPUs.
     pub fn quick() -> Scale {
         Scale {
-            budget: Duration::from_millis(250),
-            reps: 3,
-            chat: ChatSize { rooms: 4, users: 20, messages: 200 },
-            hackbench: HackSize { groups: 4, fds: 20, loops: 200 },
-            kthreads_chat: ChatSize { rooms: 1, users: 20, messages: 50 },
-            kthreads_hackbench: HackSize { groups: 1, fds: 20, loops: 50 },
-            converse_round_trips: 100_000,
-            converse_messages: 2_000_000,
+            budget: Duration::from_millis(20),
+            reps: 5,
+            chat: ChatSize { rooms: 2, users: 20, messages: 50 },
+            hackbench: HackSize { groups: 2, fds: 20, loops: 50 },
+            kthreads_chat: ChatSize { rooms: 2, users: 20, messages: 50 },
+            kthreads_hackbench: HackSize { groups: 2, fds: 20, loops: 50 },
+            converse_round_trips: 20_000,
+            converse_messages: 400_000,
         }
     }
     /// Full sizes (a few minutes for the whole `schedlab bench`).
     pub fn full() -> Scale {
         Scale {
-            budget: Duration::from_millis(1000),
+            budget: Duration::from_millis(200),
             reps: 5,
-            chat: ChatSize { rooms: 10, users: 20, messages: 500 },
-            hackbench: HackSize { groups: 10, fds: 20, loops: 500 },
-            kthreads_chat: ChatSize { rooms: 4, users: 20, messages: 100 },
-            kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 100 },
-            converse_round_trips: 1_000_000,
-            converse_messages: 20_000_000,
+            chat: ChatSize { rooms: 10, users: 20, messages: 200 },
+            hackbench: HackSize { groups: 10, fds: 20, loops: 200 },
+            kthreads_chat: ChatSize { rooms: 10, users: 20, messages: 200 },
+            kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 200 },
+            converse_round_trips: 200_000,
+            converse_messages: 4_000_000,
         }
     }
     /// [`Scale::quick`] if `quick`, else [`Scale::full`].
