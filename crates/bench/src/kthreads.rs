@@ -2,7 +2,7 @@
 //! per task and blocking pipes, with the async programs' payloads and sizes (one `u64`
 //! per message: the same values, the same counts and checks) and the same 2-CPU
 //! affinity as schedlab's two pinned workers; threads are created and wait on a start
-//! barrier outside the timed region. Plus `perf bench sched messaging -t -p`
+//! gate outside the timed region. Plus `perf bench sched messaging -t -p`
 //! (hackbench with threads and pipes, 100-byte messages, threads created inside its
 //! timing, all CPUs: not like-for-like, reported as its own row) when `perf` is
 //! installed.
@@ -11,7 +11,8 @@ use crate::measure::{children_cpu_ns, Measure, Stopwatch};
 use crate::{ChatSize, HackSize};
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::process::Command;
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -46,31 +47,54 @@ fn pipe() -> (PipeReader, PipeWriter) {
     std::io::pipe().expect("pipe")
 }
 
-/// Threads started on `cpus` that wait on `start` before running their body.
+/// Threads started on `cpus` that, once running, wait at a start gate: the timed
+/// region starts when every thread has arrived, just before the gate opens (so a
+/// late-scheduled main thread cannot start the clock after the work is done).
 struct Threads {
     cpus: Vec<usize>,
-    start: Arc<Barrier>,
+    threads: usize,
+    ready: Arc<AtomicUsize>,
+    gate: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Threads {
     fn new(cpus: Vec<usize>, threads: usize) -> Threads {
-        Threads { cpus, start: Arc::new(Barrier::new(threads + 1)) }
+        Threads {
+            cpus,
+            threads,
+            ready: Arc::new(AtomicUsize::new(0)),
+            gate: Arc::new((Mutex::new(false), Condvar::new())),
+        }
     }
     fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-        let (cpus, start) = (self.cpus.clone(), self.start.clone());
+        let (cpus, ready, gate) = (self.cpus.clone(), self.ready.clone(), self.gate.clone());
         std::thread::Builder::new()
             .stack_size(STACK)
             .spawn(move || {
                 allow_cpus(&cpus);
-                start.wait();
+                let (open, cv) = &*gate;
+                let mut g = open.lock().expect("start gate");
+                ready.fetch_add(1, Ordering::SeqCst);
+                while !*g {
+                    g = cv.wait(g).expect("start gate");
+                }
+                drop(g);
                 f()
             })
             .expect("spawn thread")
     }
-    /// Release every thread; the timed region starts here.
+    /// Wait until every thread waits at the gate, start the clock, open the gate.
     fn go(&self) -> Stopwatch {
-        self.start.wait();
-        Stopwatch::start()
+        while self.ready.load(Ordering::SeqCst) < self.threads {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let (open, cv) = &*self.gate;
+        let mut g = open.lock().expect("start gate");
+        let sw = Stopwatch::start();
+        *g = true;
+        cv.notify_all();
+        drop(g);
+        sw
     }
 }
 
