@@ -1,6 +1,11 @@
 // schedlab-peer-go: schedlab's benchmark programs as goroutines and channels, the Go
-// peer of `schedlab bench`. Prints a JSON array of rows {bench, runtime, policy, value,
-// unit} on stdout and progress on stderr.
+// peer of `schedlab bench`. Runs one repetition of every program (`schedlab bench`
+// runs it once per round, interleaved with the other runtimes, and aggregates) and
+// prints a JSON array of rows {bench, runtime, policy, value, unit, channel, reps,
+// min, max, cpu_per_op} on stdout and progress on stderr. cpu_per_op is the process
+// CPU time (getrusage(RUSAGE_SELF)) around the timed region, in the row's unit
+// (CPU ns per op, or ops per CPU-second for rates). Every program checks its result
+// (round trips, message counts and payload sums, goroutines run) and panics otherwise.
 //
 //	go build -o target/peers/schedlab-peer-go ./peers/go
 //	target/peers/schedlab-peer-go [-quick] [-only SUBSTR]
@@ -18,23 +23,63 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 type row struct {
-	Bench   string  `json:"bench"`
-	Runtime string  `json:"runtime"`
-	Policy  string  `json:"policy"`
-	Value   float64 `json:"value"`
-	Unit    string  `json:"unit"`
+	Bench    string  `json:"bench"`
+	Runtime  string  `json:"runtime"`
+	Policy   string  `json:"policy"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Channel  string  `json:"channel"`
+	Reps     int     `json:"reps"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	CPUPerOp float64 `json:"cpu_per_op"`
+}
+
+// measure: one repetition's value and CPU time in the row's unit.
+type measure struct{ value, cpu float64 }
+
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+type stopwatch struct {
+	start time.Time
+	cpu   int64
+}
+
+func startWatch() stopwatch { return stopwatch{time.Now(), cpuNs()} }
+
+func (w stopwatch) perOp(n uint64) measure {
+	wall := float64(time.Since(w.start).Nanoseconds())
+	cpu := float64(max(cpuNs()-w.cpu, 1))
+	return measure{wall / float64(n), cpu / float64(n)}
+}
+
+func (w stopwatch) rate(n uint64) measure {
+	wall := time.Since(w.start).Seconds()
+	cpu := float64(max(cpuNs()-w.cpu, 1)) / 1e9
+	return measure{float64(n) / wall, float64(n) / cpu}
+}
+
+// warmEnough: stop warming up after `warmup` iterations or a quarter of the budget.
+func warmEnough(i uint64, t0 time.Time, budget time.Duration) bool {
+	return i >= warmup || (i%chunk == 0 && time.Since(t0) >= budget/4)
 }
 
 type scale struct {
 	budget          time.Duration
-	reps            int
 	rooms, messages int
 	groups, loops   int
 }
@@ -48,83 +93,96 @@ const (
 )
 
 // pingpong: two goroutines bouncing a counter over two unbuffered channels.
-func pingpong(budget time.Duration) float64 {
+func pingpong(budget time.Duration) measure {
 	toPong, toPing := make(chan uint64), make(chan uint64)
+	seen := make(chan uint64)
 	go func() {
+		var n uint64
 		for x := range toPong {
+			n++
 			toPing <- x + 1
 		}
+		seen <- n
 	}()
 	var x uint64
-	for i := 0; i < warmup; i++ {
+	t0 := time.Now()
+	for !warmEnough(x, t0, budget) {
 		toPong <- x
 		x = <-toPing
 	}
-	start := time.Now()
+	warm := x
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		for i := 0; i < chunk; i++ {
 			toPong <- x
 			x = <-toPing
 		}
 		n += chunk
 	}
-	ns := float64(time.Since(start).Nanoseconds()) / float64(n)
+	m := w.perOp(n)
 	close(toPong)
-	if x != warmup+n {
+	if x != warm+n || <-seen != warm+n {
 		panic("pingpong lost a message")
 	}
-	return ns
+	return m
 }
 
 // localDispatch: one goroutine calling runtime.Gosched in a loop.
-func localDispatch(budget time.Duration) float64 {
-	for i := 0; i < warmup; i++ {
+func localDispatch(budget time.Duration) measure {
+	t0 := time.Now()
+	for i := uint64(0); !warmEnough(i, t0, budget); i++ {
 		runtime.Gosched()
 	}
-	start := time.Now()
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		for i := 0; i < chunk*16; i++ {
 			runtime.Gosched()
 		}
 		n += chunk * 16
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n)
+	return w.perOp(n)
 }
 
 // spawn: batches of 1000 empty goroutines joined by a WaitGroup.
-func spawn(budget time.Duration) float64 {
+func spawn(budget time.Duration) measure {
+	var ran atomic.Uint64
 	batch := func() {
 		var wg sync.WaitGroup
 		wg.Add(1000)
 		for i := 0; i < 1000; i++ {
-			go func() { wg.Done() }()
+			go func() { ran.Add(1); wg.Done() }()
 		}
 		wg.Wait()
 	}
 	batch()
-	start := time.Now()
+	w := startWatch()
 	var n uint64
-	for time.Since(start) < budget {
+	for time.Since(w.start) < budget {
 		batch()
 		n += 1000
 	}
-	return float64(n) / time.Since(start).Seconds()
+	m := w.rate(n)
+	if ran.Load() != n+1000 {
+		panic("spawn: a goroutine did not run")
+	}
+	return m
 }
 
 // chat: per user client_send -> server_receive -> broadcast to the other users'
 // server_send -> client_receive (crates/workloads/src/chat.rs).
-func chat(rooms, m int) float64 {
+func chat(rooms, m int) measure {
 	n := rooms * users
 	fanout := m * (users - 1)
-	start := time.Now()
+	w := startWatch()
 	c2s, queue, s2c := make([]chan uint64, n), make([]chan uint64, n), make([]chan uint64, n)
 	for u := 0; u < n; u++ {
 		c2s[u], queue[u], s2c[u] = make(chan uint64, buffer), make(chan uint64, buffer), make(chan uint64, buffer)
 	}
 	var others, receivers sync.WaitGroup
-	delivered := make([][1]uint64, n)
+	// One result per receiver, written once at its end (no shared counter lines).
+	delivered, sums := make([]uint64, n), make([]uint64, n)
 	for u := 0; u < n; u++ {
 		others.Add(2)
 		go func(u int) { // server_send
@@ -150,10 +208,12 @@ func chat(rooms, m int) float64 {
 		receivers.Add(1)
 		go func(u int) { // client_receive
 			defer receivers.Done()
+			var got, sum uint64
 			for i := 0; i < fanout; i++ {
-				<-s2c[u]
-				delivered[u][0]++
+				sum += <-s2c[u]
+				got++
 			}
+			delivered[u], sums[u] = got, sum
 		}(u)
 	}
 	for u := 0; u < n; u++ {
@@ -166,72 +226,77 @@ func chat(rooms, m int) float64 {
 		}(u)
 	}
 	receivers.Wait()
-	secs := time.Since(start).Seconds()
+	var total, sum uint64
+	for u := range delivered {
+		total += delivered[u]
+		sum += sums[u]
+	}
+	res := w.rate(total)
 	others.Wait()
-	var total uint64
-	for _, d := range delivered {
-		total += d[0]
+	// Every other user of the room receives user u's payloads u*m+i, i < m.
+	var want uint64
+	mm := uint64(m)
+	for u := uint64(0); u < uint64(n); u++ {
+		want += (u*mm*mm + mm*(mm-1)/2) * (users - 1)
 	}
-	if total != uint64(n*fanout) {
-		panic("chat lost a message")
+	if total != uint64(n*fanout) || sum != want {
+		panic(fmt.Sprintf("chat: %d deliveries (want %d), payload sum %d (want %d)", total, n*fanout, sum, want))
 	}
-	return float64(total) / secs
+	return res
 }
 
 // hackbench: groups of 20 senders each sending `loops` rounds to 20 receivers.
-func hackbench(groups, loops int) float64 {
-	start := time.Now()
+func hackbench(groups, loops int) measure {
+	w := startWatch()
 	chans := make([]chan uint64, groups*fds)
 	for i := range chans {
 		chans[i] = make(chan uint64, buffer)
 	}
 	var receivers, senders sync.WaitGroup
-	got := make([][1]uint64, groups*fds)
+	got, sums := make([]uint64, groups*fds), make([]uint64, groups*fds)
 	for r := range chans {
 		receivers.Add(1)
 		go func(r int) {
 			defer receivers.Done()
+			var n, sum uint64
 			for i := 0; i < fds*loops; i++ {
-				<-chans[r]
-				got[r][0]++
+				sum += <-chans[r]
+				n++
 			}
+			got[r], sums[r] = n, sum
 		}(r)
 	}
 	for s := 0; s < groups*fds; s++ {
 		senders.Add(1)
-		go func(g int) {
+		go func(s int) {
 			defer senders.Done()
+			g := s / fds
 			outs := chans[g*fds : (g+1)*fds]
 			for i := 0; i < loops; i++ {
 				for _, c := range outs {
-					c <- uint64(i)
+					c <- uint64(s*loops + i)
 				}
 			}
-		}(s / fds)
+		}(s)
 	}
 	receivers.Wait()
-	secs := time.Since(start).Seconds()
+	var total, sum uint64
+	for r := range got {
+		total += got[r]
+		sum += sums[r]
+	}
+	res := w.rate(total)
 	senders.Wait()
-	var total uint64
-	for _, g := range got {
-		total += g[0]
+	// Sender s sends s*loops+i (i < loops) to each of the fds receivers of its group.
+	var want uint64
+	l := uint64(loops)
+	for s := uint64(0); s < uint64(groups*fds); s++ {
+		want += (s*l*l + l*(l-1)/2) * fds
 	}
-	if total != uint64(groups*fds*fds*loops) {
-		panic("hackbench lost a message")
+	if total != uint64(groups*fds*fds*loops) || sum != want {
+		panic(fmt.Sprintf("hackbench: %d messages (want %d), payload sum %d (want %d)", total, groups*fds*fds*loops, sum, want))
 	}
-	return float64(total) / secs
-}
-
-func median(reps int, f func() float64) float64 {
-	v := make([]float64, reps)
-	for i := range v {
-		v[i] = f()
-	}
-	sort.Float64s(v)
-	if reps%2 == 1 {
-		return v[reps/2]
-	}
-	return (v[reps/2-1] + v[reps/2]) / 2
+	return res
 }
 
 func main() {
@@ -245,30 +310,29 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(2)
 	}
-	s := scale{budget: time.Second, reps: 5, rooms: 10, messages: 500, groups: 10, loops: 500}
+	// Scale::full / Scale::quick of crates/bench (one repetition).
+	s := scale{budget: 200 * time.Millisecond, rooms: 10, messages: 200, groups: 10, loops: 200}
 	if *quick {
-		s = scale{budget: 250 * time.Millisecond, reps: 3, rooms: 4, messages: 200, groups: 4, loops: 200}
+		s = scale{budget: 20 * time.Millisecond, rooms: 2, messages: 50, groups: 2, loops: 50}
 	}
 	policy := fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0))
 	rows := []row{}
-	run := func(bench, pol, unit string, f func() float64) {
+	run := func(bench, pol, unit, channel string, f func() measure) {
 		if *only != "" && !strings.Contains(bench, *only) && !strings.Contains("go", *only) {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "  %s on go %s\n", bench, pol)
-		rows = append(rows, row{bench, "go", pol, f(), unit})
+		m := f()
+		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, m.cpu})
 	}
 	noPlace := policy + " (no placement)"
-	run("pingpong-same-worker", noPlace, "ns/round-trip", func() float64 { return pingpong(s.budget) })
-	run("pingpong-cross-worker", noPlace, "ns/round-trip", func() float64 { return pingpong(s.budget) })
-	run("local-dispatch", policy+" Gosched", "ns/dispatch", func() float64 { return localDispatch(s.budget) })
-	run("spawn", policy, "tasks/s", func() float64 { return spawn(s.budget) })
-	run("chat", policy, "messages/s", func() float64 {
-		return median(s.reps, func() float64 { return chat(s.rooms, s.messages) })
-	})
-	run("hackbench", policy, "messages/s", func() float64 {
-		return median(s.reps, func() float64 { return hackbench(s.groups, s.loops) })
-	})
+	pp := func() measure { return pingpong(s.budget) }
+	run("pingpong-same-worker", noPlace, "ns/round-trip", "go chan", pp)
+	run("pingpong-cross-worker", noPlace, "ns/round-trip", "go chan", pp)
+	run("local-dispatch", policy+" Gosched", "ns/dispatch", "none", func() measure { return localDispatch(s.budget) })
+	run("spawn", policy, "tasks/s", "none", func() measure { return spawn(s.budget) })
+	run("chat", policy, "messages/s", "go chan", func() measure { return chat(s.rooms, s.messages) })
+	run("hackbench", policy, "messages/s", "go chan", func() measure { return hackbench(s.groups, s.loops) })
 	// A JSON array, one row per line, like the Rust side.
 	lines := make([]string, len(rows))
 	for i, r := range rows {

@@ -1,14 +1,21 @@
 //! The hardware limit: two threads pinned to different CPUs bouncing a counter through
 //! one `AtomicU64` (spinning, no kernel involvement).
 
+use crate::measure::{Measure, Stopwatch};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Round trips through one cache line between two threads pinned to the first two
 /// CPUs (unpinned if the machine has fewer or pinning fails): ns per round trip.
 /// `None` with only one CPU, where spinning would never end.
 pub fn pingpong(budget: Duration) -> Option<f64> {
+    pingpong_measure(budget).map(|m| m.value)
+}
+
+/// [`pingpong`] as a [`Measure`] (both threads spin: about 2 CPU-ns per ns); checks
+/// that pong answered every round trip.
+pub fn pingpong_measure(budget: Duration) -> Option<Measure> {
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return None;
@@ -26,7 +33,7 @@ pub fn pingpong(budget: Duration) -> Option<f64> {
         loop {
             let v = w.load(Ordering::Acquire);
             if v == stop {
-                return;
+                return expect / 2;
             }
             if v == expect {
                 w.store(v + 1, Ordering::Release);
@@ -51,21 +58,22 @@ pub fn pingpong(budget: Duration) -> Option<f64> {
         for _ in 0..10_000 {
             round();
         }
-        let start = Instant::now();
+        let sw = Stopwatch::start();
         let mut n = 0u64;
-        while start.elapsed() < budget {
+        while sw.elapsed() < budget {
             for _ in 0..1024 {
                 round();
             }
             n += 1024;
         }
-        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        let m = sw.per_op(n);
         word.store(stop, Ordering::Release);
-        ns
+        (m, n + 10_000)
     });
-    let ns = ping.join().expect("ping thread");
-    pong.join().expect("pong thread");
-    Some(ns)
+    let (m, rounds) = ping.join().expect("ping thread");
+    let answered = pong.join().expect("pong thread");
+    assert_eq!(answered, rounds, "atomic ping-pong: pong answered every round trip");
+    Some(m)
 }
 
 #[cfg(test)]

@@ -1,43 +1,127 @@
-//! Kernel threads: the Chat and hackbench topologies (and a ping-pong) with one OS
-//! thread per task and blocking pipes carrying 100-byte messages, like the originals;
-//! plus `perf bench sched messaging -t -p` (hackbench with threads and pipes) when
-//! `perf` is installed.
+//! Kernel threads: the Chat and hackbench topologies and a ping-pong with one OS thread
+//! per task and blocking pipes, with the async programs' payloads and sizes (one `u64`
+//! per message: the same values, the same counts and checks) and the same 2-CPU
+//! affinity as schedlab's two pinned workers; threads are created and wait on a start
+//! gate outside the timed region. Plus `perf bench sched messaging -t -p`
+//! (hackbench with threads and pipes, 100-byte messages, threads created inside its
+//! timing, all CPUs: not like-for-like, reported as its own row) when `perf` is
+//! installed.
 
+use crate::measure::{children_cpu_ns, Measure, Stopwatch};
 use crate::{ChatSize, HackSize};
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Bytes per message (the originals' default).
-pub const MSG: usize = 100;
+/// Bytes per message: one `u64`, the async programs' payload.
+pub const MSG: usize = 8;
 const STACK: usize = 64 * 1024;
+
+/// The CPUs schedlab's two workers are pinned to (the first two this process may use;
+/// fewer on a smaller machine).
+pub fn worker_cpus() -> Vec<usize> {
+    core_affinity::get_core_ids().unwrap_or_default().into_iter().take(2).map(|c| c.id).collect()
+}
+
+/// Restrict the calling thread to `cpus` (`sched_setaffinity`); false if that failed
+/// or `cpus` is empty.
+pub fn allow_cpus(cpus: &[usize]) -> bool {
+    if cpus.is_empty() {
+        return false;
+    }
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity only
+    // touch the set we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
 
 fn pipe() -> (PipeReader, PipeWriter) {
     std::io::pipe().expect("pipe")
 }
 
-fn thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    std::thread::Builder::new().stack_size(STACK).spawn(f).expect("spawn thread")
+/// Threads started on `cpus` that, once running, wait at a start gate: the timed
+/// region starts when every thread has arrived, just before the gate opens (so a
+/// late-scheduled main thread cannot start the clock after the work is done).
+struct Threads {
+    cpus: Vec<usize>,
+    threads: usize,
+    ready: Arc<AtomicUsize>,
+    gate: Arc<(Mutex<bool>, Condvar)>,
 }
 
-fn recv(r: &mut PipeReader) {
+impl Threads {
+    fn new(cpus: Vec<usize>, threads: usize) -> Threads {
+        Threads {
+            cpus,
+            threads,
+            ready: Arc::new(AtomicUsize::new(0)),
+            gate: Arc::new((Mutex::new(false), Condvar::new())),
+        }
+    }
+    fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+        let (cpus, ready, gate) = (self.cpus.clone(), self.ready.clone(), self.gate.clone());
+        std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn(move || {
+                allow_cpus(&cpus);
+                let (open, cv) = &*gate;
+                let mut g = open.lock().expect("start gate");
+                ready.fetch_add(1, Ordering::SeqCst);
+                while !*g {
+                    g = cv.wait(g).expect("start gate");
+                }
+                drop(g);
+                f()
+            })
+            .expect("spawn thread")
+    }
+    /// Wait until every thread waits at the gate, start the clock, open the gate.
+    fn go(&self) -> Stopwatch {
+        while self.ready.load(Ordering::SeqCst) < self.threads {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let (open, cv) = &*self.gate;
+        let mut g = open.lock().expect("start gate");
+        let sw = Stopwatch::start();
+        *g = true;
+        cv.notify_all();
+        drop(g);
+        sw
+    }
+}
+
+fn recv(r: &mut PipeReader) -> u64 {
     let mut buf = [0u8; MSG];
     r.read_exact(&mut buf).expect("read message");
+    u64::from_le_bytes(buf)
 }
 
-fn send(w: &mut PipeWriter, byte: u8) {
+fn send(w: &mut PipeWriter, v: u64) {
     // ≤ PIPE_BUF bytes: atomic even with several writers on one pipe.
-    w.write_all(&[byte; MSG]).expect("write message");
+    w.write_all(&v.to_le_bytes()).expect("write message");
 }
 
-/// Chat with one thread per task and a pipe per channel: messages/s delivered to the
-/// clients, timed from the first thread creation to the last delivery.
+/// Chat with one thread per task and a pipe per channel, on the workers' 2 CPUs:
+/// messages/s delivered to the clients, timed from the start barrier to the last
+/// delivery. Checks the count and payload sum like the async program.
 pub fn chat(size: ChatSize) -> f64 {
+    chat_measure(size).value
+}
+
+/// [`chat`] as a [`Measure`].
+pub fn chat_measure(size: ChatSize) -> Measure {
     let ChatSize { rooms, users, messages: m } = size;
     let n = rooms * users;
     let fanout = m * (users - 1);
-    let start = Instant::now();
+    let th = Threads::new(worker_cpus(), 4 * n);
     let mut c2s: Vec<_> = (0..n).map(|_| Some(pipe())).collect();
     let queue: Vec<_> = (0..n).map(|_| pipe()).collect();
     let mut s2c: Vec<_> = (0..n).map(|_| Some(pipe())).collect();
@@ -56,68 +140,85 @@ pub fn chat(size: ChatSize) -> f64 {
         c2s_tx.push(c_w);
         s2c_rx.push(s_r);
         let mut q_r = queue_rx[u].take().expect("fresh");
-        others.push(thread(move || {
+        others.push(th.spawn(move || {
             for _ in 0..fanout {
-                recv(&mut q_r);
-                send(&mut s_w, 2);
+                let x = recv(&mut q_r);
+                send(&mut s_w, x);
             }
+            fanout as u64
         }));
         let first = u / users * users;
         let mut outs: Vec<PipeWriter> =
             (first..first + users).filter(|&v| v != u).map(|v| queue_tx[v].try_clone().expect("clone pipe")).collect();
         let mut c_r = c_r;
-        others.push(thread(move || {
+        others.push(th.spawn(move || {
             for _ in 0..m {
-                recv(&mut c_r);
+                let x = recv(&mut c_r);
                 for q in &mut outs {
-                    send(q, 1);
+                    send(q, x);
                 }
             }
+            m as u64
         }));
     }
     drop(queue_tx);
     let receivers: Vec<_> = s2c_rx
         .into_iter()
         .map(|mut r| {
-            thread(move || {
+            th.spawn(move || {
+                let mut sum = 0u64;
                 for _ in 0..fanout {
-                    recv(&mut r);
+                    sum = sum.wrapping_add(recv(&mut r));
                 }
-                fanout as u64
+                (fanout as u64, sum)
             })
         })
         .collect();
-    for mut w in c2s_tx {
-        others.push(thread(move || {
-            for _ in 0..m {
-                send(&mut w, 0);
+    for (u, mut w) in c2s_tx.into_iter().enumerate() {
+        others.push(th.spawn(move || {
+            for i in 0..m {
+                send(&mut w, (u * m + i) as u64);
             }
+            m as u64
         }));
     }
-    let delivered: u64 = receivers.into_iter().map(|h| h.join().expect("client_receive")).sum();
-    let secs = start.elapsed().as_secs_f64();
-    for h in others {
-        h.join().expect("chat thread");
+    let sw = th.go();
+    let (mut delivered, mut sum) = (0u64, 0u64);
+    for h in receivers {
+        let (a, b) = h.join().expect("client_receive");
+        delivered += a;
+        sum = sum.wrapping_add(b);
     }
-    assert_eq!(delivered, size.deliveries());
-    delivered as f64 / secs
+    let measure = sw.rate(delivered);
+    let rest: u64 = others.into_iter().map(|h| h.join().expect("chat thread")).sum();
+    assert_eq!(delivered, size.deliveries(), "chat: every message delivered");
+    assert_eq!(sum, size.payload_sum(), "chat: payload sum of the deliveries");
+    assert_eq!(rest, size.deliveries() + 2 * (n * m) as u64, "chat: forwarded, server-received and sent");
+    measure
 }
 
-/// hackbench with one thread per sender and receiver and a pipe per receiver:
-/// messages/s received.
+/// hackbench with one thread per sender and receiver and a pipe per receiver, on the
+/// workers' 2 CPUs: messages/s received, timed from the start barrier. Checks the count
+/// and payload sum like the async program.
 pub fn hackbench(size: HackSize) -> f64 {
+    hackbench_measure(size).value
+}
+
+/// [`hackbench`] as a [`Measure`].
+pub fn hackbench_measure(size: HackSize) -> Measure {
     let HackSize { groups, fds, loops } = size;
-    let start = Instant::now();
+    let th = Threads::new(worker_cpus(), 2 * groups * fds);
     let mut writers = Vec::with_capacity(groups * fds);
     let receivers: Vec<_> = (0..groups * fds)
         .map(|_| {
             let (mut r, w) = pipe();
             writers.push(w);
-            thread(move || {
+            th.spawn(move || {
+                let mut sum = 0u64;
                 for _ in 0..fds * loops {
-                    recv(&mut r);
+                    sum = sum.wrapping_add(recv(&mut r));
                 }
-                (fds * loops) as u64
+                ((fds * loops) as u64, sum)
             })
         })
         .collect();
@@ -126,56 +227,94 @@ pub fn hackbench(size: HackSize) -> f64 {
             let g = s / fds;
             let mut outs: Vec<PipeWriter> =
                 writers[g * fds..(g + 1) * fds].iter().map(|w| w.try_clone().expect("clone pipe")).collect();
-            thread(move || {
-                for _ in 0..loops {
+            th.spawn(move || {
+                for i in 0..loops {
                     for w in &mut outs {
-                        send(w, 0);
+                        send(w, (s * loops + i) as u64);
                     }
                 }
+                (loops * fds) as u64
             })
         })
         .collect();
     drop(writers);
-    let got: u64 = receivers.into_iter().map(|h| h.join().expect("receiver")).sum();
-    let secs = start.elapsed().as_secs_f64();
-    for h in senders {
-        h.join().expect("sender");
+    let sw = th.go();
+    let (mut got, mut sum) = (0u64, 0u64);
+    for h in receivers {
+        let (a, b) = h.join().expect("receiver");
+        got += a;
+        sum = sum.wrapping_add(b);
     }
-    assert_eq!(got, size.messages());
-    got as f64 / secs
+    let measure = sw.rate(got);
+    let sent: u64 = senders.into_iter().map(|h| h.join().expect("sender")).sum();
+    assert_eq!(got, size.messages(), "hackbench: every message received");
+    assert_eq!(sent, size.messages(), "hackbench: every message sent");
+    assert_eq!(sum, size.payload_sum(), "hackbench: payload sum received");
+    measure
 }
 
-/// Two unpinned threads bouncing a 100-byte message through two pipes: ns per round trip.
+/// Two threads bouncing a `u64` through two pipes, ping on the workers' first CPU and
+/// pong on the second (`cross`) or the first too: ns per round trip.
 pub fn pingpong(budget: Duration) -> f64 {
+    pingpong_measure(true, budget).value
+}
+
+/// [`pingpong`] as a [`Measure`], same CPU or across the two; checks every message
+/// came back incremented.
+pub fn pingpong_measure(cross: bool, budget: Duration) -> Measure {
+    let cpus = worker_cpus();
+    let cpu = |i: usize| cpus.get(i.min(cpus.len().saturating_sub(1))).map(|&c| vec![c]).unwrap_or_default();
     let (mut a_r, mut a_w) = pipe();
     let (mut b_r, mut b_w) = pipe();
-    let pong = thread(move || {
-        let mut buf = [0u8; MSG];
-        while a_r.read_exact(&mut buf).is_ok() {
-            if b_w.write_all(&buf).is_err() {
-                break;
+    let pong_cpu = cpu(usize::from(cross));
+    let pong = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            allow_cpus(&pong_cpu);
+            let mut seen = 0u64;
+            let mut buf = [0u8; MSG];
+            while a_r.read_exact(&mut buf).is_ok() {
+                seen += 1;
+                let x = u64::from_le_bytes(buf) + 1;
+                if b_w.write_all(&x.to_le_bytes()).is_err() {
+                    break;
+                }
             }
-        }
-    });
-    let mut round = || {
-        send(&mut a_w, 0);
-        recv(&mut b_r);
-    };
-    for _ in 0..200 {
-        round();
-    }
-    let start = Instant::now();
-    let mut n = 0u64;
-    while start.elapsed() < budget {
-        for _ in 0..32 {
-            round();
-        }
-        n += 32;
-    }
-    let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    drop(a_w);
-    pong.join().expect("pong thread");
-    ns
+            seen
+        })
+        .expect("spawn thread");
+    let ping_cpu = cpu(0);
+    let ping = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            allow_cpus(&ping_cpu);
+            let mut x = 0u64;
+            let mut round = |x: &mut u64| {
+                send(&mut a_w, *x);
+                *x = recv(&mut b_r);
+            };
+            let t0 = Instant::now();
+            while x < 2_000 && (!x.is_multiple_of(32) || t0.elapsed() < budget / 4) {
+                round(&mut x);
+            }
+            let warm = x;
+            let sw = Stopwatch::start();
+            let mut n = 0u64;
+            while sw.elapsed() < budget {
+                for _ in 0..32 {
+                    round(&mut x);
+                }
+                n += 32;
+            }
+            let m = sw.per_op(n);
+            assert_eq!(x, warm + n, "kernel-thread ping-pong: every message came back");
+            (m, x)
+        })
+        .expect("spawn thread");
+    let (m, rounds) = ping.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let seen = pong.join().expect("pong thread");
+    assert_eq!(seen, rounds, "kernel-thread ping-pong: pong saw every message");
+    m
 }
 
 /// Command line of the `perf` hackbench run.
@@ -190,16 +329,24 @@ pub fn perf_args(size: HackSize) -> Vec<String> {
 /// `perf bench sched messaging -t -p -g G -l L` (20 senders × 20 receivers per group,
 /// threads and pipes): messages/s, or why it did not run. Needs `size.fds == 20`.
 pub fn perf_messaging(size: HackSize) -> Result<f64, String> {
+    perf_messaging_measure(size).map(|m| m.value)
+}
+
+/// [`perf_messaging`] as a [`Measure`]: CPU time is the perf child's whole run
+/// (`getrusage(RUSAGE_CHILDREN)`, thread creation included), per perf's timed messages.
+pub fn perf_messaging_measure(size: HackSize) -> Result<Measure, String> {
     if size.fds != 20 {
         return Err("perf messaging always uses 20 fds per group".into());
     }
+    let cpu0 = children_cpu_ns();
     let out = Command::new("perf").args(perf_args(size)).output().map_err(|e| format!("perf: {e}"))?;
+    let cpu = children_cpu_ns().saturating_sub(cpu0);
     if !out.status.success() {
         return Err(format!("perf failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let secs = parse_perf_total(&text).ok_or_else(|| format!("no 'Total time' in perf output: {text}"))?;
-    Ok(size.messages() as f64 / secs)
+    Ok(Measure::rate(size.messages(), Duration::from_secs_f64(secs), cpu))
 }
 
 /// The seconds of perf's `Total time: 0.123 [sec]` line.
@@ -215,9 +362,25 @@ mod tests {
 
     #[test]
     fn topologies_deliver_every_message() {
-        assert!(chat(ChatSize { rooms: 1, users: 4, messages: 5 }) > 0.0);
+        let c = chat_measure(ChatSize { rooms: 1, users: 4, messages: 5 });
+        assert!(c.value > 0.0 && c.cpu_per_op > 0.0, "{c:?}");
         assert!(hackbench(HackSize { groups: 2, fds: 3, loops: 4 }) > 0.0);
-        assert!(pingpong(Duration::from_millis(5)) > 0.0);
+        for cross in [false, true] {
+            let m = pingpong_measure(cross, Duration::from_millis(5));
+            assert!(m.value > 0.0 && m.cpu_per_op > 0.0, "{m:?}");
+        }
+    }
+
+    #[test]
+    fn threads_run_on_the_workers_cpus() {
+        let cpus = worker_cpus();
+        let got = std::thread::spawn(move || {
+            assert!(allow_cpus(&cpus));
+            (cpus, core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect::<Vec<_>>())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(got.0, got.1);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong) with one
 //!   kernel thread per task and blocking pipes, plus `perf bench sched messaging -t -p`
 //!   when `perf` is installed.
+//! * [`pick_cost`]: pick-next cost of every runtime policy against run-queue length.
+//! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets.
 //!
@@ -19,12 +21,19 @@
 pub mod atomic;
 pub mod exec;
 pub mod kthreads;
+pub mod measure;
+pub mod pick_cost;
 pub mod programs;
 pub mod row;
 pub mod schedlab_exec;
+pub mod tokio_chan;
+pub mod topology;
+pub mod wake_latency;
 
 pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
+pub use measure::{Measure, Stopwatch};
 pub use row::{render_text, target_checks, Row, TargetCheck};
+pub use tokio_chan::TokioMpsc;
 
 use std::time::Duration;
 
@@ -57,12 +66,45 @@ pub mod names {
     pub const CHAT_AC: &str = "chat/async-channel";
     /// [`HACKBENCH`] with `async-channel`.
     pub const HACKBENCH_AC: &str = "hackbench/async-channel";
+    /// Pick-next cost of a policy with N runnable tasks on one CPU: ns per pick
+    /// (`crate::pick_cost`; schedlab only).
+    pub const PICK_NEXT: &str = "pick-next";
+    /// [`PICK_NEXT`] at the largest size ÷ at the smallest, per policy.
+    pub const PICK_NEXT_GROWTH: &str = "pick-next-growth";
+    /// Wake-to-run latency of a probe among 10× oversubscribed hogs
+    /// (`crate::wake_latency`): median, ns.
+    pub const WAKE_LATENCY_P50: &str = "wake-latency-p50";
+    /// ... 99th percentile.
+    pub const WAKE_LATENCY_P99: &str = "wake-latency-p99";
+    /// ... 99.9th percentile.
+    pub const WAKE_LATENCY_P999: &str = "wake-latency-p99.9";
+    /// ... maximum.
+    pub const WAKE_LATENCY_MAX: &str = "wake-latency-max";
+    /// The wake-latency benches.
+    pub const WAKE_LATENCY: &[&str] = &[WAKE_LATENCY_P50, WAKE_LATENCY_P99, WAKE_LATENCY_P999, WAKE_LATENCY_MAX];
+    /// The benches of the Converse message layer; with the pick-next ones, the benches
+    /// that are not async programs (every other bench is one, which the async runtimes
+    /// schedlab, Tokio and Go run).
+    /// One task awaiting, in a loop, a future that wakes itself (`wake_by_ref`) and
+    /// returns `Pending` once: the same future on every Rust runtime, ns per dispatch
+    /// (beside each runtime's own `yield_now` in [`LOCAL_DISPATCH`]).
+    pub const LOCAL_DISPATCH_SELF_WAKE: &str = "local-dispatch/self-wake";
+    /// [`PINGPONG_SAME`] with `tokio::sync::mpsc` (schedlab only: it is Tokio's own
+    /// channel, so Tokio's [`PINGPONG_SAME`] row is the reference; so are the other
+    /// `/tokio-mpsc` benches).
+    pub const PINGPONG_SAME_TM: &str = "pingpong-same-worker/tokio-mpsc";
+    /// [`PINGPONG_CROSS`] with `tokio::sync::mpsc`.
+    pub const PINGPONG_CROSS_TM: &str = "pingpong-cross-worker/tokio-mpsc";
+    /// [`CHAT`] with `tokio::sync::mpsc`.
+    pub const CHAT_TM: &str = "chat/tokio-mpsc";
+    /// [`HACKBENCH`] with `tokio::sync::mpsc`.
+    pub const HACKBENCH_TM: &str = "hackbench/tokio-mpsc";
     /// The benches of the Converse message layer; every other bench is an async
     /// program that the async runtimes (schedlab, Tokio, Go) run.
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
-        !CONVERSE.contains(&bench)
+        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
@@ -78,6 +120,17 @@ pub mod names {
         PINGPONG_CROSS_AC,
         CHAT_AC,
         HACKBENCH_AC,
+        PICK_NEXT,
+        PICK_NEXT_GROWTH,
+        WAKE_LATENCY_P50,
+        WAKE_LATENCY_P99,
+        WAKE_LATENCY_P999,
+        WAKE_LATENCY_MAX,
+        LOCAL_DISPATCH_SELF_WAKE,
+        PINGPONG_SAME_TM,
+        PINGPONG_CROSS_TM,
+        CHAT_TM,
+        HACKBENCH_TM,
     ];
 }
 
@@ -111,9 +164,15 @@ pub mod units {
     pub const TASKS_PER_S: &str = "tasks/s";
     /// Messages per second (higher is better).
     pub const MESSAGES_PER_S: &str = "messages/s";
+    /// Nanoseconds per pick-next (lower is better).
+    pub const NS_PICK: &str = "ns/pick";
+    /// Nanoseconds from a wake-up to the woken task's poll (lower is better).
+    pub const NS_WAKE: &str = "ns/wake";
+    /// Cost at the largest size ÷ cost at the smallest (1 = flat; lower is better).
+    pub const GROWTH: &str = "x (largest/smallest size)";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
-        unit.starts_with("ns/")
+        unit.starts_with("ns/") || unit == GROWTH
     }
 }
 
@@ -166,9 +225,11 @@ impl HackSize {
 /// How long and how large every benchmark runs.
 #[derive(Clone, Debug)]
 pub struct Scale {
-    /// Measured time of each time-bounded micro-benchmark (ping-pong, dispatch, spawn).
+    /// Measured time of one repetition of each time-bounded micro-benchmark
+    /// (ping-pong, dispatch, spawn).
     pub budget: Duration,
-    /// Repetitions of each Chat / hackbench run (the median is reported).
+    /// Repetitions of every row (the median, min and max are reported); `schedlab
+    /// bench` runs them in rounds, every runtime once per round (interleaved).
     pub reps: usize,
     /// Chat size for the async runtimes.
     pub chat: ChatSize,
@@ -185,30 +246,31 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// CI sizes: the whole `schedlab bench --quick` runs in well under a minute on 2 vCPUs.
+    /// CI sizes: `schedlab bench --quick` (5 interleaved repetitions) runs in about 20 s
+    /// on 2 vCPUs.
     pub fn quick() -> Scale {
         Scale {
-            budget: Duration::from_millis(250),
-            reps: 3,
-            chat: ChatSize { rooms: 4, users: 20, messages: 200 },
-            hackbench: HackSize { groups: 4, fds: 20, loops: 200 },
-            kthreads_chat: ChatSize { rooms: 1, users: 20, messages: 50 },
-            kthreads_hackbench: HackSize { groups: 1, fds: 20, loops: 50 },
-            converse_round_trips: 100_000,
-            converse_messages: 2_000_000,
+            budget: Duration::from_millis(20),
+            reps: 5,
+            chat: ChatSize { rooms: 2, users: 20, messages: 50 },
+            hackbench: HackSize { groups: 2, fds: 20, loops: 50 },
+            kthreads_chat: ChatSize { rooms: 2, users: 20, messages: 50 },
+            kthreads_hackbench: HackSize { groups: 2, fds: 20, loops: 50 },
+            converse_round_trips: 20_000,
+            converse_messages: 400_000,
         }
     }
     /// Full sizes (a few minutes for the whole `schedlab bench`).
     pub fn full() -> Scale {
         Scale {
-            budget: Duration::from_millis(1000),
+            budget: Duration::from_millis(200),
             reps: 5,
-            chat: ChatSize { rooms: 10, users: 20, messages: 500 },
-            hackbench: HackSize { groups: 10, fds: 20, loops: 500 },
-            kthreads_chat: ChatSize { rooms: 4, users: 20, messages: 100 },
-            kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 100 },
-            converse_round_trips: 1_000_000,
-            converse_messages: 20_000_000,
+            chat: ChatSize { rooms: 10, users: 20, messages: 200 },
+            hackbench: HackSize { groups: 10, fds: 20, loops: 200 },
+            kthreads_chat: ChatSize { rooms: 10, users: 20, messages: 200 },
+            kthreads_hackbench: HackSize { groups: 10, fds: 20, loops: 200 },
+            converse_round_trips: 200_000,
+            converse_messages: 4_000_000,
         }
     }
     /// [`Scale::quick`] if `quick`, else [`Scale::full`].

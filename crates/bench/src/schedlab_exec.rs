@@ -103,7 +103,7 @@ impl<T: Send + 'static> ChanRx<T> for schedlab_rt::channel::Receiver<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{programs, AsyncChannel, ChatSize, HackSize};
+    use crate::{programs, AsyncChannel, ChatSize, HackSize, TokioMpsc};
     use std::time::Duration;
 
     #[test]
@@ -115,14 +115,19 @@ mod tests {
             for cross in [false, true] {
                 assert!(programs::pingpong::<_, RtChannel>(&e, cross, b) > 0.0, "{p}");
                 assert!(programs::pingpong::<_, AsyncChannel>(&e, cross, b) > 0.0, "{p}");
+                assert!(programs::pingpong::<_, TokioMpsc>(&e, cross, b) > 0.0, "{p}");
             }
             assert!(programs::local_dispatch(&e, b) > 0.0, "{p}");
+            let m = programs::self_wake_dispatch(&e, b);
+            assert!(m.value > 0.0 && m.cpu_per_op > 0.0, "{p}: {m:?}");
             assert!(programs::spawn_throughput(&e, b) > 0.0, "{p}");
             let (cs, hs) = (ChatSize { rooms: 2, users: 5, messages: 7 }, HackSize { groups: 2, fds: 4, loops: 5 });
             assert!(programs::chat::<_, RtChannel>(&e, cs) > 0.0, "{p}");
             assert!(programs::chat::<_, AsyncChannel>(&e, cs) > 0.0, "{p}");
             assert!(programs::hackbench::<_, RtChannel>(&e, hs) > 0.0, "{p}");
             assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0, "{p}");
+            assert!(programs::chat::<_, TokioMpsc>(&e, cs) > 0.0, "{p}");
+            assert!(programs::hackbench::<_, TokioMpsc>(&e, hs) > 0.0, "{p}");
             e.shutdown();
         }
     }
@@ -136,11 +141,12 @@ mod tests {
             let e = SchedlabExec::new(2, p).expect("runtime builds");
             let b = Duration::from_millis(30);
             for (cross, what) in [(true, "own channel"), (true, "async-channel"), (false, "own channel")] {
-                let (_, crossed) = if what == "async-channel" {
+                let crossed = if what == "async-channel" {
                     programs::pingpong_placed::<_, AsyncChannel>(&e, cross, b)
                 } else {
                     programs::pingpong_placed::<_, RtChannel>(&e, cross, b)
-                };
+                }
+                .crossed;
                 let crossed = crossed.expect("schedlab knows its workers");
                 if cross {
                     assert!(crossed > 0.95, "{p} {what}: crossed on {crossed}");

@@ -1,11 +1,16 @@
 //! `schedlab bench`: real-machine benchmarks of schedlab's runtime beside Tokio, Go,
 //! kernel threads and the raw atomic limit (see `crates/bench`).
 
-use schedlab_bench::row::{from_json, to_json};
+use schedlab_bench::row::{aggregate, from_json, to_json};
 use schedlab_bench::schedlab_exec::SchedlabExec;
-use schedlab_bench::{atomic, kthreads, names, programs, render_text, runtimes, units, Filter, Row, Scale};
+use schedlab_bench::topology::Topology;
+use schedlab_bench::{
+    atomic, kthreads, names, pick_cost, programs, render_text, runtimes, units, wake_latency, Filter, Measure, Row,
+    Scale, Stopwatch,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
 
 /// Options of `schedlab bench`.
 pub struct BenchOpts {
@@ -21,117 +26,194 @@ fn note(msg: &str) {
 pub fn bench(opts: BenchOpts) -> ExitCode {
     let scale = Scale::new(opts.quick);
     let filter = Filter(opts.only.clone());
-    let mut rows: Vec<Row> = Vec::new();
+    let began = Instant::now();
+    let topology = Topology::detect();
+    eprintln!("schedlab bench: topology: {}", topology.line());
     let progress = |what: &str| eprintln!("  {what}");
 
-    // schedlab's runtime, every policy.
-    if filter.wants_runtime(runtimes::SCHEDLAB) {
-        rows.extend(schedlab_rows(&scale, &filter));
-    }
-
-    // Converse: queueing overhead on one PE, ping-pong between two pinned PEs.
-    let cv = runtimes::CONVERSE;
-    if filter.wants(names::CONVERSE_QUEUEING, cv) {
-        let n = scale.converse_messages;
-        progress(&format!("converse-queueing on converse ({n} messages)"));
-        let (queued, direct) = schedlab_converse::bench_queueing_overhead(n);
-        rows.push(Row::new(names::CONVERSE_QUEUEING, cv, "via scheduler queue", queued, units::NS_MESSAGE));
-        rows.push(Row::new(names::CONVERSE_QUEUEING, cv, "direct handler call", direct, units::NS_MESSAGE));
-    }
-    if filter.wants(names::CONVERSE_PINGPONG, cv) {
-        let n = scale.converse_round_trips;
-        for (via_queue, policy) in [(false, "handler replies"), (true, "via scheduler queue")] {
-            progress(&format!("converse-pingpong on converse, {policy} ({n} round trips)"));
-            let ns = schedlab_converse::bench_pingpong(n, via_queue);
-            rows.push(Row::new(
-                names::CONVERSE_PINGPONG,
-                cv,
-                &format!("2 pinned PEs, {policy}"),
-                ns,
-                units::NS_ROUND_TRIP,
-            ));
-        }
-    }
-
-    // The hardware limit.
-    if filter.wants(names::PINGPONG_CROSS, runtimes::ATOMIC) {
-        progress("pingpong-cross-worker on atomic (2 pinned threads)");
-        match atomic::pingpong(scale.budget) {
-            Some(ns) => rows.push(Row::new(
-                names::PINGPONG_CROSS,
-                runtimes::ATOMIC,
-                "2 pinned threads, AtomicU64 spin",
-                ns,
-                units::NS_ROUND_TRIP,
-            )),
-            None => note("atomic ping-pong needs 2 CPUs; skipped"),
-        }
-    }
-
-    // Kernel threads.
-    let kt = runtimes::KERNEL_THREADS;
-    if filter.wants(names::PINGPONG_CROSS, kt) {
-        progress("pingpong-cross-worker on kernel-threads (threads+pipes)");
-        let ns = kthreads::pingpong(scale.budget);
-        rows.push(Row::new(names::PINGPONG_CROSS, kt, "threads+pipes (unpinned)", ns, units::NS_ROUND_TRIP));
-    }
-    if filter.wants(names::CHAT, kt) {
-        let size = scale.kthreads_chat;
-        progress(&format!("chat on kernel-threads (threads+pipes, {})", size.describe()));
-        let v = schedlab_bench::median_of(scale.reps, || kthreads::chat(size));
-        rows.push(Row::new(names::CHAT, kt, "threads+pipes", v, units::MESSAGES_PER_S));
-    }
-    if filter.wants(names::HACKBENCH, kt) {
-        let size = scale.kthreads_hackbench;
-        progress(&format!("hackbench on kernel-threads (threads+pipes, {})", size.describe()));
-        let v = schedlab_bench::median_of(scale.reps, || kthreads::hackbench(size));
-        rows.push(Row::new(names::HACKBENCH, kt, "threads+pipes", v, units::MESSAGES_PER_S));
-        progress(&format!("hackbench on kernel-threads (perf {})", kthreads::perf_args(size).join(" ")));
-        let runs: Result<Vec<f64>, String> = (0..scale.reps).map(|_| kthreads::perf_messaging(size)).collect();
-        match runs {
-            Ok(v) => rows.push(Row::new(
-                names::HACKBENCH,
-                kt,
-                "perf bench sched messaging -t -p",
-                schedlab_bench::median(v),
-                units::MESSAGES_PER_S,
-            )),
-            Err(e) => note(&format!("perf bench sched messaging skipped: {e}")),
-        }
-    }
-
-    // Peers: Tokio (a binary of this workspace), Go (built here with `go build`).
+    // Peers are found (Tokio) or built (Go) once, then run once per round.
+    let mut tokio_bin = None;
     if filter.wants_runtime(runtimes::TOKIO) {
-        match tokio_peer() {
-            Some(bin) => rows.extend(run_peer(&bin, "tokio", &opts, "--")),
-            None => note(
+        tokio_bin = tokio_peer();
+        if tokio_bin.is_none() {
+            note(
                 "schedlab-peer-tokio not found next to this executable; build it with \
                  `cargo build --release -p schedlab-peer-tokio` (Tokio rows skipped)",
-            ),
+            );
         }
     }
+    let mut go_bin = None;
     if filter.wants_runtime(runtimes::GO) {
         match build_go_peer() {
-            Ok(bin) => rows.extend(run_peer(&bin, "go", &opts, "-")),
+            Ok(bin) => go_bin = Some(bin),
             Err(e) => note(&format!("Go peer skipped: {e}")),
         }
     }
 
+    // Every row is repeated `scale.reps` times, in rounds that run every runtime once
+    // (A B C A B C …), so a burst of steal time hits all of them alike.
+    let mut samples: Vec<Row> = Vec::new();
+    let mut atomic_rt: Vec<Row> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    for round in 0..scale.reps {
+        progress(&format!("round {}/{}", round + 1, scale.reps));
+        if filter.wants_runtime(runtimes::SCHEDLAB) {
+            samples.extend(schedlab_rows(&scale, &filter, opts.quick));
+        }
+        samples.extend(converse_rows(&scale, &filter));
+        // The hardware limit, measured every round for the header even when filtered out.
+        match atomic::pingpong_measure(scale.budget) {
+            Some(m) => {
+                let r = Row::measured(
+                    names::PINGPONG_CROSS,
+                    runtimes::ATOMIC,
+                    "2 pinned threads, AtomicU64 spin",
+                    units::NS_ROUND_TRIP,
+                    "AtomicU64",
+                    m,
+                );
+                if filter.wants(names::PINGPONG_CROSS, runtimes::ATOMIC) {
+                    samples.push(r.clone());
+                }
+                atomic_rt.push(r);
+            }
+            None if round == 0 => note("atomic ping-pong needs 2 CPUs; skipped"),
+            None => {}
+        }
+        samples.extend(kthread_rows(&scale, &filter));
+        for (bin, what, dash) in [(&mut tokio_bin, "tokio", "--"), (&mut go_bin, "go", "-")] {
+            if let Some(b) = bin.as_ref() {
+                match run_peer(b, what, &opts, dash) {
+                    Ok(rows) => samples.extend(rows),
+                    Err(e) => {
+                        note(&format!("{e}; its later rounds are skipped"));
+                        failures.push(e);
+                        *bin = None;
+                    }
+                }
+            }
+        }
+    }
+    let mut rows = aggregate(samples);
+    // Pick-next cost: calibrated per size inside, measured once (not a repetition).
+    rows.extend(pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
+    failures.extend(
+        rows.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy))),
+    );
+
+    let atomic_line = match aggregate(atomic_rt).first() {
+        Some(a) => format!(
+            "atomic round trip (2 pinned threads, this run): {:.1} ns [{:.1}..{:.1}] over {} reps",
+            a.value, a.min, a.max, a.reps
+        ),
+        None => "atomic round trip: not measured (needs 2 CPUs)".into(),
+    };
+    let header = format!(
+        "topology: {}\n{atomic_line}\n{} repetitions per row{}, runtimes interleaved per round; value = median; \
+         cpu = process CPU time per op (same unit; rates: ops per CPU-second)\n",
+        topology.line(),
+        scale.reps,
+        if opts.quick { " (--quick)" } else { "" },
+    );
+    eprintln!("schedlab bench: {atomic_line}");
     if opts.json {
         print!("{}", to_json(&rows));
     } else {
-        print!("{}", render_text(&rows));
+        print!("{header}\n{}", render_text(&rows));
     }
-    ExitCode::SUCCESS
+    eprintln!("schedlab bench: wall time {:.1} s", began.elapsed().as_secs_f64());
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for f in &failures {
+            note(&format!("FAILED: {f}"));
+        }
+        ExitCode::FAILURE
+    }
 }
 
-/// The async programs on schedlab's runtime (2 pinned workers) for every policy.
-fn schedlab_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+/// One repetition of the Converse rows: queueing overhead on one PE, ping-pong between
+/// two pinned PEs. Their CPU per operation is the call's CPU/wall ratio times the value
+/// (setup included; a PE is one pinned thread that spins).
+fn converse_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+    let cv = runtimes::CONVERSE;
+    let mut rows = Vec::new();
+    let scaled = |value: f64, sw: &Stopwatch| {
+        let whole = sw.per_op(1);
+        Measure { value, cpu_per_op: value * whole.cpu_per_op / whole.value.max(1.0), crossed: None }
+    };
+    if filter.wants(names::CONVERSE_QUEUEING, cv) {
+        let n = scale.converse_messages;
+        eprintln!("  converse-queueing on converse ({n} messages)");
+        let sw = Stopwatch::start();
+        let (queued, direct) = schedlab_converse::bench_queueing_overhead(n);
+        for (policy, v) in [("via scheduler queue", queued), ("direct handler call", direct)] {
+            let m = scaled(v, &sw);
+            rows.push(Row::measured(names::CONVERSE_QUEUEING, cv, policy, units::NS_MESSAGE, "converse queue", m));
+        }
+    }
+    if filter.wants(names::CONVERSE_PINGPONG, cv) {
+        let n = scale.converse_round_trips;
+        for (via_queue, policy) in [(false, "handler replies"), (true, "via scheduler queue")] {
+            eprintln!("  converse-pingpong on converse, {policy} ({n} round trips)");
+            let sw = Stopwatch::start();
+            let m = scaled(schedlab_converse::bench_pingpong(n, via_queue), &sw);
+            let policy = format!("2 pinned PEs, {policy}");
+            rows.push(Row::measured(names::CONVERSE_PINGPONG, cv, &policy, units::NS_ROUND_TRIP, "converse queue", m));
+        }
+    }
+    rows
+}
+
+/// One repetition of the kernel-thread rows: ping-pong on one CPU and across the
+/// workers' two, Chat and hackbench with the async programs' sizes on those 2 CPUs,
+/// and perf's hackbench (when installed).
+fn kthread_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+    let kt = runtimes::KERNEL_THREADS;
+    let mut rows = Vec::new();
+    let b = scale.budget;
+    let ns = units::NS_ROUND_TRIP;
+    let rate = units::MESSAGES_PER_S;
+    let mut run = |bench: &str, policy: &str, unit: &str, channel: &str, f: &mut dyn FnMut() -> Measure| {
+        if filter.wants(bench, kt) {
+            eprintln!("  {bench} on {kt} ({policy})");
+            rows.push(programs::measured_row(bench, kt, policy, unit, channel, f));
+        }
+    };
+    let pinned = "threads+pipes (2 pinned)";
+    run(names::PINGPONG_SAME, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(false, b));
+    run(names::PINGPONG_CROSS, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(true, b));
+    let on2 = "threads+pipes (2 CPUs)";
+    let (cs, hs) = (scale.kthreads_chat, scale.kthreads_hackbench);
+    run(names::CHAT, on2, rate, "pipe", &mut || kthreads::chat_measure(cs));
+    run(names::HACKBENCH, on2, rate, "pipe", &mut || kthreads::hackbench_measure(hs));
+    if filter.wants(names::HACKBENCH, kt) {
+        eprintln!("  hackbench on kernel-threads (perf {})", kthreads::perf_args(hs).join(" "));
+        match kthreads::perf_messaging_measure(hs) {
+            Ok(m) => rows.push(Row::measured(
+                names::HACKBENCH,
+                kt,
+                "perf bench sched messaging -t -p (100 B, all CPUs)",
+                rate,
+                "pipe",
+                m,
+            )),
+            Err(e) => note(&format!("perf bench sched messaging skipped: {e}")),
+        }
+    }
+    rows
+}
+
+/// One repetition of the async programs on schedlab's runtime (2 pinned workers) for
+/// every policy.
+fn schedlab_rows(scale: &Scale, filter: &Filter, quick: bool) -> Vec<Row> {
     let mut rows = Vec::new();
     for policy in crate::runtime_policies() {
         match SchedlabExec::new(2, &policy) {
             Ok(e) => {
                 rows.extend(programs::suite(&e, scale, filter, &mut |w: &str| eprintln!("  {w}")));
+                let ws = wake_latency::WakeScale::new(quick);
+                rows.extend(wake_latency::rows(&e, 2, &ws, filter, &mut |w: &str| eprintln!("  {w}")));
                 e.shutdown();
             }
             Err(err) => note(&format!("schedlab runtime, policy {policy}: {err}; skipped")),
@@ -173,9 +255,9 @@ fn build_go_peer() -> Result<PathBuf, String> {
     Ok(out)
 }
 
-/// Run a peer binary (`--quick`/`--only` spelled with `dash`) and parse its JSON rows;
-/// on failure, a note and no rows.
-fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Vec<Row> {
+/// Run a peer binary once (one repetition; `--quick`/`--only` spelled with `dash`) and
+/// parse its JSON rows; an error if it could not run or failed.
+fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Result<Vec<Row>, String> {
     let mut cmd = Command::new(bin);
     if opts.quick {
         cmd.arg(format!("{dash}quick"));
@@ -184,22 +266,9 @@ fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Vec<Row> {
         cmd.arg(format!("{dash}only")).arg(o);
     }
     eprintln!("  running the {what} peer: {}", bin.display());
-    let out = match cmd.stderr(Stdio::inherit()).output() {
-        Ok(o) => o,
-        Err(e) => {
-            note(&format!("{what} peer {}: {e}", bin.display()));
-            return Vec::new();
-        }
-    };
+    let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("{what} peer {}: {e}", bin.display()))?;
     if !out.status.success() {
-        note(&format!("{what} peer failed ({}); its rows are missing", out.status));
-        return Vec::new();
+        return Err(format!("{what} peer failed ({}); its rows are missing", out.status));
     }
-    match from_json(&String::from_utf8_lossy(&out.stdout)) {
-        Ok(rows) => rows,
-        Err(e) => {
-            note(&format!("{what} peer: {e}"));
-            Vec::new()
-        }
-    }
+    from_json(&String::from_utf8_lossy(&out.stdout)).map_err(|e| format!("{what} peer: {e}"))
 }

@@ -95,7 +95,7 @@ enum Cmd {
     },
     /// Real-machine benchmarks: schedlab's runtime (every policy) beside Tokio, Go, kernel threads and the atomic limit.
     #[command(
-        after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat and hackbench\non schedlab's runtime for every policy, then the peers: schedlab-peer-tokio (next to this binary;\nbuild it with `cargo build --release -p schedlab-peer-tokio`), the Go peer (built with\n`go build -o target/peers/schedlab-peer-go ./peers/go` when `go` is on PATH), kernel threads\n(threads + pipes, and `perf bench sched messaging -t -p` when perf is installed) and two pinned\nthreads spinning on an atomic. Progress on stderr. Example:\n  schedlab bench --quick --only chat"
+        after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat, hackbench and\nwake-to-run latency on schedlab's runtime for every policy, each policy's pick-next cost,\nthen the peers: schedlab-peer-tokio (next to this binary; build it with\n`cargo build --release -p schedlab-peer-tokio`), the Go peer (built with `go build -o target/peers/schedlab-peer-go ./peers/go`\nwhen `go` is on PATH), kernel threads (threads + pipes, and `perf bench sched messaging -t -p` when perf is installed)\nand two pinned threads spinning on an atomic. Progress on stderr. Example:\n  schedlab bench --quick --only chat"
     )]
     Bench {
         /// CI sizes (the whole run takes well under a minute on 2 vCPUs).
@@ -291,9 +291,7 @@ fn policy_help() -> String {
 /// The schedulers `bench` and `validate` run on the real runtime: every registry entry
 /// in its example configuration, runtime-native ones (the default, `fast`) first.
 pub(crate) fn runtime_policies() -> Vec<String> {
-    let mut entries = policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    entries.into_iter().map(|e| e.example.to_string()).collect()
+    schedlab_bench::pick_cost::runtime_policies()
 }
 
 /// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive).

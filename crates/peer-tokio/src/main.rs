@@ -1,9 +1,11 @@
 //! `schedlab-peer-tokio [--quick] [--only SUBSTR]`: schedlab's async benchmark programs
 //! (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers (ping-pong on
-//! `current_thread` runtimes on pinned threads: one for same-worker, two for cross); prints the rows
-//! as a JSON array on stdout and progress on stderr. `schedlab bench` runs it.
+//! `current_thread` runtimes on pinned threads: one for same-worker, two for cross); runs one
+//! repetition of every program and prints the rows as a JSON array on stdout and progress
+//! on stderr. `schedlab bench` runs it once per round (interleaved with the other runtimes)
+//! and aggregates the repetitions.
 
-use schedlab_bench::{programs, row, runtimes, ChanRx, ChanTx, Channels, Exec, Filter, Scale};
+use schedlab_bench::{programs, row, runtimes, wake_latency, Exec, Filter, Scale, TokioMpsc};
 use std::future::Future;
 use std::process::ExitCode;
 
@@ -121,45 +123,6 @@ impl Exec for TokioExec {
     }
 }
 
-/// `tokio::sync::mpsc`'s unbounded channel, Tokio's own.
-pub struct TokioMpsc;
-
-impl Channels for TokioMpsc {
-    const NAME: &'static str = "tokio::sync::mpsc";
-    type Tx<T: Send + 'static> = Tx<T>;
-    type Rx<T: Send + 'static> = Rx<T>;
-    fn unbounded<T: Send + 'static>() -> (Self::Tx<T>, Self::Rx<T>) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        (Tx(tx), Rx(rx))
-    }
-}
-
-/// Tokio's unbounded sender (local newtypes: the orphan rule).
-pub struct Tx<T>(tokio::sync::mpsc::UnboundedSender<T>);
-
-/// Tokio's unbounded receiver.
-pub struct Rx<T>(tokio::sync::mpsc::UnboundedReceiver<T>);
-
-impl<T> Clone for Tx<T> {
-    fn clone(&self) -> Self {
-        Tx(self.0.clone())
-    }
-}
-
-impl<T: Send + 'static> ChanTx<T> for Tx<T> {
-    fn send(&self, msg: T) {
-        if self.0.send(msg).is_err() {
-            panic!("tokio mpsc: receiver gone");
-        }
-    }
-}
-
-impl<T: Send + 'static> ChanRx<T> for Rx<T> {
-    fn recv(&mut self) -> impl Future<Output = Option<T>> + Send {
-        self.0.recv()
-    }
-}
-
 fn main() -> ExitCode {
     let mut quick = false;
     let mut only = None;
@@ -181,7 +144,10 @@ fn main() -> ExitCode {
         }
     }
     let exec = TokioExec::new(2);
-    let rows = programs::suite(&exec, &Scale::new(quick), &Filter(only), &mut |what| eprintln!("  {what}"));
+    let filter = Filter(only);
+    let mut rows = programs::suite(&exec, &Scale::new(quick), &filter, &mut |what| eprintln!("  {what}"));
+    let ws = wake_latency::WakeScale::new(quick);
+    rows.extend(wake_latency::rows(&exec, 2, &ws, &filter, &mut |what| eprintln!("  {what}")));
     print!("{}", row::to_json(&rows));
     ExitCode::SUCCESS
 }
@@ -201,6 +167,7 @@ mod tests {
             assert!(programs::pingpong::<_, AsyncChannel>(&e, cross, b) > 0.0);
         }
         assert!(programs::local_dispatch(&e, b) > 0.0);
+        assert!(programs::self_wake_dispatch(&e, b).cpu_per_op > 0.0);
         assert!(programs::spawn_throughput(&e, b) > 0.0);
         let (cs, hs) = (ChatSize { rooms: 2, users: 5, messages: 7 }, HackSize { groups: 2, fds: 4, loops: 5 });
         assert!(programs::chat::<_, TokioMpsc>(&e, cs) > 0.0);
@@ -216,7 +183,7 @@ mod tests {
         let e = TokioExec::new(2);
         let b = Duration::from_millis(30);
         for cross in [false, true] {
-            let (_, c) = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b);
+            let c = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b).crossed;
             let c = c.expect("placed threads are known");
             assert!(if cross { c > 0.95 } else { c < 0.05 }, "cross={cross}: crossed on {c}");
         }
@@ -230,9 +197,11 @@ mod tests {
         scale.reps = 1;
         scale.hackbench = HackSize { groups: 1, fds: 4, loops: 3 };
         let rows = programs::suite(&e, &scale, &Filter(Some("hackbench".into())), &mut |_| {});
-        assert_eq!(rows.len(), 2, "hackbench with tokio's mpsc and with async-channel");
+        assert_eq!(rows.len(), 2, "hackbench with tokio's mpsc and with async-channel (no /tokio-mpsc twin)");
         assert_eq!((rows[0].bench.as_str(), rows[0].runtime.as_str()), ("hackbench", "tokio"));
-        assert_eq!(rows[0].unit, "messages/s");
+        assert_eq!((rows[0].unit.as_str(), rows[0].channel.as_str()), ("messages/s", "tokio::sync::mpsc"));
+        assert_eq!((rows[1].channel.as_str(), rows[0].reps), ("async-channel", 1));
+        assert!(rows.iter().all(|r| r.cpu_per_op.is_some_and(|c| c > 0.0) && r.error.is_none()), "{rows:?}");
         assert!(programs::suite(&e, &scale, &Filter(Some("nothing".into())), &mut |_| {}).is_empty());
     }
 }

@@ -4,18 +4,12 @@
 use schedlab_validate::run_on_runtime;
 use schedlab_workloads::parse_workload;
 
-fn policies() -> Vec<String> {
-    let mut entries = schedlab_core::policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    entries.iter().map(|e| e.example.to_string()).collect()
-}
-
 #[test]
 fn netbench_runs_on_the_runtime_under_every_policy() {
     let ws = "netbench:clients=4,ops=20,think_ns=200000,work=50000,irq=5000,probes=3,probe_every_ns=1000000,ps=200000";
     let w = parse_workload(ws).unwrap();
-    for policy in policies() {
-        let rt = schedlab_rt::Builder::new().workers(1).policy(&policy).build().unwrap();
+    for policy in schedlab_core::policies::runtime_examples() {
+        let rt = schedlab_rt::Builder::new().workers(1).policy(policy).build().unwrap();
         let r = run_on_runtime(&rt, &w, 1.0, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
         assert_eq!(
             (r.sent, r.received, r.tasks),

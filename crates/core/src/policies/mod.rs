@@ -149,6 +149,15 @@ pub struct Entry {
     pub runtime_native: bool,
 }
 
+/// The schedulers the real runtime offers, as `bench`, `validate` and the tests run
+/// them: every registry entry in its example configuration, runtime-native ones (the
+/// default, `fast`) first.
+pub fn runtime_examples() -> Vec<&'static str> {
+    let mut entries = entries();
+    entries.sort_by_key(|e| !e.runtime_native);
+    entries.into_iter().map(|e| e.example).collect()
+}
+
 /// Every registry entry, in registry order.
 pub fn entries() -> Vec<Entry> {
     struct List(Vec<Entry>);

@@ -5,9 +5,7 @@ use schedlab_rt::{Builder, Runtime};
 /// configuration (runtime-native ones first, as `schedlab bench` runs them), so that a
 /// policy added to the registry is covered here without editing this list.
 pub fn policies() -> Vec<&'static str> {
-    let mut entries = schedlab_core::policies::entries();
-    entries.sort_by_key(|e| !e.runtime_native);
-    entries.into_iter().map(|e| e.example).collect()
+    schedlab_core::policies::runtime_examples()
 }
 
 pub fn rt(policy: &str) -> Runtime {

@@ -76,6 +76,16 @@ impl RtPlatform {
     pub(crate) fn new(cpu: CpuId, start: Instant, signals: Arc<Signals>) -> RtPlatform {
         RtPlatform { cpu, start, signals }
     }
+
+    /// The views of a machine of `n` CPUs that belongs to no runtime: the runtime's
+    /// own platform (the same locks, clock, and `resched` = flag + unpark of a parker
+    /// nobody waits on), for driving a core policy's code directly from one thread
+    /// (`schedlab bench`'s pick-next rows measure each policy this way).
+    pub fn detached(n: usize) -> Vec<RtPlatform> {
+        let start = Instant::now();
+        let signals = Arc::new(Signals::new(n.max(1), start));
+        (0..n.max(1)).map(|c| RtPlatform::new(c, start, signals.clone())).collect()
+    }
 }
 
 impl Platform for RtPlatform {
