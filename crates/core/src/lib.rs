@@ -38,6 +38,7 @@
 pub mod common;
 pub mod cpu;
 pub mod goodness;
+pub mod layout;
 pub mod platform;
 pub mod policies;
 pub mod policy;

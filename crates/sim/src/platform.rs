@@ -65,14 +65,7 @@ struct LineState {
 
 /// Base virtual address of the first task block (the 2.4 kernel maps physical memory at 0xC0000000).
 pub const TASK_BASE: u64 = 0xC100_0000;
-/// Task structure + kernel stack block: 8 KB, 8 KB-aligned.
-pub const TASK_BLOCK: u64 = 8192;
-
-/// Offset of the scheduler-hot fields (state, counter, priority, run-list links,
-/// has_cpu, processor) inside `struct task_struct` of 2.4 on i386: the line at 0x30
-/// (after `state`, `flags`, `sigpending`, `addr_limit`, `exec_domain`, `need_resched`,
-/// `ptrace`, `lock_depth`; the run-list and `counter`/`nice` fields follow).
-pub const TASK_HOT_OFFSET: u64 = 0x30;
+pub use schedlab_core::layout::{TASK_BLOCK, TASK_HOT_OFFSET};
 /// Kernel static data (run queues then per-CPU data): each object on its own 128-byte
 /// slot (`____cacheline_aligned` for the largest line of the modelled machines).
 pub const KDATA_BASE: u64 = 0xC030_0000;
@@ -193,9 +186,7 @@ impl SimPlatform {
     /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data.
     fn addr_of(i: usize, task_lines: usize, colours: u32, line_bytes: u32) -> u64 {
         if i < task_lines {
-            let block = TASK_BASE + i as u64 * TASK_BLOCK;
-            let colour = (block >> 13) & (colours.max(1) as u64 - 1);
-            block + TASK_HOT_OFFSET + colour * line_bytes as u64
+            schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, colours, line_bytes)
         } else {
             KDATA_BASE + (i - task_lines) as u64 * KDATA_SLOT
         }
