@@ -31,6 +31,8 @@ pub struct CostModel {
     pub exit_ns: u64,
     pub ipi_send_ns: u64,
     pub tick_ns: u64,
+    /// A read served by the reading node's remote cache (0: the machine has none).
+    pub remote_cache_ns: u64,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
     transfer: Vec<u64>,
@@ -89,6 +91,7 @@ impl CostModel {
             exit_ns: cy(c.exit_cycles),
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
+            remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),

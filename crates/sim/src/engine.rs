@@ -74,6 +74,8 @@ struct Engine<'w> {
     /// IRQ affinity, the CPU its tasks are bound to (NONE: free).
     role_of: Vec<u32>,
     bind_cpu: Vec<u32>,
+    /// Cache lines of each program's working set (0: none).
+    ws_lines_of: Vec<u32>,
     /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
     next_at: Vec<u64>,
     /// Sleep timers (the only events not tied to a CPU slot).
@@ -108,6 +110,9 @@ pub fn simulate(
     Ok(e.report(machine, policy, cfg.seed, wall_s))
 }
 
+/// Bound on the working-set lines a simulation models (about 256 MB of line state).
+const MAX_WS_LINES: usize = 16 << 20;
+
 impl<'w> Engine<'w> {
     fn new(m: &Machine, spec: &impl PolicySource, w: &'w Workload, cfg: &SimConfig) -> Result<Engine<'w>, SimError> {
         let mut ops = Vec::with_capacity(w.programs.iter().map(|p| p.ops.len()).sum());
@@ -125,6 +130,20 @@ impl<'w> Engine<'w> {
             }
         }
         let capacity = w.expected_tasks.max(1) as usize;
+        let mut ws_lines_of = vec![0u32; w.programs.len()];
+        for &(prog, bytes) in &w.working_set {
+            let slot = ws_lines_of
+                .get_mut(prog as usize)
+                .ok_or_else(|| SimError::Workload(format!("working_set names program {prog}, which does not exist")))?;
+            *slot = bytes.div_ceil(m.line_bytes);
+        }
+        let ws_lines = ws_lines_of.iter().copied().max().unwrap_or(0) as usize;
+        // Every task gets the largest working set's lines (16 bytes of state each).
+        if capacity.saturating_mul(ws_lines) > MAX_WS_LINES {
+            return Err(SimError::Workload(format!(
+                "working sets of {ws_lines} lines × {capacity} tasks exceed the simulator's {MAX_WS_LINES} modelled lines: use smaller working sets or fewer tasks"
+            )));
+        }
         let plat = SimPlatform::new(
             CostModel::new(m),
             m.node_of.clone(),
@@ -133,7 +152,8 @@ impl<'w> Engine<'w> {
             m.l2_assoc,
             m.line_bytes,
             spec.colours(),
-        );
+        )
+        .with_working_sets(ws_lines);
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -158,6 +178,7 @@ impl<'w> Engine<'w> {
             prog_start,
             role_of,
             bind_cpu,
+            ws_lines_of,
             plat,
             policy,
             cpus,

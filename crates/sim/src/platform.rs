@@ -61,6 +61,10 @@ const NO_OWNER: u8 = u8::MAX;
 struct LineState {
     sharers: u64,
     dirty: u8,
+    /// Node whose memory holds the line (NO_OWNER: not yet placed, first touch decides).
+    home: u8,
+    /// Nodes whose remote cache (NUMA-Q's IQ-Link) holds a valid copy of this line.
+    remote: u16,
 }
 
 /// Base virtual address of the first task block (the 2.4 kernel maps physical memory at 0xC0000000).
@@ -71,6 +75,10 @@ pub use schedlab_core::layout::{TASK_BLOCK, TASK_HOT_OFFSET};
 pub const KDATA_BASE: u64 = 0xC030_0000;
 /// Slot of one kernel-data object.
 pub const KDATA_SLOT: u64 = 128;
+/// Physical base of the tasks' own working sets (user memory, above the kernel image
+/// and task blocks of a 640 MB-era machine). Each task's working set is contiguous and
+/// page-aligned, [`ws_stride`](SimPlatform::with_working_sets) bytes apart.
+pub const USER_BASE: u64 = 0x1000_0000;
 
 /// Line classes of [`BusStats`].
 pub const CLASS_TASK: usize = 0;
@@ -91,6 +99,35 @@ pub struct BusStats {
     pub locked_task_misses: u64,
 }
 
+/// Where every line lives: the address map of [`SimPlatform`]'s line indices.
+#[derive(Clone, Copy)]
+struct Geometry {
+    task_lines: usize,
+    ws_base: usize,
+    ws_lines: usize,
+    colours: u32,
+    line_bytes: u32,
+}
+
+impl Geometry {
+    /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
+    /// of their 8 KB block, shifted by `colour × line_bytes` with
+    /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
+    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data; then each task's
+    /// working set, contiguous from a page boundary at [`USER_BASE`].
+    fn addr_of(&self, i: usize) -> u64 {
+        if i < self.task_lines {
+            schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, self.colours, self.line_bytes)
+        } else if i < self.ws_base {
+            KDATA_BASE + (i - self.task_lines) as u64 * KDATA_SLOT
+        } else {
+            let (t, j) = ((i - self.ws_base) / self.ws_lines, (i - self.ws_base) % self.ws_lines);
+            let stride = (self.ws_lines as u64 * self.line_bytes as u64).next_multiple_of(4096);
+            USER_BASE + t as u64 * stride + j as u64 * self.line_bytes as u64
+        }
+    }
+}
+
 /// The platform for one simulation.
 pub struct SimPlatform {
     cpu: Cell<CpuId>,
@@ -101,6 +138,11 @@ pub struct SimPlatform {
     lines: Vec<Cell<LineState>>,
     task_lines: usize,
     queue_lines: usize,
+    /// First working-set line, and working-set lines per task.
+    ws_base: usize,
+    ws_lines: usize,
+    /// Latency of a read served by this node's remote cache (0: no remote cache).
+    remote_cache_ns: u64,
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
@@ -112,6 +154,8 @@ pub struct SimPlatform {
     /// made every simulated access a host cache miss, 30 % of the run time).
     tags: Vec<Cell<u32>>,
     nsets: usize,
+    /// Sets of the whole L2 (before the dense numbering).
+    nsets_full: u64,
     ways: usize,
     set_mask: u64,
     line_shift: u32,
@@ -139,16 +183,41 @@ impl SimPlatform {
         line_bytes: u32,
         colours: u32,
     ) -> SimPlatform {
+        SimPlatform::build(cost, node_of, task_capacity, (l2_kb, l2_assoc, line_bytes), colours, 0)
+    }
+
+    /// This platform with `lines` cache lines of working set per task: the task's own
+    /// memory, touched when it computes ([`SimPlatform::touch_working_set`]).
+    pub fn with_working_sets(self, lines: usize) -> SimPlatform {
+        if lines == 0 {
+            return self;
+        }
+        let l2 = ((self.nsets_full * self.ways as u64 * self.line_bytes as u64 / 1024) as u32, self.ways as u32, self.line_bytes);
+        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines)
+    }
+
+    fn build(
+        cost: CostModel,
+        node_of: Vec<usize>,
+        task_capacity: usize,
+        (l2_kb, l2_assoc, line_bytes): (u32, u32, u32),
+        colours: u32,
+        ws_lines: usize,
+    ) -> SimPlatform {
         let ncpus = node_of.len();
         // Queue lines: enough for one run queue per CPU plus a global one.
         let queue_lines = ncpus + 1;
-        let nlines = task_capacity + queue_lines + ncpus;
+        let ws_base = task_capacity + queue_lines + ncpus;
+        let nlines = ws_base + task_capacity * ws_lines;
+        // One bit per node in `LineState::remote`.
+        let remote_cache_ns = if node_of.iter().max().is_some_and(|&n| n < 16) { cost.remote_cache_ns } else { 0 };
+        let geo = Geometry { task_lines: task_capacity, ws_base, ws_lines, colours, line_bytes };
         let ways = l2_assoc.max(1) as usize;
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
         let set_mask = sets.next_power_of_two() - 1;
         let set_of: Vec<u64> =
-            (0..nlines).map(|i| (Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask).collect();
+            (0..nlines).map(|i| (geo.addr_of(i) >> line_shift) & set_mask).collect();
         let mut used = set_of.clone();
         used.sort_unstable();
         used.dedup();
@@ -157,12 +226,20 @@ impl SimPlatform {
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
-            cost,
             node_of,
             locks: RefCell::new(Vec::new()),
-            lines: vec![Cell::new(LineState { sharers: 0, dirty: NO_OWNER }); nlines],
+            remote_cache_ns,
+            cost,
+            // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
+            // working-set pages on the node that touches them first.
+            lines: (0..nlines)
+                .map(|i| Cell::new(LineState { sharers: 0, dirty: NO_OWNER, home: if i < ws_base { 0 } else { NO_OWNER }, remote: 0 }))
+                .collect(),
             task_lines: task_capacity,
             queue_lines,
+            ws_base,
+            ws_lines,
+            nsets_full: sets,
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
             tags: vec![Cell::new(0); ncpus * dense_sets * ways],
@@ -180,20 +257,22 @@ impl SimPlatform {
         }
     }
 
-    /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
-    /// of their 8 KB block, shifted by `colour × line_bytes` with
-    /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
-    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data.
-    fn addr_of(i: usize, task_lines: usize, colours: u32, line_bytes: u32) -> u64 {
-        if i < task_lines {
-            schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, colours, line_bytes)
-        } else {
-            KDATA_BASE + (i - task_lines) as u64 * KDATA_SLOT
+    fn geometry(&self) -> Geometry {
+        Geometry {
+            task_lines: self.task_lines,
+            ws_base: self.ws_base,
+            ws_lines: self.ws_lines,
+            colours: self.colours,
+            line_bytes: self.line_bytes,
         }
     }
     /// Address of a line in the kernel's layout.
     pub fn line_addr(&self, line: Line) -> u64 {
-        Self::addr_of(self.line_index(line), self.task_lines, self.colours, self.line_bytes)
+        self.geometry().addr_of(self.line_index(line))
+    }
+    /// Address of line `j` of task `t`'s working set.
+    pub fn working_set_addr(&self, t: TaskId, j: usize) -> u64 {
+        self.geometry().addr_of(self.ws_base + t as usize * self.ws_lines + j)
     }
     /// L2 set a line maps to.
     pub fn line_set_of(&self, line: Line) -> u64 {
@@ -263,9 +342,25 @@ impl SimPlatform {
     fn class_of(&self, idx: usize) -> usize {
         if idx < self.task_lines {
             CLASS_TASK
-        } else {
+        } else if idx < self.ws_base {
             CLASS_SCHED
+        } else {
+            CLASS_WORKLOAD
         }
+    }
+
+    /// Task `t`, running on the current CPU, works through `lines` lines of its
+    /// working set (capped at the platform's lines per task): it reads every line and
+    /// writes every fourth (one store per 128 bytes of 32-byte lines: buffers and
+    /// stack written, file data and code only read). Returns the latency charged.
+    pub fn touch_working_set(&self, t: TaskId, lines: usize) -> u64 {
+        let start = self.cursor.get();
+        let base = self.ws_base + t as usize * self.ws_lines;
+        for j in 0..lines.min(self.ws_lines) {
+            let access = if j % 4 == 3 { Access::Write } else { Access::Read };
+            self.touch_index(base + j, access);
+        }
+        self.cursor.get() - start
     }
 
     /// Start a policy call on `cpu` at virtual time `now`.
@@ -320,14 +415,28 @@ impl SimPlatform {
     fn access(&self, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
-        let miss = |st: &LineState, kind: usize| -> u64 {
-            if st.dirty != NO_OWNER && st.dirty as usize != cpu {
+        let miss = |st: &mut LineState, kind: usize| -> u64 {
+            if st.home == NO_OWNER {
+                // First touch of a working-set line: its page is allocated on this node.
+                st.home = node as u8;
+            }
+            let home = st.home as usize;
+            let ns = if st.dirty != NO_OWNER && st.dirty as usize != cpu {
                 self.count(class, KIND_C2C);
                 self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
             } else {
                 self.count(class, kind);
-                self.cost.memory_ns(0, node)
+                if home != node && self.remote_cache_ns > 0 && st.remote & (1 << node) != 0 {
+                    self.remote_cache_ns
+                } else {
+                    self.cost.memory_ns(home, node)
+                }
+            };
+            if home != node && self.remote_cache_ns > 0 {
+                // A line from another quad's memory is kept in this quad's remote cache.
+                st.remote |= 1 << node;
             }
+            ns
         };
         match access {
             Access::Read => {
@@ -358,6 +467,9 @@ impl SimPlatform {
                 };
                 st.sharers = me;
                 st.dirty = cpu as u8;
+                // Ownership invalidates every remote-cache copy too (the writer's quad
+                // gets the line back from this CPU's cache, not its remote cache).
+                st.remote = 0;
                 ns
             }
         }
@@ -480,7 +592,17 @@ impl Platform for SimPlatform {
     }
     #[inline]
     fn touch(&self, line: Line, access: Access) {
-        let idx = self.line_index(line);
+        self.touch_index(self.line_index(line), access);
+    }
+    #[inline]
+    fn resched(&self, cpu: CpuId) {
+        self.resched.borrow_mut().push(cpu);
+    }
+}
+
+impl SimPlatform {
+    #[inline]
+    fn touch_index(&self, idx: usize, access: Access) {
         let cell = &self.lines[idx];
         let mut st = cell.get();
         let cpu = self.cpu.get();
@@ -509,10 +631,6 @@ impl Platform for SimPlatform {
             ns
         };
         self.advance(ns);
-    }
-    #[inline]
-    fn resched(&self, cpu: CpuId) {
-        self.resched.borrow_mut().push(cpu);
     }
 }
 

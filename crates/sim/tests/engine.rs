@@ -103,6 +103,7 @@ fn one_task_workload(ops: Vec<Op>, channels: u32) -> Workload {
         expected_messages: 0,
         expected_tasks: 2,
         bound: Vec::new(),
+        working_set: Vec::new(),
     }
 }
 

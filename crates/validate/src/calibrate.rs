@@ -279,6 +279,8 @@ impl Calibration {
             mem_latency_ns: c(self.mem_latency_ns),
             c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
             ipi_latency_ns: c(self.wake_ns),
+            // One node: no remote cache.
+            remote_cache_ns: 0,
         };
         m
     }

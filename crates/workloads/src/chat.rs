@@ -223,6 +223,7 @@ impl ChatParams {
             expected_messages: nu * m * (1 + 2 * (users - 1)),
             expected_tasks: 4 * nu + 1,
             bound: Vec::new(),
+            working_set: Vec::new(),
         })
     }
 }

@@ -155,6 +155,7 @@ impl HackbenchParams {
             expected_messages: g * f * f * l,
             expected_tasks: 2 * g * f + 1,
             bound: Vec::new(),
+            working_set: Vec::new(),
         })
     }
 }

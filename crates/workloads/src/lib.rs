@@ -16,6 +16,7 @@
 //! | `pingpong:rounds=N[,bytes=100,compute=0]` | two tasks bouncing one message, [`pingpong`] |
 //! | `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]` | B concurrent `make -j J` builds, [`mkbench`] |
 //! | `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,timeout_ns=..,probes=..]` | a throttled SMB file server and a `ps` probe, [`netbench`] |
+//! | `webbench:servers=N[,clients=256,requests=..,depth=..,work=..,ws=..,irq=..,bytes=..]` | Apache httpds kept runnable by WebBench clients, [`webbench`] |
 //!
 //! Every builder produces a workload that passes [`Workload::validate`], whose
 //! `expected_messages`/`expected_tasks` agree with a static execution of its programs
@@ -35,6 +36,7 @@ pub mod pingpong;
 pub mod program;
 pub mod spec;
 mod validate;
+pub mod webbench;
 
 pub use chat::ChatParams;
 pub use cursor::{Cursor, MAX_LOOP_DEPTH};
@@ -44,6 +46,7 @@ pub use mkbench::MkbenchParams;
 pub use netbench::NetbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
+pub use webbench::WebbenchParams;
 pub use spec::{parse_workload, parse_workload_within, WorkloadSpec, WORKLOAD_NAMES};
 
 use schedlab_core::{SpecError, TaskParams};

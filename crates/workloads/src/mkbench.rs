@@ -192,6 +192,7 @@ impl MkbenchParams {
             expected_messages: b * u,
             expected_tasks: 1 + b * (1 + u),
             bound: Vec::new(),
+            working_set: Vec::new(),
         })
     }
 }

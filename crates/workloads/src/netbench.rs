@@ -264,6 +264,7 @@ impl NetbenchParams {
             expected_messages: 2 * n64 * p.ops as u64,
             expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes,
             bound,
+            working_set: Vec::new(),
         })
     }
 }

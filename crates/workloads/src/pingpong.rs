@@ -114,6 +114,7 @@ impl PingPongParams {
             expected_messages: 2 * rounds as u64,
             expected_tasks: 3,
             bound: Vec::new(),
+            working_set: Vec::new(),
         })
     }
 }

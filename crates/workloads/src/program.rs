@@ -96,6 +96,10 @@ pub struct Workload {
     /// `irq_affinity` on, the engines bind each such task to CPU `k mod cpus`, where
     /// that line's interrupts are delivered; otherwise the tasks may run anywhere.
     pub bound: Vec<(ProgId, u32)>,
+    /// Bytes of memory of each listed program's tasks (their own working set: request
+    /// buffers, heap, file data): a task works through it at the start of every
+    /// `Compute`, so the simulator's caches see it (unlisted programs: none).
+    pub working_set: Vec<(ProgId, u32)>,
 }
 
 impl Workload {

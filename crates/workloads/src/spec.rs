@@ -1,11 +1,11 @@
 //! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
 
-use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, NetbenchParams, PingPongParams, Workload};
+use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, NetbenchParams, PingPongParams, WebbenchParams, Workload};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 
 /// Names accepted by [`parse_workload`].
-pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong", "mkbench", "netbench"];
+pub const WORKLOAD_NAMES: &[&str] = &["chat", "hackbench", "pingpong", "mkbench", "netbench", "webbench"];
 
 /// A parsed workload spec: the benchmark and its parameters, before building.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +15,7 @@ pub enum WorkloadSpec {
     PingPong(PingPongParams),
     Mkbench(MkbenchParams),
     Netbench(NetbenchParams),
+    Webbench(WebbenchParams),
 }
 
 impl WorkloadSpec {
@@ -40,6 +41,7 @@ impl WorkloadSpec {
             "pingpong" => WorkloadSpec::PingPong(PingPongParams::from_spec(spec)?),
             "mkbench" => WorkloadSpec::Mkbench(MkbenchParams::from_spec(spec)?),
             "netbench" => WorkloadSpec::Netbench(NetbenchParams::from_spec(spec)?),
+            "webbench" => WorkloadSpec::Webbench(WebbenchParams::from_spec(spec)?),
             other => {
                 return Err(SpecError(format!("unknown workload '{other}' (known: {})", WORKLOAD_NAMES.join(", "))))
             }
@@ -55,6 +57,7 @@ impl WorkloadSpec {
             WorkloadSpec::PingPong(p) => p.canonical(),
             WorkloadSpec::Mkbench(p) => p.canonical(),
             WorkloadSpec::Netbench(p) => p.canonical(),
+            WorkloadSpec::Webbench(p) => p.canonical(),
         }
     }
 
@@ -66,6 +69,7 @@ impl WorkloadSpec {
             WorkloadSpec::PingPong(p) => p.footprint(),
             WorkloadSpec::Mkbench(p) => p.footprint(),
             WorkloadSpec::Netbench(p) => p.footprint(),
+            WorkloadSpec::Webbench(p) => p.footprint(),
         }
     }
 
@@ -77,6 +81,7 @@ impl WorkloadSpec {
             WorkloadSpec::PingPong(p) => p.build(),
             WorkloadSpec::Mkbench(p) => p.build(),
             WorkloadSpec::Netbench(p) => p.build(),
+            WorkloadSpec::Webbench(p) => p.build(),
         }
     }
 }

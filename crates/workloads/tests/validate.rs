@@ -36,6 +36,7 @@ fn base() -> Workload {
         expected_messages: 6,
         expected_tasks: 3,
         bound: Vec::new(),
+        working_set: Vec::new(),
     }
 }
 

@@ -58,6 +58,11 @@ pub struct CostParams {
     pub c2c_latency_ns: u32,
     /// From the ICR write to the target CPU entering its reschedule-interrupt handler.
     pub ipi_latency_ns: u32,
+    /// Read miss served by the node's **remote cache** (IBM NUMA-Q: the IQ-Link board
+    /// of each quad caches lines of other quads' memory; 0 = no remote cache, every
+    /// remote miss goes to the home quad). Only machines with more than one node use it.
+    #[serde(default)]
+    pub remote_cache_ns: u32,
 }
 
 impl CostParams {
@@ -85,13 +90,17 @@ impl CostParams {
             mem_latency_ns: 180,
             c2c_latency_ns: 220,
             ipi_latency_ns: 1500,
+            remote_cache_ns: 0,
         }
     }
 
     /// IBM NUMA-Q quads: P6 CPUs on a 100 MHz quad bus; remote traffic through the
     /// IQ-Link, priced by the machine's distance matrix.
     pub fn numa_q() -> CostParams {
-        CostParams { mem_latency_ns: 250, c2c_latency_ns: 250, ..CostParams::p3_smp() }
+        // The remote cache is DRAM on the quad's own IQ-Link board, reached over the
+        // local quad bus: priced like local memory [reading; the exact figure is not
+        // in the sources].
+        CostParams { mem_latency_ns: 250, c2c_latency_ns: 250, remote_cache_ns: 250, ..CostParams::p3_smp() }
     }
 
     /// Overlay a `[costs]` table from a machine file; unknown keys are errors.
