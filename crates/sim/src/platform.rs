@@ -762,4 +762,53 @@ mod tests {
         let b = p.bus_stats();
         assert_eq!((b.locked_task_reads, b.locked_task_misses), (24, 8), "only the cold walk misses");
     }
+
+    #[test]
+    fn remote_cache_serves_a_quads_second_reader() {
+        // numa-4x4: CPUs 4..8 are node 1; kernel lines live on node 0.
+        let p = plat("numa-4x4");
+        let read = |cpu, t| {
+            p.begin(cpu, 0);
+            p.touch(Line::Task(t), Access::Read);
+            p.cursor()
+        };
+        assert_eq!(read(4, 7), 2500, "first read from quad 1 goes to quad 0's memory");
+        assert_eq!(read(5, 7), p.cost.remote_cache_ns, "the second reader on quad 1 hits its remote cache");
+        p.begin(0, 0);
+        p.touch(Line::Task(7), Access::Write); // invalidates every copy, remote caches included
+        assert_eq!(read(6, 7), 2500, "dirty on node 0: a remote cache-to-cache transfer");
+        assert_eq!(read(8, 7), 2500, "quad 2 has no copy yet");
+        assert_eq!(read(9, 7), p.cost.remote_cache_ns);
+        // Without a remote cache (remote_cache_ns = 0) every remote miss pays the interconnect.
+        let mut m = Machine::preset("numa-4x4").unwrap();
+        m.costs.remote_cache_ns = 0;
+        let q = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16, m.l2_kb, m.l2_assoc, m.line_bytes, 1);
+        for cpu in [4, 5] {
+            q.begin(cpu, 0);
+            q.touch(Line::Task(1), Access::Read);
+            assert_eq!(q.cursor(), 2500);
+        }
+    }
+
+    #[test]
+    fn working_sets_are_workload_lines_placed_by_first_touch() {
+        let m = Machine::preset("numa-4x4").unwrap();
+        let p = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 4, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
+            .with_working_sets(8);
+        assert_eq!(p.working_set_addr(1, 3) - p.working_set_addr(1, 0), 3 * 32);
+        assert_eq!(p.working_set_addr(2, 0) - p.working_set_addr(1, 0), 4096, "page-aligned per task");
+        // A task on quad 1 touches its working set first: its pages live on quad 1.
+        p.begin(4, 0);
+        let ns = p.touch_working_set(2, 8);
+        assert_eq!(ns, 8 * 250, "local memory: eight misses at 250 ns");
+        let b = p.bus_stats();
+        assert_eq!(b.by[CLASS_WORKLOAD][KIND_READ_MISS] + b.by[CLASS_WORKLOAD][KIND_RFO], 8);
+        assert_eq!(b.by[CLASS_TASK].iter().sum::<u64>(), 0);
+        // Again: all hits.
+        p.begin(4, 0);
+        assert_eq!(p.touch_working_set(2, 8), 8 * p.cost.l2_hit_ns);
+        // The same task moved to quad 0: remote lines (dirty ones by transfer).
+        p.begin(0, 0);
+        assert!(p.touch_working_set(2, 8) >= 8 * 2500);
+    }
 }

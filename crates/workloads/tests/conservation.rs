@@ -183,6 +183,9 @@ fn dynamic_runs_complete_without_deadlock() {
         "mkbench:builds=1,jobs=1,units=4",
         "netbench:clients=3,ops=20,probes=4",
         "netbench:clients=1,ops=5,probes=0,io_ns=1000,think_ns=0,irq=0,work=0",
+        "webbench:servers=8,clients=3,requests=4",
+        "webbench:servers=2,clients=5,requests=3,depth=3,ws=0,irq=0",
+        "webbench:servers=5,clients=5,requests=1,depth=1,work=0",
     ] {
         let w = parse_workload(s).unwrap();
         check_static(&w);
@@ -293,6 +296,19 @@ proptest! {
         prop_assert_eq!(t.counted, (n * ops) as u64);
         prop_assert_eq!(w.bound.len() as u32, 2 * n);
         prop_assert!(w.bound.iter().all(|&(p, line)| line < n && w.programs[p as usize].role != "ps"));
+        check_dynamic(&w, 1);
+    }
+
+    #[test]
+    fn webbench_conserves(n in 1u32..12, c in 1u32..6, r in 1u32..8, d in 1u32..4, ws in 0u32..2) {
+        let d = d.min(r);
+        let w = parse_workload(&format!("webbench:servers={n},clients={c},requests={r},depth={d},ws={}", ws * 4096)).unwrap();
+        let t = check_static(&w);
+        // One counted reply per request; one client task per client that has a server.
+        prop_assert_eq!(t.counted, (n * r) as u64);
+        prop_assert_eq!(w.expected_tasks, 1 + n as u64 + n.min(c) as u64);
+        prop_assert_eq!(w.working_set.len() as u32, if ws > 0 { n } else { 0 });
+        prop_assert!(w.working_set.iter().all(|&(p, _)| w.programs[p as usize].role == "httpd"));
         check_dynamic(&w, 1);
     }
 

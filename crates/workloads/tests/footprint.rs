@@ -23,6 +23,9 @@ fn the_estimate_matches_the_built_workload() {
     for (n, probes, io) in [(1, 0, 0), (4, 30, 0), (7, 3, 500)] {
         specs.push(format!("netbench:clients={n},ops=3,probes={probes},io_ns={io}"));
     }
+    for (n, c, d) in [(1, 1, 1), (256, 256, 2), (10, 3, 4)] {
+        specs.push(format!("webbench:servers={n},clients={c},requests=5,depth={d}"));
+    }
     for s in specs {
         let fp = WorkloadSpec::parse(&s).unwrap().footprint();
         let w = parse_workload(&s).unwrap();

@@ -32,6 +32,9 @@ fn bad_values_name_key_and_value() {
         ("hackbench:fds=1001", "fds=1001"),
         ("pingpong:rounds=0", "rounds=0"),
         ("pingpong:compute=lots", "compute='lots'"),
+        ("webbench:servers=0", "servers=0 is out of range"),
+        ("webbench:depth=5,requests=4", "depth=5 must not exceed requests=4"),
+        ("webbench:ws=abc", "ws='abc'"),
     ] {
         let e = err(s);
         assert!(e.contains(needle), "{s}: {e}");
@@ -111,6 +114,9 @@ fn canonical_specs_round_trip() {
         "netbench:clients=40",
         "netbench:clients=2,ops=7,think_ns=0,work=1,irq=2,io_ns=3,bytes=4,timeout_ns=5,probes=0,probe_every_ns=6,ps=7",
         "mkbench:builds=1,jobs=32,units=500,unit_min=1,unit_max=2,io_ns=0,link=0",
+        "webbench",
+        "webbench:servers=1024",
+        "webbench:servers=3,clients=2,requests=9,depth=3,work=1,ws=0,irq=2,bytes=5",
     ] {
         roundtrip(s);
     }
