@@ -27,6 +27,11 @@ pub struct Experiment {
     /// `wakeup_latency_ns.p99`); default `throughput`.
     #[serde(default = "default_metric")]
     pub metric: String,
+    /// Further report fields to tabulate and chart from the same runs (absolute
+    /// means per policy), e.g. `rq_traversal_miss_ratio`,
+    /// `locks.runqueue_lock.contention_pct`.
+    #[serde(default)]
+    pub also: Vec<String>,
     /// Give up a run after this many virtual seconds (default 3600).
     #[serde(default)]
     pub max_virtual_s: Option<f64>,
@@ -62,6 +67,7 @@ pub struct Plan {
     pub title: String,
     pub quick: bool,
     pub metric: String,
+    pub also: Vec<String>,
     pub baseline: String,
     pub machine_specs: Vec<String>,
     pub policy_specs: Vec<String>,
@@ -182,6 +188,9 @@ impl Experiment {
             ));
         }
         check_metric(&self.metric)?;
+        for m in &self.also {
+            check_metric(m).map_err(|e| LabError::Config(e.message().replacen("metric =", "also:", 1)))?;
+        }
         check_matrix(&pf, &policy_specs, &policies, &mf, &machine_specs, &machines)?;
         let max_virtual_ns = match self.max_virtual_s {
             None => SimConfig::default().max_virtual_ns,
@@ -193,6 +202,7 @@ impl Experiment {
             title: self.title.clone().unwrap_or_else(|| self.name.clone()),
             quick,
             metric: self.metric.clone(),
+            also: self.also.clone(),
             baseline: self.baseline.clone(),
             machine_specs,
             policy_specs,
@@ -258,14 +268,17 @@ fn check_matrix(
 }
 
 /// Look up a (dotted) numeric field in a JSON report. A list is indexed by the
-/// `role` of its entries (`waits.ps.max_ns`) or by position (`locks.0.wait_max_ns`).
+/// `role` or `name` of its entries (`waits.ps.max_ns`,
+/// `locks.runqueue_lock.contention_pct`) or by position (`locks.0.wait_max_ns`).
 pub fn metric_value(report: &serde_json::Value, metric: &str) -> Option<f64> {
     let mut v = report;
     for part in metric.split('.') {
         v = match v.as_array() {
             Some(items) => match part.parse::<usize>() {
                 Ok(i) => items.get(i)?,
-                Err(_) => items.iter().find(|x| x.get("role").and_then(|r| r.as_str()) == Some(part))?,
+                Err(_) => items.iter().find(|x| {
+                    ["role", "name"].iter().any(|k| x.get(*k).and_then(|r| r.as_str()) == Some(part))
+                })?,
             },
             None => v.get(part)?,
         };

@@ -188,7 +188,10 @@ pub fn deterministic_report(r: &Report) -> Value {
 
 impl Sweep {
     fn metric_of(&self, r: &RunResult) -> f64 {
-        metric_value(&deterministic_report(&r.report), &self.plan.metric).unwrap_or(f64::NAN)
+        self.value_of(r, &self.plan.metric)
+    }
+    fn value_of(&self, r: &RunResult, metric: &str) -> f64 {
+        metric_value(&deterministic_report(&r.report), metric).unwrap_or(f64::NAN)
     }
 
     /// The finished runs, in matrix order.
@@ -212,25 +215,35 @@ impl Sweep {
 
     /// Metric values over seeds for one (machine, policy, workload).
     pub fn values(&self, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
+        self.values_of(&self.plan.metric, machine, policy, workload)
+    }
+    fn values_of(&self, metric: &str, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         (0..self.plan.seeds.len())
             .map(|s| {
-                self.runs[self.run_index(machine, policy, workload, s)].as_ref().map_or(f64::NAN, |r| self.metric_of(r))
+                self.runs[self.run_index(machine, policy, workload, s)]
+                    .as_ref()
+                    .map_or(f64::NAN, |r| self.value_of(r, metric))
             })
             .collect()
     }
 
     /// The comparison table (rows: workload × machine; columns: policies vs baseline).
     pub fn table(&self) -> Table {
+        self.table_of(&self.plan.metric)
+    }
+
+    /// The comparison table of any report field over the same runs.
+    pub fn table_of(&self, metric: &str) -> Table {
         let p = &self.plan;
         let b = p.policy_specs.iter().position(|x| *x == p.baseline).expect("baseline validated");
         let compared: Vec<usize> = (0..p.policies.len()).filter(|&i| i != b).collect();
         let mut rows = Vec::new();
         for w in 0..p.workloads.len() {
             for m in 0..p.machines.len() {
-                let base = self.values(m, b, w);
+                let base = self.values_of(metric, m, b, w);
                 let (bm, bsd) = table::mean_sd(&base);
-                let means = (0..p.policies.len()).map(|i| table::mean_sd(&self.values(m, i, w)).0).collect();
-                let cells = compared.iter().map(|&i| pct_diff(&self.values(m, i, w), &base)).collect();
+                let means = (0..p.policies.len()).map(|i| table::mean_sd(&self.values_of(metric, m, i, w)).0).collect();
+                let cells = compared.iter().map(|&i| pct_diff(&self.values_of(metric, m, i, w), &base)).collect();
                 rows.push(table::Row {
                     workload: p.workload_specs[w].clone(),
                     machine: p.machine_specs[m].clone(),
@@ -242,8 +255,9 @@ impl Sweep {
             }
         }
         Table {
-            title: p.title.clone(),
-            metric: p.metric.clone(),
+            // The further fields' tables say which field they show.
+            title: if metric == p.metric { p.title.clone() } else { format!("{}: `{metric}`", p.name) },
+            metric: metric.to_string(),
             baseline: p.baseline.clone(),
             compared: compared.iter().map(|&i| p.policy_specs[i].clone()).collect(),
             rows,
@@ -367,10 +381,15 @@ pub fn write_outputs(sweep: &Sweep, dir: &Path) -> Result<Outputs, LabError> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let table = sweep.table();
     let mut files = Vec::new();
+    let mut tables = table.to_markdown();
+    for m in &sweep.plan.also {
+        tables.push('\n');
+        tables.push_str(&sweep.table_of(m).to_markdown());
+    }
     for (name, text) in [
         ("results.json", sweep.results_json()),
         ("results.csv", sweep.results_csv()),
-        ("table.md", table.to_markdown()),
+        ("table.md", tables),
         ("timing.json", sweep.timing_json()),
     ] {
         let path = dir.join(name);
@@ -384,5 +403,15 @@ pub fn write_outputs(sweep: &Sweep, dir: &Path) -> Result<Outputs, LabError> {
     plot::bar_chart_svg(&chart, &p.title, &p.metric, &groups, &p.policy_specs, &values)
         .map_err(|e| LabError::Io(format!("{}: {e}", chart.display())))?;
     files.push(chart);
+    // One chart per further field: `chart-<field>.svg` (dots and other punctuation → `-`).
+    for m in &p.also {
+        let t = sweep.table_of(m);
+        let values: Vec<Vec<f64>> = t.rows.iter().map(|r| r.means.clone()).collect();
+        let slug: String = m.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
+        let chart = dir.join(format!("chart-{slug}.svg"));
+        plot::bar_chart_svg(&chart, &t.title.replace('`', ""), m, &groups, &p.policy_specs, &values)
+            .map_err(|e| LabError::Io(format!("{}: {e}", chart.display())))?;
+        files.push(chart);
+    }
     Ok(Outputs { dir: dir.to_path_buf(), files })
 }

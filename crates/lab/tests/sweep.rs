@@ -96,3 +96,25 @@ fn pct_arithmetic_on_hand_made_numbers() {
     assert!(md.contains("1000.0 ± 10.000"), "{md}");
     assert!(md.contains("dss vs mqs"), "{md}");
 }
+
+#[test]
+fn further_fields_get_their_own_tables_and_charts() {
+    let text = format!("{TINY}also = [\"locks.runqueue_lock.hold_mean_ns\", \"rq_traversal_miss_ratio\"]\n");
+    let exp = Experiment::from_toml(&text).unwrap();
+    let sweep = run_sweep(exp.plan(false).unwrap(), &SweepOptions { threads: 1, ..Default::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_outputs(&sweep, dir.path()).unwrap();
+    let md = std::fs::read_to_string(dir.path().join("table.md")).unwrap();
+    assert!(md.contains("## tiny: `locks.runqueue_lock.hold_mean_ns`"), "{md}");
+    assert!(md.contains("## tiny: `rq_traversal_miss_ratio`"), "{md}");
+    // A list is indexed by its entries' names: the lock table has numbers, not n/a.
+    let t = sweep.table_of("locks.runqueue_lock.hold_mean_ns");
+    assert!(t.rows.iter().all(|r| r.baseline_mean > 0.0), "{md}");
+    for f in ["chart-locks-runqueue_lock-hold_mean_ns.svg", "chart-rq_traversal_miss_ratio.svg"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    // A field that is not in the report is a config error naming it.
+    let bad = format!("{TINY}also = [\"no_such_field\"]\n");
+    let e = Experiment::from_toml(&bad).unwrap().plan(false).err().expect("bad also").message().to_string();
+    assert!(e.contains("no_such_field") && e.contains("also"), "{e}");
+}

@@ -120,9 +120,24 @@ impl Machine {
                     Some(("l2", v)) => {
                         m.l2_kb = parse_kb(v).map_err(|e| MachineError(format!("machine '{name}': l2={v}: {e}")))?
                     }
+                    // Fewer (or more) CPUs of the same kind: the CPU-count axis of a
+                    // scalability study (`xeon-8:cpus=2`). One bus, so one node only.
+                    Some(("cpus", v)) => {
+                        let n: usize = v.parse().ok().filter(|n| (1..=MAX_CPUS).contains(n)).ok_or_else(|| {
+                            MachineError(format!("machine '{name}': cpus={v}: must be a CPU count in 1..={MAX_CPUS}"))
+                        })?;
+                        if m.nodes != 1 {
+                            return Err(MachineError(format!(
+                                "machine '{name}': cpus= works on single-node presets; '{base}' has {} nodes (write a machine file with cpus, nodes and remote_distance)",
+                                m.nodes
+                            )));
+                        }
+                        m.cpus = n;
+                        m.fill_nodes();
+                    }
                     _ => {
                         return Err(MachineError(format!(
-                            "machine '{name}': unknown modifier '{part}' (accepted: l2=SIZE)"
+                            "machine '{name}': unknown modifier '{part}' (accepted: l2=SIZE, cpus=N)"
                         )));
                     }
                 }
@@ -341,6 +356,11 @@ mod tests {
         assert!(Machine::preset("smp-0").unwrap_err().0.contains("1..=64"));
         assert!(Machine::preset("smp-x").unwrap_err().0.contains("'x'"));
         assert!(Machine::preset("vax").unwrap_err().0.contains("unknown machine 'vax'"));
+        let m = Machine::preset("xeon-8:cpus=3,l2=512k").unwrap();
+        assert_eq!((m.cpus, m.node_of.len(), m.l2_kb), (3, 3, 512));
+        for bad in ["xeon-8:cpus=0", "xeon-8:cpus=x", "numa-4x4:cpus=8", "smp-2:cpus=65"] {
+            assert!(Machine::preset(bad).unwrap_err().0.contains("cpus"), "{bad}");
+        }
         for bad in ["smp-8:l2=0", "smp-8:l2=abc", "smp-8:l2=3k", "numa-4x4:l2=100k"] {
             assert!(Machine::preset(bad).unwrap_err().0.contains("l2"), "{bad}");
         }

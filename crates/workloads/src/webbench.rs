@@ -7,12 +7,13 @@
 //! | task | process | program |
 //! |------|---------|---------|
 //! | root | shell (mm 1) | `Spawn httpd_k` for every server k; `Spawn nic_c` for every client c; `Send go_c` to every client; `Exit` |
-//! | `httpd` k | mm 2 + k | `Loop requests { Recv req_k; Compute work (over ws bytes of its own memory); Send reply_k bytes }` |
-//! | `nic` c | kernel (mm 0), SCHED_FIFO | `Recv go_c`; `Send req_k` × depth for each of its servers; `Loop requests − depth { for each k: Recv reply_k; Compute irq; Send req_k }`; drain the last replies — receives **counted** |
+//! | `httpd` k | mm 2 + k | `Loop requests { Recv req_k; Compute work (over ws bytes of its own memory); Send reply_(k mod clients) bytes }` |
+//! | `nic` c | kernel (mm 0), SCHED_FIFO | `Recv go_c`; `Send req_k` × depth for each of its servers; `Loop requests − depth { for each k: Recv reply_c; Compute irq; Send req_k }`; drain the last replies — receives **counted** |
 //!
-//! **Connections.** Server k is served by client `k mod clients` over its own
-//! connection (request and reply channel); a client with several servers takes their
-//! replies in turn. There are `min(servers, clients)` client tasks.
+//! **Connections.** Server k is served by client `k mod clients`: its own request
+//! channel, and the client's reply channel, shared by the client's servers. A client
+//! takes replies in whatever order they come and sends each next request to its next
+//! server in turn. There are `min(servers, clients)` client tasks.
 //!
 //! **What the clients are.** As in NetBench, the 28 client PCs cost the server only
 //! the interrupt and protocol work their packets cause: a `nic` task stands for a
@@ -168,7 +169,7 @@ impl WebbenchParams {
     /// Tasks, channels and program operations of [`WebbenchParams::build`].
     pub fn footprint(&self) -> Footprint {
         let (n, c) = (self.servers as u64, self.nics() as u64);
-        Footprint { tasks: 1 + n + c, channels: 2 * n + c, ops: 1 + n + 2 * c + 6 * n + (self.depth as u64 + 4) * n + 5 * c }
+        Footprint { tasks: 1 + n + c, channels: n + 2 * c, ops: 1 + n + 2 * c + 6 * n + (self.depth as u64 + 4) * n + 5 * c }
     }
 
     /// Build the workload (see the module documentation for its shape).
@@ -179,7 +180,9 @@ impl WebbenchParams {
         // Program ids: 0 root, 1 + k httpd k, 1 + n + c nic c.
         let httpd = |k: u32| 1 + k;
         let nic = |c: u32| 1 + n + c;
-        let (req, reply, go) = (|k: u32| 2 * k, |k: u32| 2 * k + 1, |c: u32| 2 * n + c);
+        // Channels: a request channel per httpd, then a reply and a go channel per client.
+        let clients = p.clients;
+        let (req, reply, go) = (|k: u32| k, |k: u32| n + k % clients, |c: u32| n + nics + c);
         let nic_params = TaskParams { class: SchedClass::Fifo, rt_priority: NIC_RT_PRIORITY, mm: 0, ..in_mm(0) };
 
         let mut root = Vec::with_capacity((n + nics) as usize + 1);
@@ -217,6 +220,9 @@ impl WebbenchParams {
             if p.requests > p.depth {
                 let mut body = Vec::with_capacity(3 * mine.len());
                 for &k in &mine {
+                    // Whichever of its httpds answered, the client's next request goes
+                    // to the next one in turn: every httpd keeps `depth` requests on
+                    // average, and a slow one never holds up the others.
                     body.push(Op::Recv { chan: reply(k) });
                     if p.irq > 0 {
                         body.push(Op::Compute { cycles: p.irq });
@@ -232,11 +238,11 @@ impl WebbenchParams {
             bound.push((nic(c), c));
         }
 
-        let counted = (0..2 * n + nics).map(|ch| ch < 2 * n && ch % 2 == 1).collect();
+        let counted = (0..n + 2 * nics).map(|ch| (n..n + nics).contains(&ch)).collect();
         Ok(Workload {
             spec: self.canonical(),
             programs,
-            channels: 2 * n + nics,
+            channels: n + 2 * nics,
             root: 0,
             root_params: in_mm(1),
             metric: Metric::counting("requests/s", counted),
