@@ -76,6 +76,8 @@ struct Engine<'w> {
     bind_cpu: Vec<u32>,
     /// Cache lines of each program's working set (0: none).
     ws_lines_of: Vec<u32>,
+    /// Cache lines of each task's working set, touched at the start of each compute.
+    task_ws: Vec<u32>,
     /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
     next_at: Vec<u64>,
     /// Sleep timers (the only events not tied to a CPU slot).
@@ -179,6 +181,7 @@ impl<'w> Engine<'w> {
             role_of,
             bind_cpu,
             ws_lines_of,
+            task_ws: Vec::with_capacity(capacity),
             plat,
             policy,
             cpus,

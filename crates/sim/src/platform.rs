@@ -56,6 +56,8 @@ struct LockState {
 }
 
 const NO_OWNER: u8 = u8::MAX;
+/// `LineState::set_base` of a line whose set can never overflow: no LRU state.
+const NO_LRU: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct LineState {
@@ -65,6 +67,10 @@ struct LineState {
     home: u8,
     /// Nodes whose remote cache (NUMA-Q's IQ-Link) holds a valid copy of this line.
     remote: u16,
+    /// Offset of the line's L2 set in a CPU's tags (dense set index × ways): kept
+    /// here, in the 16 bytes the coherence state needs anyway, so that an access
+    /// reads one host cache line for both.
+    set_base: u32,
 }
 
 /// Base virtual address of the first task block (the 2.4 kernel maps physical memory at 0xC0000000).
@@ -153,6 +159,8 @@ pub struct SimPlatform {
     /// (8 KB-aligned task blocks fall into few sets; a full 2 MB L2 × 8 CPUs of tags
     /// made every simulated access a host cache miss, 30 % of the run time).
     tags: Vec<Cell<u32>>,
+    /// Offset of the current CPU's tags.
+    cpu_tags: Cell<usize>,
     nsets: usize,
     /// Sets of the whole L2 (before the dense numbering).
     nsets_full: u64,
@@ -161,7 +169,6 @@ pub struct SimPlatform {
     line_shift: u32,
     /// Dense index of the set every line maps to (fixed by its address): lines
     /// share a dense index exactly when they share a cache set.
-    line_set: Vec<u32>,
     colours: u32,
     line_bytes: u32,
     /// Bus transactions, `[class * 4 + kind]`.
@@ -218,10 +225,21 @@ impl SimPlatform {
         let set_mask = sets.next_power_of_two() - 1;
         let set_of: Vec<u64> =
             (0..nlines).map(|i| (geo.addr_of(i) >> line_shift) & set_mask).collect();
-        let mut used = set_of.clone();
-        used.sort_unstable();
-        used.dedup();
-        let line_set = set_of.iter().map(|s| used.binary_search(s).expect("a used set") as u32).collect();
+        // Only sets that more lines map to than they have ways can ever evict: only
+        // those need recency order (tags). The others hold their lines for good, and
+        // their lines skip the LRU bookkeeping entirely (NO_LRU).
+        let mut sorted = set_of.clone();
+        sorted.sort_unstable();
+        let mut used: Vec<u64> = Vec::new();
+        for run in sorted.chunk_by(|a, b| a == b) {
+            if run.len() > ways {
+                used.push(run[0]);
+            }
+        }
+        let set_base = |i: usize| match used.binary_search(&set_of[i]) {
+            Ok(d) => (d * ways) as u32,
+            Err(_) => NO_LRU,
+        };
         let dense_sets = used.len();
         SimPlatform {
             cpu: Cell::new(0),
@@ -233,7 +251,15 @@ impl SimPlatform {
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
             lines: (0..nlines)
-                .map(|i| Cell::new(LineState { sharers: 0, dirty: NO_OWNER, home: if i < ws_base { 0 } else { NO_OWNER }, remote: 0 }))
+                .map(|i| {
+                    Cell::new(LineState {
+                        sharers: 0,
+                        dirty: NO_OWNER,
+                        home: if i < ws_base { 0 } else { NO_OWNER },
+                        remote: 0,
+                        set_base: set_base(i),
+                    })
+                })
                 .collect(),
             task_lines: task_capacity,
             queue_lines,
@@ -243,11 +269,11 @@ impl SimPlatform {
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
             tags: vec![Cell::new(0); ncpus * dense_sets * ways],
+            cpu_tags: Cell::new(0),
             nsets: dense_sets,
             ways,
             set_mask,
             line_shift,
-            line_set,
             colours,
             line_bytes,
             bus: vec![Cell::new(0); 12],
@@ -294,35 +320,54 @@ impl SimPlatform {
     /// ways are kept in recency order), filling it if `fill` and it is not there; the
     /// victim is an empty way, a way whose line this CPU no longer holds, else the LRU
     /// way, whose eviction drops this CPU from its sharers (a write-back if dirty).
-    #[inline]
-    fn cache_use(&self, cpu: CpuId, idx: usize, fill: bool) {
-        let base = (cpu * self.nsets + self.line_set[idx] as usize) * self.ways;
-        let set = &self.tags[base..base + self.ways];
-        let tag = idx as u32 + 1;
-        if set[0].get() == tag {
+    #[inline(always)]
+    fn cache_use(&self, cpu: CpuId, idx: usize, set_base: u32, fill: bool) {
+        if set_base == NO_LRU {
             return;
         }
-        let pos = match set.iter().position(|t| t.get() == tag) {
-            Some(p) => p,
-            None if !fill => return,
-            None => {
-                let me = 1u64 << cpu;
-                let stale = set.iter().position(|t| {
-                    let t = t.get();
-                    t == 0 || self.lines[t as usize - 1].get().sharers & me == 0
-                });
-                let victim = stale.unwrap_or(self.ways - 1);
-                if stale.is_none() {
-                    let oi = set[victim].get() as usize - 1;
-                    let cell = &self.lines[oi];
-                    let mut st = cell.get();
-                    st.sharers &= !me;
-                    if st.dirty as usize == cpu {
-                        st.dirty = NO_OWNER;
-                        self.count(self.class_of(oi), KIND_WRITEBACK);
-                    }
-                    cell.set(st);
+        let base = self.cpu_tags.get() + set_base as usize;
+        // Most accesses find their line most recently used: no reordering.
+        if self.tags[base].get() == idx as u32 + 1 {
+            return;
+        }
+        self.cache_reorder(cpu, idx, base, fill);
+    }
+
+    #[inline(never)]
+    fn cache_reorder(&self, cpu: CpuId, idx: usize, base: usize, fill: bool) {
+        let set = &self.tags[base..base + self.ways];
+        let tag = idx as u32 + 1;
+        // Ways are compact: the lines in recency order, then the empty ways (a line
+        // that loses this CPU as a sharer leaves its way at once, `drop_tag`).
+        let mut pos = None;
+        let mut free = None;
+        for (w, t) in set.iter().enumerate() {
+            let t = t.get();
+            if t == tag {
+                pos = Some(w);
+                break;
+            }
+            if t == 0 {
+                free = Some(w);
+                break;
+            }
+        }
+        let pos = match (pos, free) {
+            (Some(p), _) => p,
+            (None, _) if !fill => return,
+            (None, Some(w)) => w,
+            (None, None) => {
+                // The LRU way's line leaves this cache: a write-back if it was dirty here.
+                let victim = self.ways - 1;
+                let oi = set[victim].get() as usize - 1;
+                let cell = &self.lines[oi];
+                let mut st = cell.get();
+                st.sharers &= !(1u64 << cpu);
+                if st.dirty as usize == cpu {
+                    st.dirty = NO_OWNER;
+                    self.count(self.class_of(oi), KIND_WRITEBACK);
                 }
+                cell.set(st);
                 victim
             }
         };
@@ -330,6 +375,23 @@ impl SimPlatform {
             set[w].set(set[w - 1].get());
         }
         set[0].set(tag);
+    }
+
+    /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
+    /// is freed and the ways behind it move up, keeping the set compact.
+    fn drop_tag(&self, cpu: CpuId, idx: usize, set_base: u32) {
+        if set_base == NO_LRU {
+            return;
+        }
+        let base = cpu * self.nsets * self.ways + set_base as usize;
+        let set = &self.tags[base..base + self.ways];
+        let tag = idx as u32 + 1;
+        if let Some(p) = set.iter().position(|t| t.get() == tag) {
+            for w in p..self.ways - 1 {
+                set[w].set(set[w + 1].get());
+            }
+            set[self.ways - 1].set(0);
+        }
     }
 
     #[inline]
@@ -367,6 +429,7 @@ impl SimPlatform {
     #[inline]
     pub fn begin(&self, cpu: CpuId, now: u64) {
         self.cpu.set(cpu);
+        self.cpu_tags.set(cpu * self.nsets * self.ways);
         self.cursor.set(now);
     }
     /// Virtual time reached by the work charged so far.
@@ -412,38 +475,40 @@ impl SimPlatform {
     /// Latency of `cpu` accessing a line in state `st` that it does not hit in
     /// its own cache, and the new state. (Hits are handled inline in `touch`.)
     #[inline(never)]
-    fn access(&self, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
+    fn access(&self, idx: usize, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
         let me = 1u64 << cpu;
         let node = self.node_of[cpu];
-        let miss = |st: &mut LineState, kind: usize| -> u64 {
+        #[inline(always)]
+        fn miss(p: &SimPlatform, st: &mut LineState, cpu: CpuId, node: usize, class: usize, kind: usize) -> u64 {
             if st.home == NO_OWNER {
                 // First touch of a working-set line: its page is allocated on this node.
                 st.home = node as u8;
             }
             let home = st.home as usize;
+            let remote = home != node && p.remote_cache_ns > 0;
             let ns = if st.dirty != NO_OWNER && st.dirty as usize != cpu {
-                self.count(class, KIND_C2C);
-                self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
+                p.count(class, KIND_C2C);
+                p.cost.transfer_ns(p.node_of[st.dirty as usize], node)
             } else {
-                self.count(class, kind);
-                if home != node && self.remote_cache_ns > 0 && st.remote & (1 << node) != 0 {
-                    self.remote_cache_ns
+                p.count(class, kind);
+                if remote && st.remote & (1 << node) != 0 {
+                    p.remote_cache_ns
                 } else {
-                    self.cost.memory_ns(home, node)
+                    p.cost.memory_ns(home, node)
                 }
             };
-            if home != node && self.remote_cache_ns > 0 {
+            if remote {
                 // A line from another quad's memory is kept in this quad's remote cache.
                 st.remote |= 1 << node;
             }
             ns
-        };
+        }
         match access {
             Access::Read => {
                 if st.sharers & me != 0 {
                     return self.cost.l2_hit_ns;
                 }
-                let ns = miss(st, KIND_READ_MISS);
+                let ns = miss(self, st, cpu, node, class, KIND_READ_MISS);
                 st.sharers |= me;
                 st.dirty = NO_OWNER;
                 ns
@@ -463,8 +528,14 @@ impl SimPlatform {
                     }
                     worst
                 } else {
-                    miss(st, KIND_RFO)
+                    miss(self, st, cpu, node, class, KIND_RFO)
                 };
+                // Every other copy is invalidated: it leaves its cache.
+                let mut others = st.sharers & !me;
+                while others != 0 {
+                    self.drop_tag(others.trailing_zeros() as usize, idx, st.set_base);
+                    others &= others - 1;
+                }
                 st.sharers = me;
                 st.dirty = cpu as u8;
                 // Ownership invalidates every remote-cache copy too (the writer's quad
@@ -590,7 +661,7 @@ impl Platform for SimPlatform {
     fn charge(&self, work: Work) {
         self.advance(self.cost.work(work));
     }
-    #[inline]
+    #[inline(always)]
     fn touch(&self, line: Line, access: Access) {
         self.touch_index(self.line_index(line), access);
     }
@@ -601,7 +672,7 @@ impl Platform for SimPlatform {
 }
 
 impl SimPlatform {
-    #[inline]
+    #[inline(always)]
     fn touch_index(&self, idx: usize, access: Access) {
         let cell = &self.lines[idx];
         let mut st = cell.get();
@@ -617,17 +688,17 @@ impl SimPlatform {
             if walk {
                 self.walk_reads.set(self.walk_reads.get() + 1);
             }
-            self.cache_use(cpu, idx, false);
+            self.cache_use(cpu, idx, st.set_base, false);
             self.cost.l2_hit_ns
         } else {
             let had = st.sharers & me != 0;
-            let ns = self.access(&mut st, cpu, access, self.class_of(idx));
+            let ns = self.access(idx, &mut st, cpu, access, self.class_of(idx));
             cell.set(st);
             if walk {
                 self.walk_reads.set(self.walk_reads.get() + 1);
                 self.walk_misses.set(self.walk_misses.get() + 1);
             }
-            self.cache_use(cpu, idx, !had);
+            self.cache_use(cpu, idx, st.set_base, !had);
             ns
         };
         self.advance(ns);

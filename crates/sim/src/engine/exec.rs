@@ -46,8 +46,6 @@ pub(super) struct TaskRt {
     pub(super) mm: u32,
     /// Blocked inside a receive: resumes without re-entering the syscall.
     pub(super) in_recv: bool,
-    /// Cache lines of the task's working set, touched at the start of each compute.
-    pub(super) ws_lines: u32,
 }
 
 /// A message channel. Messages carry no data, so a count of the queued ones is enough
@@ -82,8 +80,9 @@ impl Engine<'_> {
             last_cpu: NONE,
             mm: params.mm,
             in_recv: false,
-            ws_lines: self.ws_lines_of[prog as usize],
         });
+        // Kept apart from TaskRt: read once per compute, and TaskRt stays one host line.
+        self.task_ws.push(self.ws_lines_of[prog as usize]);
         self.live += 1;
         self.policy.task_new(&self.plat, id, &params, parent);
         self.wake(id);
@@ -124,7 +123,7 @@ impl Engine<'_> {
                         _ => unreachable!(),
                     };
                     // The task works through its memory first: misses add to the burst.
-                    let ws = t.ws_lines;
+                    let ws = self.task_ws[task as usize];
                     let touched = if ws > 0 { self.plat.touch_working_set(task, ws as usize) } else { 0 };
                     self.plat.cost.compute_ns(cycles).max(1) + touched
                 };
