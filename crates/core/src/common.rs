@@ -4,10 +4,12 @@
 //! [`Hooks24`]); and the run-list invariant checks ([`ListChecker`]).
 
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS};
+use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS, PREEMPTION_THRESHOLD};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::PolicyOptions;
 use crate::policy::PrevState;
 use crate::runlist::RunList;
+use crate::spec::{Spec, SpecError};
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -39,6 +41,61 @@ impl CpuSched {
     }
 }
 
+/// The options every 2.4-family policy takes (`dss`, `mqs`, and `pmqs` beside its own).
+/// The spec key is [`Opts24::PREEMPT_THRESHOLD`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opts24 {
+    /// A woken task preempts a running one when `preemption_goodness > preempt_threshold`
+    /// (2.4.7: 1, the default; the 2.5.0 multi-queue RFC: 0).
+    pub preempt_threshold: i32,
+}
+
+impl Default for Opts24 {
+    fn default() -> Opts24 {
+        Opts24 { preempt_threshold: PREEMPTION_THRESHOLD }
+    }
+}
+
+impl Opts24 {
+    pub const PREEMPT_THRESHOLD: &'static str = "preempt_threshold";
+    /// Syntax fragment for help texts.
+    pub const SYNTAX: &'static str = "preempt_threshold=N";
+
+    /// Read the shared keys from `spec` (the caller reads its own keys and finishes).
+    /// The range stops at the RT goodness scale: a larger threshold would only mean
+    /// "never preempt", which 1000 already says.
+    pub fn read(spec: &mut Spec) -> Result<Opts24, SpecError> {
+        Ok(Opts24 { preempt_threshold: spec.get(Self::PREEMPT_THRESHOLD, PREEMPTION_THRESHOLD, 0..=1000)? })
+    }
+
+    /// The non-default shared options as `key=value` pairs for a canonical spec (empty
+    /// at the defaults, so `dss` stays `dss` in reports).
+    pub fn canonical_args(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.preempt_threshold != PREEMPTION_THRESHOLD {
+            v.push(format!("{}={}", Self::PREEMPT_THRESHOLD, self.preempt_threshold));
+        }
+        v
+    }
+}
+
+/// `dss[:preempt_threshold=N]`, `mqs[:preempt_threshold=N]`.
+impl PolicyOptions for Opts24 {
+    const KEYS: &'static [&'static str] = &[Opts24::PREEMPT_THRESHOLD];
+    const SYNTAX: &'static str = Opts24::SYNTAX;
+    fn parse(spec: &mut Spec) -> Result<Opts24, SpecError> {
+        Opts24::read(spec)
+    }
+    fn canonical(&self, name: &str) -> String {
+        let args = self.canonical_args();
+        if args.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}:{}", args.join(","))
+        }
+    }
+}
+
 /// Common state embedded by each 2.4-family policy.
 #[derive(Debug)]
 pub struct SchedCommon {
@@ -49,6 +106,8 @@ pub struct SchedCommon {
     /// Published run-queue lengths (tasks linked on queue `q`, running or not),
     /// written under the queue's lock, read freely by observers.
     queue_lens: Box<[AtomicU32]>,
+    /// See [`Opts24::preempt_threshold`]; only the 2.4 family reads it.
+    preempt_threshold: i32,
 }
 
 impl SchedCommon {
@@ -66,7 +125,22 @@ impl SchedCommon {
             topo: topo.clone(),
             hz,
             queue_lens: (0..nqueues).map(|_| AtomicU32::new(0)).collect(),
+            preempt_threshold: PREEMPTION_THRESHOLD,
         }
+    }
+
+    /// This state with the 2.4 family's options.
+    pub fn with_opts(mut self, opts: Opts24) -> SchedCommon {
+        self.preempt_threshold = opts.preempt_threshold;
+        self
+    }
+
+    /// `reschedule_idle`'s test, the one place DSS, MQS and PMQS compare against the
+    /// threshold: does a woken task whose `preemption_goodness` over the running one is
+    /// `prio` replace it?
+    #[inline]
+    pub fn preempts(&self, prio: i32) -> bool {
+        prio > self.preempt_threshold
     }
 
     pub fn ncpus(&self) -> usize {

@@ -12,10 +12,11 @@ pub const MIN_GOODNESS: i32 = -1000;
 pub const RT_GOODNESS_BASE: i32 = 1000;
 /// Goodness of a task with SCHED_YIELD set.
 pub const YIELD_GOODNESS: i32 = -1;
-/// A woken task preempts a running one when `preemption_goodness > PREEMPTION_THRESHOLD`.
-/// 2.4.7's `reschedule_idle` (the kernels of the PMQS experiments, and the 2.4.7
-/// multi-queue patch they ran) uses `> 1`; the 2.5.0 multi-queue RFC used `> 0`. One
-/// value for DSS, MQS and PMQS, so that they differ only in their run-queue organisation.
+/// Default of the 2.4 family's `preempt_threshold` option ([`crate::common::Opts24`]): a
+/// woken task preempts a running one when `preemption_goodness > threshold`. 2.4.7's
+/// `reschedule_idle` (the kernels of the PMQS experiments, and the 2.4.7 multi-queue
+/// patch they ran) uses `> 1`; the 2.5.0 multi-queue RFC used `> 0`. One default for
+/// DSS, MQS and PMQS, so that they differ only in their run-queue organisation.
 pub const PREEMPTION_THRESHOLD: i32 = 1;
 
 /// `TICK_SCALE(x)`: converts the nice range to ticks for a given HZ.

@@ -98,6 +98,9 @@ pub struct NullPlatform {
     pub clock: std::sync::atomic::AtomicU64,
     /// Every `resched` target, in order (inspect in tests; engines drain it).
     pub resched_log: parking_lot::Mutex<Vec<CpuId>>,
+    /// Lock acquisitions (`with`, and `try_with` that got the lock), so tests can see
+    /// whether a call took a lock at all.
+    pub locks_taken: std::sync::atomic::AtomicU64,
 }
 
 impl NullPlatform {
@@ -106,6 +109,7 @@ impl NullPlatform {
             cpu,
             clock: std::sync::atomic::AtomicU64::new(0),
             resched_log: parking_lot::Mutex::new(Vec::new()),
+            locks_taken: std::sync::atomic::AtomicU64::new(0),
         }
     }
     /// The same platform seen from another CPU.
@@ -119,14 +123,25 @@ impl NullPlatform {
     pub fn take_resched(&self) -> Vec<CpuId> {
         std::mem::take(&mut self.resched_log.lock())
     }
+    /// Lock acquisitions so far.
+    pub fn locks_taken(&self) -> u64 {
+        self.locks_taken.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn count_lock(&self) {
+        self.locks_taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl<T> SchedLock<T, NullPlatform> for parking_lot::Mutex<T> {
-    fn with<R>(&self, _: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> R {
+    fn with<R>(&self, p: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> R {
+        p.count_lock();
         f(&mut self.lock())
     }
-    fn try_with<R>(&self, _: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        self.try_lock().map(|mut g| f(&mut g))
+    fn try_with<R>(&self, p: &NullPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.try_lock().map(|mut g| {
+            p.count_lock();
+            f(&mut g)
+        })
     }
     fn peek<R>(&self, _: &NullPlatform, f: impl FnOnce(&T) -> R) -> R {
         // A real runtime would read racily; a test platform may simply lock.

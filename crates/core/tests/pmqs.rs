@@ -14,7 +14,7 @@ const MS: u64 = 1_000_000;
 
 fn pmqs(n: usize, pool: usize, lb: Balancer, period: u32, reading: LbReading) -> (NullPlatform, Pmqs<NullPlatform>) {
     let p = NullPlatform::new(0);
-    let cfg = PmqsConfig { pool: Some(pool), lb, period, reading };
+    let cfg = PmqsConfig { pool: Some(pool), lb, period, reading, sched: Default::default() };
     let pol = Pmqs::new(&p, &Topology::smp(n), CAP, HZ, cfg).expect("valid pool");
     (p, pol)
 }
@@ -406,7 +406,7 @@ fn pool_of_ncpus_behaves_like_mqs() {
             let a = random_run(&mqs, n, seed * 31, 500, |pol, _| mqs_lens.push(lens(pol)));
             for lb in [Balancer::Off, Balancer::Lbp, Balancer::Lbc] {
                 let spec =
-                    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: None, lb, period: 10, reading: LbReading::Period });
+                    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: None, lb, period: 10, reading: LbReading::Period, sched: Default::default() });
                 let pm = spec.build(&p, &env(&Topology::smp(n))).unwrap();
                 let mut pm_lens = Vec::new();
                 let b = random_run(pm.as_ref(), n, seed * 31, 500, |pol, _| pm_lens.push(lens(pol)));

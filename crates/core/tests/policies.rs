@@ -7,8 +7,10 @@ use schedlab_core::cpu::CpuId;
 use schedlab_core::goodness::{nice_to_ticks, MIN_GOODNESS};
 use schedlab_core::policies::dss::Dss;
 use schedlab_core::policies::mqs::{Mqs, PREMATURE_IDLE_RESCANS};
+use schedlab_core::common::Hooks24;
 use schedlab_core::{
-    CpuMask, NullPlatform, Platform, Policy, PrevState, SchedClass, SchedLock, TaskId, TaskParams, Topology, Work,
+    BuildEnv, CpuMask, NullPlatform, Platform, Policy, PolicySource, PolicySpec, PrevState, SchedClass, SchedLock,
+    TaskId, TaskParams, Topology, Work,
 };
 use std::cell::Cell;
 
@@ -24,6 +26,14 @@ fn dss(n: usize) -> (NullPlatform, Dss<NullPlatform>) {
 fn mqs(n: usize) -> (NullPlatform, Mqs<NullPlatform>) {
     let p = NullPlatform::new(0);
     let pol = Mqs::new(&p, &Topology::smp(n), CAP, HZ);
+    (p, pol)
+}
+
+/// Any registry spec on `n` CPUs, built as the engines build it.
+fn from_spec(spec: &str, n: usize) -> (NullPlatform, Box<dyn Policy<NullPlatform>>) {
+    let p = NullPlatform::new(0);
+    let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let pol = spec.build(&p, &BuildEnv { topo: &Topology::smp(n), capacity: CAP, hz: HZ }).expect("builds");
     (p, pol)
 }
 
@@ -195,6 +205,32 @@ fn dss_reschedule_idle_picks_least_recently_active_idle_cpu() {
     // Last CPU (0) is busy → the idle CPU that switched to idle first (2), although it
     // re-idled later.
     assert_eq!(spawn(&pol, &mut p, 0, 3, &params(0, 1), None, false), vec![2]);
+}
+
+/// `prev == next` with a task running: 2.4 jumps to `same_process` and leaves
+/// `last_schedule` alone; only a real switch stamps it.
+#[test]
+fn last_schedule_is_stamped_only_on_a_switch() {
+    fn run<P: Policy<NullPlatform> + Hooks24<NullPlatform>>(pol: &P, p: &mut NullPlatform) {
+        p.set_now(10);
+        spawn(pol, p, 0, 0, &params(0, 1), None, true);
+        assert_eq!(sched(pol, p, 0, None, PrevState::Runnable), Some(0));
+        let stamp = || pol.common().cpu(0).last_schedule.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(stamp(), 10, "{}: idle → task stamps", pol.name());
+        p.set_now(20);
+        assert_eq!(sched(pol, p, 0, Some(0), PrevState::Runnable), Some(0));
+        assert_eq!(stamp(), 10, "{}: task → same task does not stamp", pol.name());
+        p.set_now(30);
+        assert_eq!(sched(pol, p, 0, Some(0), PrevState::Blocked), None);
+        assert_eq!(stamp(), 30, "{}: task → idle stamps", pol.name());
+        p.set_now(40);
+        assert_eq!(sched(pol, p, 0, None, PrevState::Runnable), None);
+        assert_eq!(stamp(), 30, "{}: idle → idle does not stamp", pol.name());
+    }
+    let (mut p, pol) = dss(1);
+    run(&pol, &mut p);
+    let (mut p, pol) = mqs(1);
+    run(&pol, &mut p);
 }
 
 /// One CPU running a task with counter `k`; wake a task with counter `m` (same CPU,
@@ -404,6 +440,46 @@ fn mqs_reschedule_idle_preempts_own_cpu_above_the_shared_threshold() {
     }
 }
 
+/// `preempt_threshold` is one option of dss, mqs and pmqs: with the 2.4.7 default (1)
+/// a woken task whose goodness is exactly 1 better than the running one's does not
+/// preempt it; with `preempt_threshold=0` (the 2.5.0 RFC's `> 0`) it does. Difference
+/// 0 never preempts.
+#[test]
+fn preempt_threshold_is_one_shared_option() {
+    let preempts = |spec: &str, diff: i32| {
+        let (mut p, pol) = from_spec(spec, 1);
+        spawn(&*pol, &mut p, 0, 0, &params(0, 1), Some(3), true);
+        assert_eq!(sched(&*pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+        !spawn(&*pol, &mut p, 0, 1, &params(0, 1), Some(3 + diff), false).is_empty()
+    };
+    for name in ["dss", "mqs", "pmqs"] {
+        assert!(!preempts(name, 1), "{name}: difference 1, default threshold 1");
+        assert!(preempts(name, 2), "{name}: difference 2, default threshold 1");
+        let zero = format!("{name}:preempt_threshold=0");
+        assert!(preempts(&zero, 1), "{zero}: difference 1");
+        assert!(!preempts(&zero, 0), "{zero}: difference 0");
+        let three = format!("{name}:preempt_threshold=3");
+        assert!(!preempts(&three, 3), "{three}: difference 3");
+        assert!(preempts(&three, 4), "{three}: difference 4");
+    }
+}
+
+/// The threshold applies to MQS's remote placement too: with CPU 1's task at candidate
+/// value 36, a woken task with na 37 has preemption_goodness 1 there.
+#[test]
+fn mqs_remote_placement_uses_the_same_threshold() {
+    for (spec, moved) in [("mqs", false), ("mqs:preempt_threshold=0", true)] {
+        let (mut p, pol) = from_spec(spec, 2);
+        spawn(&*pol, &mut p, 0, 0, &params(-20, 1), None, true);
+        assert_eq!(sched(&*pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+        spawn(&*pol, &mut p, 1, 1, &params(0, 1), Some(1), true);
+        assert_eq!(sched(&*pol, &mut p, 1, None, PrevState::Runnable), Some(1));
+        let r = spawn(&*pol, &mut p, 0, 2, &params(0, 1), Some(17), false);
+        let expect = if moved { (vec![1], Some(1)) } else { (vec![], Some(0)) };
+        assert_eq!((r, pol.tasks().get(2).on_rq()), expect, "{spec}");
+    }
+}
+
 #[test]
 fn mqs_reschedule_idle_preempts_a_remote_cpu_only_above_its_penalty() {
     // CPU 1 runs C (counter 1, na 21, candidate value 21+15 = 36 for a task of CPU 0).
@@ -588,16 +664,20 @@ fn mqs_failed_trylocks_count_as_premature_idle_and_rescan_boundedly() {
 
 /// 2.4's `sys_sched_yield`: with nothing else runnable it returns at once (no
 /// SCHED_YIELD, no `need_resched`, no lock); otherwise it asks this CPU to reschedule.
-fn yield_requests<P: Policy<NullPlatform>>(pol: &P, p: &mut NullPlatform) {
+fn yield_requests<P: Policy<NullPlatform> + ?Sized>(pol: &P, p: &mut NullPlatform) {
     spawn(pol, p, 0, 0, &params(0, 1), None, true);
     assert_eq!(sched(pol, p, 0, None, PrevState::Runnable), Some(0));
     p.take_resched();
+    let locks = p.locks_taken();
     pol.yield_now(p, 0);
     assert_eq!(p.take_resched(), Vec::<CpuId>::new(), "{}: alone, yield is a no-op", pol.name());
+    assert_eq!(p.locks_taken(), locks, "{}: alone, yield takes no lock", pol.name());
     assert!(!pol.tasks().get(0).yielded());
     spawn(pol, p, 0, 1, &params(0, 1), None, true);
+    let locks = p.locks_taken();
     pol.yield_now(p, 0);
     assert_eq!(p.take_resched(), vec![0], "{}: another task pending: need_resched here", pol.name());
+    assert_eq!(p.locks_taken(), locks + 1, "{}: one lock to move the yielder back", pol.name());
     assert!(pol.tasks().get(0).yielded());
     assert_eq!(sched(pol, p, 0, Some(0), PrevState::Runnable), Some(1));
 }
@@ -608,4 +688,28 @@ fn sched_yield_gives_way_only_to_pending_tasks() {
     yield_requests(&pol, &mut p);
     let (mut p, pol) = mqs(1);
     yield_requests(&pol, &mut p);
+    let (mut p, pol) = from_spec("pmqs", 1);
+    yield_requests(&*pol, &mut p);
+    let (mut p, pol) = from_spec("pmqs:pool=1,lb=lbp,period=10", 2);
+    yield_requests(&*pol, &mut p);
+}
+
+/// A task running on another CPU is not pending: a yield with every runnable task
+/// already on a CPU is a no-op too (2.4 subtracts the CPUs running a task).
+#[test]
+fn sched_yield_ignores_tasks_running_elsewhere() {
+    for spec in ["dss", "mqs", "pmqs:pool=1,lb=off"] {
+        let (mut p, pol) = from_spec(spec, 2);
+        for cpu in 0..2 {
+            spawn(&*pol, &mut p, cpu, cpu as TaskId, &params(0, 1), None, true);
+            assert_eq!(sched(&*pol, &mut p, cpu, None, PrevState::Runnable), Some(cpu as TaskId), "{spec}");
+        }
+        p.cpu = 0;
+        p.take_resched();
+        let locks = p.locks_taken();
+        pol.yield_now(&p, 0);
+        assert_eq!(p.take_resched(), Vec::<CpuId>::new(), "{spec}");
+        assert_eq!(p.locks_taken(), locks, "{spec}: no lock");
+        assert!(!pol.tasks().get(0).yielded(), "{spec}");
+    }
 }

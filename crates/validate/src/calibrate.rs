@@ -115,7 +115,7 @@ fn mem_latency(steps: u64) -> f64 {
 /// DSS on one CPU at HZ = 100, built as the engines build it.
 fn dss(p: &NullPlatform, capacity: usize) -> Box<dyn Policy<NullPlatform>> {
     let env = BuildEnv { topo: &Topology::smp(1), capacity, hz: 100 };
-    Configured::<dss::Kind>(()).build(p, &env).expect("dss")
+    Configured::<dss::Kind>(Default::default()).build(p, &env).expect("dss")
 }
 
 fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {

@@ -6,11 +6,11 @@
 //! this CPU; when every runnable SCHED_OTHER counter is 0 it recalculates the counters
 //! of *all* tasks. `reschedule_idle()` sends a woken task to its last CPU if idle, else
 //! to the longest-idle allowed CPU, else preempts the CPU with the best
-//! `preemption_goodness > 1`.
+//! `preemption_goodness` above the threshold (`preempt_threshold`, default 1: 2.4.7).
 
-use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
+use crate::common::{self, can_schedule, Hooks24, ListChecker, Opts24, Picked, SchedCommon};
 use crate::cpu::{CpuId, Topology};
-use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS, PREEMPTION_THRESHOLD};
+use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
@@ -25,10 +25,10 @@ pub struct Kind;
 impl PolicyKind for Kind {
     const NAME: &'static str = "dss";
     const SUMMARY: &'static str = "Linux 2.4's scheduler: one global run queue and lock, goodness() over every task";
-    type Config = ();
+    type Config = Opts24;
 
-    fn build<P: Platform>(_: &(), p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
-        Ok(Box::new(Dss::new(p, env.topo, env.capacity, env.hz)))
+    fn build<P: Platform>(opts: &Opts24, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Dss::with_opts(p, env.topo, env.capacity, env.hz, *opts)))
     }
 }
 
@@ -41,8 +41,16 @@ pub struct Dss<P: Platform> {
 }
 
 impl<P: Platform> Dss<P> {
+    /// DSS with the default options (2.4.7's preemption threshold).
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
-        Dss { common: SchedCommon::new(topo, 1, capacity, hz), runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)) }
+        Self::with_opts(p, topo, capacity, hz, Opts24::default())
+    }
+
+    pub fn with_opts(p: &P, topo: &Topology, capacity: usize, hz: u32, opts: Opts24) -> Self {
+        Dss {
+            common: SchedCommon::new(topo, 1, capacity, hz).with_opts(opts),
+            runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)),
+        }
     }
 
     /// `reschedule_idle(p)`, called with the run-queue lock held.
@@ -59,8 +67,9 @@ impl<P: Platform> Dss<P> {
             }
         }
         let mut oldest_idle: Option<(u64, CpuId)> = None;
-        let mut preempt: Option<CpuId> = None;
-        let mut max_prio = PREEMPTION_THRESHOLD;
+        // 2.4 starts `max_prio` at the threshold; "above the threshold and above the
+        // best so far" is the same test.
+        let mut preempt: Option<(i32, CpuId)> = None;
         for cpu in 0..self.common.ncpus() {
             if !ts.cpus_allowed().contains(cpu) {
                 continue;
@@ -80,9 +89,8 @@ impl<P: Platform> Dss<P> {
                     p.charge(Work::Goodness);
                     p.charge(Work::Goodness);
                     let prio = preemption_goodness(tasks.get(curr), ts, cpu);
-                    if prio > max_prio {
-                        max_prio = prio;
-                        preempt = Some(cpu);
+                    if self.common.preempts(prio) && preempt.is_none_or(|(max_prio, _)| prio > max_prio) {
+                        preempt = Some((prio, cpu));
                     }
                 }
                 Some(_) => {}
@@ -90,7 +98,7 @@ impl<P: Platform> Dss<P> {
         }
         if let Some((_, cpu)) = oldest_idle {
             p.resched(cpu);
-        } else if let Some(cpu) = preempt {
+        } else if let Some((_, cpu)) = preempt {
             p.resched(cpu);
         }
     }

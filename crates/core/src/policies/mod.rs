@@ -366,8 +366,11 @@ mod tests {
         for s in [
             "dss",
             "mqs",
+            "dss:preempt_threshold=0",
+            "mqs:preempt_threshold=0",
             "fast",
             "pmqs:lb=off,period=45",
+            "pmqs:pool=2,lb=lbc,period=45,preempt_threshold=0",
             "pmqs:pool=4,lb=lbp,period=10",
             "pmqs:pool=2,lb=lbc,period=45,reading=threshold",
             "pmqs:pool=1,lb=ip,period=7",
@@ -389,7 +392,13 @@ mod tests {
         let cfg = p.config::<pmqs::Kind>().unwrap();
         assert_eq!(
             *cfg,
-            pmqs::PmqsConfig { pool: Some(4), lb: pmqs::Balancer::Lbp, period: 45, reading: pmqs::LbReading::Period }
+            pmqs::PmqsConfig {
+                pool: Some(4),
+                lb: pmqs::Balancer::Lbp,
+                period: 45,
+                reading: pmqs::LbReading::Period,
+                sched: Default::default()
+            }
         );
         assert!(p.config::<mqs::Kind>().is_none());
         assert_eq!(PolicySpec::parse("pmqs").unwrap().canonical(), "pmqs:lb=off,period=45");
@@ -398,6 +407,11 @@ mod tests {
         assert!(PolicySpec::parse("pmqs:reading=foo").is_err());
         assert!(PolicySpec::parse("pmqs:pol=4").unwrap_err().0.contains("unknown key 'pol'"));
         assert!(PolicySpec::parse("mqs:pool=4").is_err());
+        // The 2.4 family's shared option: the default (2.4.7's 1) is not printed.
+        assert_eq!(PolicySpec::parse("dss:preempt_threshold=1").unwrap().canonical(), "dss");
+        assert_eq!(PolicySpec::parse("pmqs:preempt_threshold=1").unwrap().canonical(), "pmqs:lb=off,period=45");
+        assert!(PolicySpec::parse("mqs:preempt_threshold=-1").unwrap_err().0.contains("preempt_threshold=-1"));
+        assert!(PolicySpec::parse("o1:preempt_threshold=0").unwrap_err().0.contains("unknown key"));
         assert_eq!(PolicySpec::parse("o1:starvation_limit=2s,scale=on").unwrap().canonical(), "o1");
         assert_eq!(PolicySpec::parse("o1:starvation_limit=2000ms").unwrap().canonical(), "o1");
         for (bad, named) in [

@@ -38,9 +38,9 @@
 //!   `update_sched_data` does); [`SchedCommon::switch_to`] repeats them afterwards.
 //! * Time for idle ordering is the platform's ns clock instead of TSC cycles.
 
-use crate::common::{self, can_schedule, Hooks24, ListChecker, Picked, SchedCommon};
+use crate::common::{self, can_schedule, Hooks24, ListChecker, Opts24, Picked, SchedCommon};
 use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
-use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PREEMPTION_THRESHOLD, PROC_CHANGE_PENALTY};
+use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PROC_CHANGE_PENALTY};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
@@ -56,10 +56,10 @@ impl PolicyKind for Kind {
     const NAME: &'static str = "mqs";
     const SUMMARY: &'static str =
         "IBM's multi-queue scheduler: per-CPU queues and locks, steal only what beats the local best by more than the affinity bonus";
-    type Config = ();
+    type Config = Opts24;
 
-    fn build<P: Platform>(_: &(), p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
-        Ok(Box::new(Mqs::new(p, env.topo, env.capacity, env.hz)))
+    fn build<P: Platform>(opts: &Opts24, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Mqs::with_opts(p, env.topo, env.capacity, env.hz, *opts)))
     }
 }
 
@@ -106,19 +106,24 @@ pub struct Mqs<P: Platform> {
 }
 
 impl<P: Platform> Mqs<P> {
+    /// MQS with the default options (2.4.7's preemption threshold).
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
-        Self::with_pool(p, topo, capacity, hz, topo.ncpus())
+        Self::with_opts(p, topo, capacity, hz, Opts24::default())
+    }
+
+    pub fn with_opts(p: &P, topo: &Topology, capacity: usize, hz: u32, opts: Opts24) -> Self {
+        Self::with_pool(p, topo, capacity, hz, topo.ncpus(), opts)
     }
 
     /// MQS restricted to pools of `pool` contiguous CPUs (the PMQS core). `pool` must
     /// divide the CPU count; [`crate::policies::pmqs::Pmqs::new`] checks that and
     /// reports a [`SpecError`] instead of panicking.
-    pub fn with_pool(p: &P, topo: &Topology, capacity: usize, hz: u32, pool: usize) -> Self {
+    pub fn with_pool(p: &P, topo: &Topology, capacity: usize, hz: u32, pool: usize, opts: Opts24) -> Self {
         let n = topo.ncpus();
         assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
         assert!(pool >= 1 && n.is_multiple_of(pool), "pool size {pool} does not divide {n} CPUs");
         Mqs {
-            common: SchedCommon::new(topo, n, capacity, hz),
+            common: SchedCommon::new(topo, n, capacity, hz).with_opts(opts),
             pool,
             rqs: (0..n)
                 .map(|q| {
@@ -344,7 +349,7 @@ impl<P: Platform> Mqs<P> {
     }
 
     /// `preemption_goodness(curr, t, cpu)` with MQS's goodness, against the address
-    /// space loaded on `cpu`. Above [`PREEMPTION_THRESHOLD`] means "replace".
+    /// space loaded on `cpu`. [`SchedCommon::preempts`] decides whether it means "replace".
     fn preemption_goodness(&self, p: &P, curr: TaskId, t: TaskId, cpu: CpuId) -> i32 {
         let tasks = &self.common.tasks;
         p.touch(Line::Task(curr), Access::Read);
@@ -425,7 +430,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let preempt = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.preemption_goodness(p, curr, t, target) > PREEMPTION_THRESHOLD,
+                    Some(curr) => self.common.preempts(self.preemption_goodness(p, curr, t, target)),
                 };
                 if preempt {
                     if !on_rq {
@@ -441,7 +446,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let take = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.preemption_goodness(p, curr, t, target) > PREEMPTION_THRESHOLD,
+                    Some(curr) => self.common.preempts(self.preemption_goodness(p, curr, t, target)),
                 };
                 if take {
                     if on_rq {

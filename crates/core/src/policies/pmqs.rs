@@ -43,6 +43,7 @@
 //! evens the queues out, so a pass never moves tasks inside a pool. Every move makes
 //! the length vector strictly more even, so passes cannot ping-pong.
 
+use crate::common::Opts24;
 use crate::cpu::{CpuId, Topology, MAX_CPUS};
 use crate::platform::{Access, Line, Platform};
 use crate::policies::mqs::Mqs;
@@ -52,7 +53,8 @@ use crate::spec::{Spec, SpecError};
 use crate::task::{TaskId, TaskParams, TaskTable};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The registry entry: `pmqs[:pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold]`.
+/// The registry entry:
+/// `pmqs[:pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold,preempt_threshold=N]`.
 pub struct Kind;
 
 impl PolicyKind for Kind {
@@ -115,8 +117,8 @@ impl LbReading {
 pub const DEFAULT_LB_PERIOD: u32 = 45;
 
 impl PolicyOptions for PmqsConfig {
-    const KEYS: &'static [&'static str] = &["pool", "lb", "period", "reading"];
-    const SYNTAX: &'static str = "pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold";
+    const KEYS: &'static [&'static str] = &["pool", "lb", "period", "reading", Opts24::PREEMPT_THRESHOLD];
+    const SYNTAX: &'static str = "pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold,preempt_threshold=N";
 
     fn parse(spec: &mut Spec) -> Result<PmqsConfig, SpecError> {
         let pool = match spec.get("pool", 0usize, 1..=MAX_CPUS)? {
@@ -144,7 +146,8 @@ impl PolicyOptions for PmqsConfig {
                 )))
             }
         };
-        Ok(PmqsConfig { pool, lb, period, reading })
+        let sched = Opts24::read(spec)?;
+        Ok(PmqsConfig { pool, lb, period, reading, sched })
     }
 
     fn canonical(&self, name: &str) -> String {
@@ -155,6 +158,9 @@ impl PolicyOptions for PmqsConfig {
         s += &format!("lb={},period={}", self.lb.name(), self.period);
         if self.reading != LbReading::Period {
             s += &format!(",reading={}", self.reading.name());
+        }
+        for arg in self.sched.canonical_args() {
+            s += &format!(",{arg}");
         }
         s
     }
@@ -169,6 +175,8 @@ pub struct PmqsConfig {
     /// LBP's x: period in ms, or threshold in % (see `reading`).
     pub period: u32,
     pub reading: LbReading,
+    /// The options shared with DSS and MQS (`preempt_threshold`).
+    pub sched: Opts24,
 }
 
 pub struct Pmqs<P: Platform> {
@@ -199,7 +207,7 @@ impl<P: Platform> Pmqs<P> {
             LbReading::Threshold => 1_000_000_000 / hz.max(1) as u64,
         };
         Ok(Pmqs {
-            inner: Mqs::with_pool(p, topo, capacity, hz, pool),
+            inner: Mqs::with_pool(p, topo, capacity, hz, pool, cfg.sched),
             cfg,
             last_pass: AtomicU64::new(0),
             interval_ns,
