@@ -131,20 +131,25 @@ throughputs being compared. Example:
         machine_out: Option<String>,
     },
     /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
-    #[command(after_help = "The same walk (TASKS task hot lines at the simulator's addresses, visited REPS times in order or
+    #[command(
+        after_help = "The same walk (TASKS task hot lines at the simulator's addresses, visited REPS times in order or
 in a seeded random order) runs through the simulator's platform and, as a hidden replay
 subcommand of this binary, under `valgrind --tool=cachegrind` with the same L2 as the LL and a
 two-line D1 (so nearly every read reaches the LL). Prints both miss counts and their relative
 difference; exits 1 when it exceeds 2 %, 2 on bad input or when valgrind is not installed.
 Examples:
   schedlab cachecheck                                   # 1024 tasks, 512 KB 8-way, 64-byte lines
-  schedlab cachecheck --l2 256k --assoc 4 --line 32 --colours 32 --order random --format json")]
+  schedlab cachecheck --l2 256k --assoc 4 --line 32 --colours 32 --order random --format json"
+    )]
     Cachecheck {
         #[command(flatten)]
         walk: WalkArgs,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Give cachegrind's LL these ways instead of --assoc (a mismatch the check must catch).
+        #[arg(long, hide = true)]
+        cachegrind_assoc: Option<u32>,
     },
     /// The cachegrind side of `cachecheck` (run under valgrind by it).
     #[command(hide = true, name = "cachecheck-replay")]
@@ -234,8 +239,8 @@ fn main() -> ExitCode {
         Cmd::Sweep { quick, out, threads, resume, max_memory, experiment } => {
             sweep(SweepArgs { quick, out, threads, resume, max_memory }, &experiment)
         }
-        Cmd::Cachecheck { walk, format } => match walk.walk() {
-            Ok(w) => cachecheck::run(w, matches!(format, Format::Json)),
+        Cmd::Cachecheck { walk, format, cachegrind_assoc } => match walk.walk() {
+            Ok(w) => cachecheck::run(w, cachegrind_assoc, matches!(format, Format::Json)),
             Err(e) => {
                 eprintln!("schedlab cachecheck: {e}");
                 ExitCode::from(2)

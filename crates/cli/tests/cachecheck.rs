@@ -106,7 +106,10 @@ fn model_agrees_with_cachegrind_on_a_grid() {
     // 512 KB 8-way LL; offsets of (i mod 128) lines remove almost all those misses.
     let g = &geos[0].1;
     let colour128 = check(g, geos[0].0, 1024, 128, "seq", reps);
-    println!("{:<30} {:>5} {:>7} {:>6} {:>6} {:>7} {:>10}", "geometry", "tasks", "colours", "order", "reads", "model", "cachegrind");
+    println!(
+        "{:<30} {:>5} {:>7} {:>6} {:>6} {:>7} {:>10}",
+        "geometry", "tasks", "colours", "order", "reads", "model", "cachegrind"
+    );
     for c in cases.iter().chain([&colour128]) {
         println!(
             "{:<30} {:>5} {:>7} {:>6} {:>6} {:>7} {:>10}",
@@ -114,7 +117,10 @@ fn model_agrees_with_cachegrind_on_a_grid() {
         );
     }
     let find = |geo: usize, tasks, colours, order| {
-        cases.iter().find(|c| c.geo == geos[geo].0 && c.tasks == tasks && c.colours == colours && c.order == order).unwrap()
+        cases
+            .iter()
+            .find(|c| c.geo == geos[geo].0 && c.tasks == tasks && c.colours == colours && c.order == order)
+            .unwrap()
     };
     let vanilla = find(0, 1024, 1, "seq");
     assert_eq!(vanilla.cg, vanilla.reads, "vanilla 1024 tasks on 512K 8-way: every step misses");
@@ -126,6 +132,22 @@ fn model_agrees_with_cachegrind_on_a_grid() {
     assert_eq!(c.cg, 64, "with 32 colours they fit: cold misses only");
     let (v, c) = (find(1, 64, 1, "random"), find(1, 64, 32, "random"));
     assert!(c.cg <= 64 && c.cg < v.cg, "coloured, a random walk misses once per task at most: {} vs {}", c.cg, v.cg);
+}
+
+#[test]
+fn a_mismatched_geometry_is_caught() {
+    if !have_valgrind() {
+        println!("skipped: valgrind not installed");
+        return;
+    }
+    // 256 tasks with 32 colours fill 32 sets × 8 ways of a 512 KB 8-way L2 (cold
+    // misses only); with 4 ways (twice the sets, but the same 32 colour-and-block
+    // combinations) they fit only half: every visit misses. The check must say so.
+    let o = schedlab(&["cachecheck", "--tasks=256", "--colours=32", "--cachegrind-assoc=4", "--format=json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["agree"], false);
+    assert_eq!((v["model_misses"].as_u64(), v["cachegrind_misses"].as_u64()), (Some(256), Some(1024)));
 }
 
 #[test]

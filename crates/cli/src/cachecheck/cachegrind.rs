@@ -10,22 +10,23 @@ use std::process::Command;
 /// (it refuses a single line): one set of two `line`-byte ways, so that nearly every
 /// walk read reaches the LL. I1 is a normal 32 KB one: the walk's code then stays in
 /// I1 and is fetched from the LL only once, before the walk's first read.
-pub fn cache_args(w: &Walk) -> Vec<String> {
+/// `ll_assoc` overrides the LL's ways (a deliberate mismatch, to test the checker).
+pub fn cache_args(w: &Walk, ll_assoc: Option<u32>) -> Vec<String> {
     let l = w.line;
     vec![
         "--tool=cachegrind".into(),
         "--cache-sim=yes".into(),
         format!("--I1=32768,8,{l}"),
         format!("--D1={},2,{l}", 2 * l),
-        format!("--LL={},{},{l}", w.l2_bytes, w.assoc),
+        format!("--LL={},{},{l}", w.l2_bytes, ll_assoc.unwrap_or(w.assoc)),
     ]
 }
 
 /// Run the replay of `w` under cachegrind, writing its output to `out`; return the
 /// walk functions' (data reads, LL data read misses).
-pub fn run(exe: &Path, w: &Walk, out: &Path) -> Result<(u64, u64), (u8, String)> {
+pub fn run(exe: &Path, w: &Walk, ll_assoc: Option<u32>, out: &Path) -> Result<(u64, u64), (u8, String)> {
     let mut cmd = Command::new("valgrind");
-    cmd.args(cache_args(w)).arg(format!("--cachegrind-out-file={}", out.display())).arg(exe).args([
+    cmd.args(cache_args(w, ll_assoc)).arg(format!("--cachegrind-out-file={}", out.display())).arg(exe).args([
         "cachecheck-replay".to_string(),
         format!("--l2={}", w.l2_bytes),
         format!("--assoc={}", w.assoc),

@@ -70,29 +70,39 @@ pub fn model(w: &Walk) -> (u64, u64) {
 
 /// The replay side: cachegrind's counts of the walk function. `Err` carries an exit
 /// code (2: valgrind missing or unusable) and a message.
-pub fn replay(w: &Walk) -> Result<(u64, u64), (u8, String)> {
+pub fn replay(w: &Walk, ll_assoc: Option<u32>) -> Result<(u64, u64), (u8, String)> {
     let exe = std::env::current_exe().map_err(|e| (2, format!("cannot find this executable: {e}")))?;
     let dir = std::env::temp_dir().join(format!("schedlab-cachecheck-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| (2, format!("cannot create {}: {e}", dir.display())))?;
     let out = dir.join("cachegrind.out");
-    let res = cachegrind::run(&exe, w, &out);
+    let res = cachegrind::run(&exe, w, ll_assoc, &out);
     let _ = std::fs::remove_dir_all(&dir);
     res
 }
 
-pub fn compare(w: &Walk) -> Result<Comparison, (u8, String)> {
-    let (cg_reads, cg_misses) = replay(w)?;
+pub fn compare(w: &Walk, ll_assoc: Option<u32>) -> Result<Comparison, (u8, String)> {
+    let (cg_reads, cg_misses) = replay(w, ll_assoc)?;
     let (model_reads, model_misses) = model(w);
     Ok(Comparison { model_reads, model_misses, cg_reads, cg_misses })
 }
 
 /// `schedlab cachecheck`: print the comparison; exit 1 beyond [`TOLERANCE`].
-pub fn run(w: Walk, json: bool) -> ExitCode {
+/// `ll_assoc` gives cachegrind's LL other ways than the model's L2 (hidden option
+/// `--cachegrind-assoc`: a mismatch the check must catch).
+pub fn run(w: Walk, ll_assoc: Option<u32>, json: bool) -> ExitCode {
     if let Err(e) = w.validate() {
         eprintln!("schedlab cachecheck: {e}");
         return ExitCode::from(2);
     }
-    let c = match compare(&w) {
+    if let Some(a) = ll_assoc {
+        let mut other = w;
+        other.assoc = a;
+        if let Err(e) = other.validate() {
+            eprintln!("schedlab cachecheck: --cachegrind-assoc: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let c = match compare(&w, ll_assoc) {
         Ok(c) => c,
         Err((code, msg)) => {
             eprintln!("schedlab cachecheck: {msg}");

@@ -51,12 +51,12 @@ impl Walk {
         if self.assoc == 0 || self.assoc > 64 {
             return Err(format!("--assoc {}: must be 1 to 64 ways", self.assoc));
         }
-        if self.l2_bytes % 1024 != 0 || self.l2_bytes > (1 << 30) {
+        if !self.l2_bytes.is_multiple_of(1024) || self.l2_bytes > (1 << 30) {
             return Err(format!("--l2 {}: must be a whole number of KB, at most 1g", self.l2_bytes));
         }
         let way = self.assoc as u64 * self.line as u64;
         let sets = self.l2_bytes / way;
-        if self.l2_bytes % way != 0 || !pow2(sets) {
+        if !self.l2_bytes.is_multiple_of(way) || !pow2(sets) {
             return Err(format!(
                 "--l2 {} with {} ways of {}-byte lines: the number of sets must be a power of two (cachegrind's rule)",
                 self.l2_bytes, self.assoc, self.line
