@@ -1,9 +1,10 @@
 //! `schedlab`: the scheduler laboratory's command-line tool.
 
 mod bench;
+mod cachecheck;
 mod validate;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use schedlab_core::{policies, PolicySpec};
 use schedlab_sim::{machine::PRESETS, simulate, Machine, SimConfig, SimError};
 use schedlab_workloads::footprint::parse_size;
@@ -129,8 +130,90 @@ throughputs being compared. Example:
         #[arg(long, value_name = "FILE")]
         machine_out: Option<String>,
     },
+    /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
+    #[command(
+        after_help = "The same walk (TASKS task hot lines at the simulator's addresses, visited REPS times in order or
+in a seeded random order) runs through the simulator's platform and, as a hidden replay
+subcommand of this binary, under `valgrind --tool=cachegrind` with the same L2 as the LL and a
+two-line D1 (so nearly every read reaches the LL). Prints both miss counts and their relative
+difference; exits 1 when it exceeds 2 %, 2 on bad input or when valgrind is not installed.
+Examples:
+  schedlab cachecheck                                   # 1024 tasks, 512 KB 8-way, 64-byte lines
+  schedlab cachecheck --l2 256k --assoc 4 --line 32 --colours 32 --order random --format json"
+    )]
+    Cachecheck {
+        #[command(flatten)]
+        walk: WalkArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Give cachegrind's LL these ways instead of --assoc (a mismatch the check must catch).
+        #[arg(long, hide = true)]
+        cachegrind_assoc: Option<u32>,
+    },
+    /// The cachegrind side of `cachecheck` (run under valgrind by it).
+    #[command(hide = true, name = "cachecheck-replay")]
+    CachecheckReplay {
+        #[command(flatten)]
+        walk: WalkArgs,
+    },
     /// List machine presets, policies and workloads.
     List,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WalkOrder {
+    Seq,
+    Random,
+}
+
+/// The walk and geometry of `schedlab cachecheck`.
+#[derive(Args)]
+struct WalkArgs {
+    /// L2 (cachegrind: LL) size, e.g. 512k, 2m.
+    #[arg(long, default_value = "512k", allow_hyphen_values = true)]
+    l2: String,
+    /// L2 ways.
+    #[arg(long, default_value_t = 8)]
+    assoc: u32,
+    /// Cache line size in bytes.
+    #[arg(long, default_value_t = 64)]
+    line: u32,
+    /// Tasks on the walked run queue (one 8 KB task block each).
+    #[arg(long, default_value_t = 1024)]
+    tasks: u64,
+    /// Task-structure colours (power of two; 1 = vanilla layout).
+    #[arg(long, default_value_t = 1)]
+    colours: u32,
+    /// Passes over the queue (random order: REPS × TASKS visits).
+    #[arg(long, default_value_t = 4)]
+    reps: u64,
+    /// Visiting order: the queue in order, or seeded pseudo-random tasks.
+    #[arg(long, value_enum, default_value_t = WalkOrder::Seq)]
+    order: WalkOrder,
+    /// Seed of the random order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl WalkArgs {
+    fn walk(&self) -> Result<cachecheck::Walk, String> {
+        let l2_bytes = parse_size(&self.l2).map_err(|e| format!("--l2: {e}"))?;
+        let order = match self.order {
+            WalkOrder::Seq => cachecheck::Order::Seq,
+            WalkOrder::Random => cachecheck::Order::Random,
+        };
+        Ok(cachecheck::Walk {
+            l2_bytes,
+            assoc: self.assoc,
+            line: self.line,
+            tasks: self.tasks,
+            colours: self.colours,
+            reps: self.reps,
+            order,
+            seed: self.seed,
+        })
+    }
 }
 
 fn main() -> ExitCode {
@@ -156,6 +239,20 @@ fn main() -> ExitCode {
         Cmd::Sweep { quick, out, threads, resume, max_memory, experiment } => {
             sweep(SweepArgs { quick, out, threads, resume, max_memory }, &experiment)
         }
+        Cmd::Cachecheck { walk, format, cachegrind_assoc } => match walk.walk() {
+            Ok(w) => cachecheck::run(w, cachegrind_assoc, matches!(format, Format::Json)),
+            Err(e) => {
+                eprintln!("schedlab cachecheck: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Cmd::CachecheckReplay { walk } => match walk.walk() {
+            Ok(w) => cachecheck::replay_main(w),
+            Err(e) => {
+                eprintln!("schedlab cachecheck-replay: {e}");
+                ExitCode::from(2)
+            }
+        },
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }

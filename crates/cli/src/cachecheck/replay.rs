@@ -1,0 +1,119 @@
+//! The replay side, run under cachegrind as `schedlab cachecheck-replay ...` (a
+//! hidden subcommand): the walk's reads at the simulator's addresses, and nothing
+//! else inside the walk functions.
+
+use super::walk::{Order, Walk};
+use schedlab_core::layout::{task_hot_addr, TASK_BLOCK};
+use std::alloc::{alloc, Layout};
+#[cfg(not(target_arch = "x86_64"))]
+use std::mem::MaybeUninit;
+use std::process::ExitCode;
+
+/// Names of the walk functions in cachegrind's output: only their counts are taken.
+pub const WALK_FN_PREFIX: &str = "schedlab_cachecheck_walk";
+
+/// Alignment of the task buffer: a whole set span (`l2 / assoc`), so that a buffer
+/// offset falls into the same set as the model's address with that offset, and a
+/// whole colour cycle (`colours × 8 KB`), so that `task_hot_addr` of the real block
+/// address gives the model's colour.
+pub fn buffer_align(w: &Walk) -> u64 {
+    (w.l2_bytes / w.assoc as u64).max(w.colours as u64 * TASK_BLOCK).max(TASK_BLOCK)
+}
+
+/// One read of the byte at `addr`, added into `acc`. The byte is read by an `asm!`
+/// load because the buffer is deliberately left unwritten (zeroing it would fill the
+/// caches before the walk) and Rust may not read uninitialised bytes as `u8`; the
+/// sum keeps every load live, since valgrind's translator drops loads whose result
+/// is never used (a `read_volatile` whose value is discarded vanished from
+/// cachegrind's counts).
+#[inline(always)]
+fn read(acc: &mut u64, addr: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `addr` is inside the live buffer (the hot line of block i < tasks stays
+    // in its block, checked by `Walk::validate`); the asm only reads that byte.
+    unsafe {
+        std::arch::asm!(
+            "movzx {t:e}, byte ptr [{a}]",
+            "add {acc}, {t}",
+            a = in(reg) addr,
+            t = out(reg) _,
+            acc = inout(reg) *acc,
+            options(nostack, readonly),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above; a `MaybeUninit` may hold uninitialised bytes. Elsewhere than
+    // x86_64 the value is not summed, so check the printed read counts agree.
+    unsafe {
+        std::ptr::read_volatile(addr as *const MaybeUninit<u8>);
+        *acc += 1;
+    }
+}
+
+/// Ends the replay from inside a walk function: a walk never returns, because a
+/// `ret` reads its return address from the stack, a data read cachegrind would count
+/// in the walk. This function's own reads are counted under its own name.
+#[inline(never)]
+#[cold]
+fn finish(acc: u64) -> ! {
+    // The sum is printed so that it is used.
+    println!("walk checksum {acc}");
+    std::process::exit(0)
+}
+
+// The two walks take only scalars (in registers under the C ABI) and build the
+// `Walk` locally, so the compiler keeps it in registers: the data reads cachegrind
+// counts in these functions are the task reads alone (checked against the model's
+// read count by `schedlab cachecheck`).
+
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn schedlab_cachecheck_walk_seq(base: u64, tasks: u64, colours: u32, line: u32, reps: u64) -> ! {
+    let w = Walk { l2_bytes: 0, assoc: 0, line, tasks, colours, reps, order: Order::Seq, seed: 0 };
+    let mut acc = 0;
+    w.for_each_visit(|i| read(&mut acc, task_hot_addr(base + i * TASK_BLOCK, colours, line)));
+    finish(acc)
+}
+
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn schedlab_cachecheck_walk_random(
+    base: u64,
+    tasks: u64,
+    colours: u32,
+    line: u32,
+    reps: u64,
+    seed: u64,
+) -> ! {
+    let w = Walk { l2_bytes: 0, assoc: 0, line, tasks, colours, reps, order: Order::Random, seed };
+    let mut acc = 0;
+    w.for_each_visit(|i| read(&mut acc, task_hot_addr(base + i * TASK_BLOCK, colours, line)));
+    finish(acc)
+}
+
+/// The hidden subcommand's body.
+pub fn replay_main(w: Walk) -> ExitCode {
+    if let Err(e) = w.validate() {
+        eprintln!("schedlab cachecheck-replay: {e}");
+        return ExitCode::from(2);
+    }
+    let layout = match Layout::from_size_align((w.tasks * TASK_BLOCK) as usize, buffer_align(&w) as usize) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("schedlab cachecheck-replay: buffer layout: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // SAFETY: the layout has a non-zero size (tasks ≥ 1).
+    let buf = unsafe { alloc(layout) };
+    if buf.is_null() {
+        eprintln!("schedlab cachecheck-replay: cannot allocate {} bytes", layout.size());
+        return ExitCode::from(2);
+    }
+    // The buffer is never freed: the walk ends the process (see `finish`).
+    let base = buf as u64;
+    match w.order {
+        Order::Seq => schedlab_cachecheck_walk_seq(base, w.tasks, w.colours, w.line, w.reps),
+        Order::Random => schedlab_cachecheck_walk_random(base, w.tasks, w.colours, w.line, w.reps, w.seed),
+    }
+}
