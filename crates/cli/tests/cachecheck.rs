@@ -140,14 +140,16 @@ fn a_mismatched_geometry_is_caught() {
         println!("skipped: valgrind not installed");
         return;
     }
-    // 256 tasks with 32 colours fill 32 sets × 8 ways of a 512 KB 8-way L2 (cold
-    // misses only); with 4 ways (twice the sets, but the same 32 colour-and-block
-    // combinations) they fit only half: every visit misses. The check must say so.
-    let o = schedlab(&["cachecheck", "--tasks=256", "--colours=32", "--cachegrind-assoc=4", "--format=json"]);
+    // 300 tasks, 4 colours on a 512 KB L2: more hot lines than the c · s / 8 KB = 256
+    // that fit, so the model's 8-way L2 misses on every in-order visit. Given 2 ways,
+    // cachegrind's LL groups the blocks differently (a 256 KB set span) and keeps some:
+    // the check must report the disagreement.
+    let o = schedlab(&["cachecheck", "--tasks=300", "--colours=4", "--cachegrind-assoc=2", "--format=json"]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["agree"], false);
-    assert_eq!((v["model_misses"].as_u64(), v["cachegrind_misses"].as_u64()), (Some(256), Some(1024)));
+    assert_eq!(v["model_misses"].as_u64(), Some(1200));
+    assert!(v["cachegrind_misses"].as_u64().unwrap() < 1100, "{v}");
 }
 
 #[test]

@@ -3,6 +3,12 @@
 //! simulator to price cache lines ([`task_hot_addr`] of each task), the runtime to
 //! place the per-task scheduling state in memory laid out the same way.
 
+/// Virtual address of the first task block in the simulator's layout (the 2.4 kernel
+/// maps physical memory at 0xC0000000; blocks follow the kernel image). 16 MB-aligned,
+/// so an offset from it falls into the same cache set as the same offset from any
+/// buffer aligned to a cache's set span.
+pub const TASK_BASE: u64 = 0xC100_0000;
+
 /// Task structure + kernel stack block: 8 KB, 8 KB-aligned (2.4 on i386 allocates
 /// both with one `__get_free_pages(GFP_KERNEL, 1)`).
 pub const TASK_BLOCK: u64 = 8192;
@@ -50,6 +56,15 @@ pub fn task_hot_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
     block + TASK_HOT_OFFSET + colour_of(block, colours) * line_bytes as u64
 }
 
+/// Offset inside its block of the hot line of task `i` in the simulator's layout
+/// (block `TASK_BASE + i · 8 KB`): what a replay of a simulated walk adds to its own
+/// blocks to read the lines the model priced.
+#[inline]
+pub fn sim_hot_offset(i: u64, colours: u32, line_bytes: u32) -> u64 {
+    let block = TASK_BASE + i * TASK_BLOCK;
+    task_hot_addr(block, colours, line_bytes) - block
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,7 +77,8 @@ mod tests {
         assert_eq!(offs.len(), 32);
         // The paper's Figure 5: blocks 32 KB apart (one way of a 32 KB cache) take
         // all four colours.
-        let fig5: std::collections::BTreeSet<u64> = [8u64, 40, 72, 104].iter().map(|k| colour_of(k * 1024, 4)).collect();
+        let fig5: std::collections::BTreeSet<u64> =
+            [8u64, 40, 72, 104].iter().map(|k| colour_of(k * 1024, 4)).collect();
         assert_eq!(fig5.len(), 4);
     }
 

@@ -405,8 +405,13 @@ fn pool_of_ncpus_behaves_like_mqs() {
             let mut mqs_lens = Vec::new();
             let a = random_run(&mqs, n, seed * 31, 500, |pol, _| mqs_lens.push(lens(pol)));
             for lb in [Balancer::Off, Balancer::Lbp, Balancer::Lbc] {
-                let spec =
-                    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: None, lb, period: 10, reading: LbReading::Period, sched: Default::default() });
+                let spec = PolicySpec::of::<pmqs::Kind>(PmqsConfig {
+                    pool: None,
+                    lb,
+                    period: 10,
+                    reading: LbReading::Period,
+                    sched: Default::default(),
+                });
                 let pm = spec.build(&p, &env(&Topology::smp(n))).unwrap();
                 let mut pm_lens = Vec::new();
                 let b = random_run(pm.as_ref(), n, seed * 31, 500, |pol, _| pm_lens.push(lens(pol)));

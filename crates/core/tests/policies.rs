@@ -3,11 +3,11 @@
 
 mod common;
 use common::{check, sched};
+use schedlab_core::common::Hooks24;
 use schedlab_core::cpu::CpuId;
 use schedlab_core::goodness::{nice_to_ticks, MIN_GOODNESS};
 use schedlab_core::policies::dss::Dss;
 use schedlab_core::policies::mqs::{Mqs, PREMATURE_IDLE_RESCANS};
-use schedlab_core::common::Hooks24;
 use schedlab_core::{
     BuildEnv, CpuMask, NullPlatform, Platform, Policy, PolicySource, PolicySpec, PrevState, SchedClass, SchedLock,
     TaskId, TaskParams, Topology, Work,

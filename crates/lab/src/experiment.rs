@@ -276,9 +276,9 @@ pub fn metric_value(report: &serde_json::Value, metric: &str) -> Option<f64> {
         v = match v.as_array() {
             Some(items) => match part.parse::<usize>() {
                 Ok(i) => items.get(i)?,
-                Err(_) => items.iter().find(|x| {
-                    ["role", "name"].iter().any(|k| x.get(*k).and_then(|r| r.as_str()) == Some(part))
-                })?,
+                Err(_) => items
+                    .iter()
+                    .find(|x| ["role", "name"].iter().any(|k| x.get(*k).and_then(|r| r.as_str()) == Some(part)))?,
             },
             None => v.get(part)?,
         };

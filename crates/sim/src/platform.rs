@@ -73,9 +73,7 @@ struct LineState {
     set_base: u32,
 }
 
-/// Base virtual address of the first task block (the 2.4 kernel maps physical memory at 0xC0000000).
-pub const TASK_BASE: u64 = 0xC100_0000;
-pub use schedlab_core::layout::{TASK_BLOCK, TASK_HOT_OFFSET};
+pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};
 /// Kernel static data (run queues then per-CPU data): each object on its own 128-byte
 /// slot (`____cacheline_aligned` for the largest line of the modelled machines).
 pub const KDATA_BASE: u64 = 0xC030_0000;
@@ -199,7 +197,11 @@ impl SimPlatform {
         if lines == 0 {
             return self;
         }
-        let l2 = ((self.nsets_full * self.ways as u64 * self.line_bytes as u64 / 1024) as u32, self.ways as u32, self.line_bytes);
+        let l2 = (
+            (self.nsets_full * self.ways as u64 * self.line_bytes as u64 / 1024) as u32,
+            self.ways as u32,
+            self.line_bytes,
+        );
         SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines)
     }
 
@@ -223,8 +225,7 @@ impl SimPlatform {
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
         let set_mask = sets.next_power_of_two() - 1;
-        let set_of: Vec<u64> =
-            (0..nlines).map(|i| (geo.addr_of(i) >> line_shift) & set_mask).collect();
+        let set_of: Vec<u64> = (0..nlines).map(|i| (geo.addr_of(i) >> line_shift) & set_mask).collect();
         // Only sets that more lines map to than they have ways can ever evict: only
         // those need recency order (tags). The others hold their lines for good, and
         // their lines skip the LRU bookkeeping entirely (NO_LRU).

@@ -7,7 +7,7 @@
 use crate::config::SimConfig;
 use crate::machine::Machine;
 use crate::platform::{LockStats, SimPlatform};
-use crate::report::{round3, Latency, QueueLen, Report, BusReport, Responses, RoleWait, RqSeries};
+use crate::report::{round3, BusReport, Latency, QueueLen, Report, Responses, RoleWait, RqSeries};
 use hdrhistogram::Histogram;
 use schedlab_core::Policy;
 use schedlab_workloads::Workload;

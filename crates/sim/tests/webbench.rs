@@ -20,7 +20,12 @@ fn colours_past_equation_3_threshold_remove_run_queue_walk_misses() {
     let c2 = run("ppro-4:l2=512k", "dss:colours=2", w);
     let c4 = run("ppro-4:l2=512k", "dss:colours=4", w);
     assert!(vanilla.rq_traversal_miss_ratio > 0.8, "vanilla walk misses: {}", vanilla.rq_traversal_miss_ratio);
-    assert!(c2.rq_traversal_miss_ratio < vanilla.rq_traversal_miss_ratio, "{} !< {}", c2.rq_traversal_miss_ratio, vanilla.rq_traversal_miss_ratio);
+    assert!(
+        c2.rq_traversal_miss_ratio < vanilla.rq_traversal_miss_ratio,
+        "{} !< {}",
+        c2.rq_traversal_miss_ratio,
+        vanilla.rq_traversal_miss_ratio
+    );
     assert!(c4.rq_traversal_miss_ratio < 0.2, "4 colours: {}", c4.rq_traversal_miss_ratio);
     assert!(c4.bus_transactions.task * 3 < vanilla.bus_transactions.task);
     // Shorter walks under the run-queue lock.

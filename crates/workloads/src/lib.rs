@@ -46,8 +46,8 @@ pub use mkbench::MkbenchParams;
 pub use netbench::NetbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
-pub use webbench::WebbenchParams;
 pub use spec::{parse_workload, parse_workload_within, WorkloadSpec, WORKLOAD_NAMES};
+pub use webbench::WebbenchParams;
 
 use schedlab_core::{SpecError, TaskParams};
 use std::fmt::Display;

@@ -1,6 +1,8 @@
 //! Workload specs: `name:key=value,...` → [`WorkloadSpec`] → [`Workload`].
 
-use crate::{ChatParams, Footprint, HackbenchParams, MkbenchParams, NetbenchParams, PingPongParams, WebbenchParams, Workload};
+use crate::{
+    ChatParams, Footprint, HackbenchParams, MkbenchParams, NetbenchParams, PingPongParams, WebbenchParams, Workload,
+};
 use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 

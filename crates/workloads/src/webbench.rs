@@ -169,7 +169,11 @@ impl WebbenchParams {
     /// Tasks, channels and program operations of [`WebbenchParams::build`].
     pub fn footprint(&self) -> Footprint {
         let (n, c) = (self.servers as u64, self.nics() as u64);
-        Footprint { tasks: 1 + n + c, channels: n + 2 * c, ops: 1 + n + 2 * c + 6 * n + (self.depth as u64 + 4) * n + 5 * c }
+        Footprint {
+            tasks: 1 + n + c,
+            channels: n + 2 * c,
+            ops: 1 + n + 2 * c + 6 * n + (self.depth as u64 + 4) * n + 5 * c,
+        }
     }
 
     /// Build the workload (see the module documentation for its shape).

@@ -3,7 +3,7 @@
 //! else inside the walk functions.
 
 use super::walk::{Order, Walk};
-use schedlab_core::layout::{task_hot_addr, TASK_BLOCK};
+use schedlab_core::layout::{sim_hot_offset, TASK_BLOCK};
 use std::alloc::{alloc, Layout};
 #[cfg(not(target_arch = "x86_64"))]
 use std::mem::MaybeUninit;
@@ -13,11 +13,11 @@ use std::process::ExitCode;
 pub const WALK_FN_PREFIX: &str = "schedlab_cachecheck_walk";
 
 /// Alignment of the task buffer: a whole set span (`l2 / assoc`), so that a buffer
-/// offset falls into the same set as the model's address with that offset, and a
-/// whole colour cycle (`colours × 8 KB`), so that `task_hot_addr` of the real block
-/// address gives the model's colour.
+/// offset falls into the same set as the model's address with that offset. Each
+/// read adds the model's own hot-line offset of that task (`sim_hot_offset`: the
+/// colour of the model's block address, not of the buffer's).
 pub fn buffer_align(w: &Walk) -> u64 {
-    (w.l2_bytes / w.assoc as u64).max(w.colours as u64 * TASK_BLOCK).max(TASK_BLOCK)
+    (w.l2_bytes / w.assoc as u64).max(TASK_BLOCK)
 }
 
 /// One read of the byte at `addr`, added into `acc`. The byte is read by an `asm!`
@@ -71,7 +71,7 @@ fn finish(acc: u64) -> ! {
 pub extern "C" fn schedlab_cachecheck_walk_seq(base: u64, tasks: u64, colours: u32, line: u32, reps: u64) -> ! {
     let w = Walk { l2_bytes: 0, assoc: 0, line, tasks, colours, reps, order: Order::Seq, seed: 0 };
     let mut acc = 0;
-    w.for_each_visit(|i| read(&mut acc, task_hot_addr(base + i * TASK_BLOCK, colours, line)));
+    w.for_each_visit(|i| read(&mut acc, base + i * TASK_BLOCK + sim_hot_offset(i, colours, line)));
     finish(acc)
 }
 
@@ -87,7 +87,7 @@ pub extern "C" fn schedlab_cachecheck_walk_random(
 ) -> ! {
     let w = Walk { l2_bytes: 0, assoc: 0, line, tasks, colours, reps, order: Order::Random, seed };
     let mut acc = 0;
-    w.for_each_visit(|i| read(&mut acc, task_hot_addr(base + i * TASK_BLOCK, colours, line)));
+    w.for_each_visit(|i| read(&mut acc, base + i * TASK_BLOCK + sim_hot_offset(i, colours, line)));
     finish(acc)
 }
 
