@@ -118,7 +118,7 @@ impl<P: Platform> Mqs<P> {
         assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
         assert!(pool >= 1 && n.is_multiple_of(pool), "pool size {pool} does not divide {n} CPUs");
         Mqs {
-            common: SchedCommon::new(topo, n, capacity, hz),
+            common: SchedCommon::new(p, topo, n, capacity, hz),
             pool,
             rqs: (0..n)
                 .map(|q| {
