@@ -111,9 +111,14 @@ pub struct SchedCommon {
 }
 
 impl SchedCommon {
-    pub fn new(topo: &Topology, nqueues: usize, capacity: usize, hz: u32) -> SchedCommon {
+    /// The common state of a policy on platform `p`, whose [`Platform::task_layout`]
+    /// lays out the task table. Panics if that layout cannot hold `capacity` tasks:
+    /// an engine that asks for a bounded layout checks the capacity first
+    /// ([`crate::TaskLayout::check`]) and reports the error itself.
+    pub fn new<P: Platform>(p: &P, topo: &Topology, nqueues: usize, capacity: usize, hz: u32) -> SchedCommon {
+        let tasks = TaskTable::with_layout(capacity, p.task_layout()).unwrap_or_else(|e| panic!("task table: {e}"));
         SchedCommon {
-            tasks: TaskTable::new(capacity),
+            tasks,
             cpus: (0..topo.ncpus())
                 .map(|_| CpuSched {
                     curr: AtomicU32::new(NIL),

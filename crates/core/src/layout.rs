@@ -65,6 +65,61 @@ pub fn sim_hot_offset(i: u64, colours: u32, line_bytes: u32) -> u64 {
     task_hot_addr(block, colours, line_bytes) - block
 }
 
+/// The host's cache line, by which the runtime colours (the simulator colours by the
+/// modelled machine's line).
+pub const HOST_LINE: u32 = 64;
+
+/// Largest task table laid out in kernel blocks: 1 GiB of address space (131,072 tasks).
+pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
+
+/// Largest `colours` of a [`TaskLayout::KernelBlocks`] table: the same bound as the
+/// `colours=N` option (`policies::MAX_COLOURS`).
+pub const MAX_LAYOUT_COLOURS: u32 = 64;
+
+/// How a task table places each task's scheduling state (`TaskSched`) in memory.
+/// Chosen when the table is built, by the platform the policy runs on
+/// (`Platform::task_layout`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskLayout {
+    /// One dense array (a `TaskSched` every few dozen bytes). The simulator and the
+    /// free test platform use it: the simulator's *modelled* addresses come from
+    /// [`task_hot_addr`] whatever the host layout, so it keeps the compact one.
+    #[default]
+    Dense,
+    /// One 8 KB-aligned [`TASK_BLOCK`] per task, the state at
+    /// `task_hot_addr(block, colours, HOST_LINE) - block` inside it: the kernel's
+    /// layout, on the host. The runtime uses it, so that `colours=N` moves real
+    /// addresses as it moves the simulator's modelled ones.
+    KernelBlocks { colours: u32 },
+}
+
+impl TaskLayout {
+    /// Whether a table of `capacity` tasks can be laid out this way: kernel blocks need
+    /// `capacity × 8 KB` of address space, at most [`MAX_BLOCK_BYTES`], and a power-of-two
+    /// `colours` of at most [`MAX_LAYOUT_COLOURS`].
+    pub fn check(self, capacity: usize) -> Result<(), String> {
+        match self {
+            TaskLayout::Dense => Ok(()),
+            TaskLayout::KernelBlocks { colours } => {
+                if !colours.is_power_of_two() || colours > MAX_LAYOUT_COLOURS {
+                    return Err(format!(
+                        "colours={colours}: kernel task blocks need a power of two up to {MAX_LAYOUT_COLOURS}"
+                    ));
+                }
+                let max = (MAX_BLOCK_BYTES / TASK_BLOCK) as usize;
+                if capacity > max {
+                    return Err(format!(
+                        "{capacity} tasks × {} KB task blocks exceed the {} MiB cap on the task table's address space (at most {max} tasks)",
+                        TASK_BLOCK / 1024,
+                        MAX_BLOCK_BYTES >> 20
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +148,16 @@ mod tests {
             }
             assert!(n.iter().all(|&x| x == 8), "colours={colours}: {n:?}");
         }
+    }
+
+    #[test]
+    fn layout_check_caps_the_address_space_and_the_colours() {
+        let kb = |colours| TaskLayout::KernelBlocks { colours };
+        assert!(kb(32).check(131_072).is_ok());
+        let e = kb(32).check(131_073).unwrap_err();
+        assert!(e.contains("131073 tasks") && e.contains("1024 MiB"), "{e}");
+        assert!(kb(3).check(1).unwrap_err().contains("colours=3"));
+        assert!(kb(128).check(1).is_err());
+        assert!(TaskLayout::Dense.check(usize::MAX).is_ok());
     }
 }

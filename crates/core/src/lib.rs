@@ -45,8 +45,10 @@ pub mod policy;
 pub mod runlist;
 pub mod spec;
 pub mod task;
+mod task_blocks;
 
 pub use cpu::{CpuId, CpuMask, Topology};
+pub use layout::TaskLayout;
 pub use platform::{Access, Line, NullPlatform, Platform, SchedLock, Work};
 pub use policies::{BuildEnv, Configured, PolicyKind, PolicyOptions, PolicySource, PolicySpec};
 pub use policy::{Policy, PrevState};

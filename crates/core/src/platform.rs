@@ -85,6 +85,13 @@ pub trait Platform: Sized + 'static {
     fn touch(&self, line: Line, access: Access);
     /// Set `need_resched` on `cpu` and, if it is not this CPU, send it a reschedule IPI.
     fn resched(&self, cpu: CpuId);
+    /// How the policy's task table lays out per-task state in host memory (read once,
+    /// when the policy is built). Dense unless the engine wants real addresses to
+    /// follow the kernel layout: the runtime returns kernel blocks with the spec's
+    /// colours; the simulator keeps dense host memory and models addresses itself.
+    fn task_layout(&self) -> crate::layout::TaskLayout {
+        crate::layout::TaskLayout::Dense
+    }
 }
 
 /// The free platform for tests and micro-benchmarks (policy unit tests, the

@@ -7,6 +7,8 @@
 //! Relaxed loads and stores compile to plain moves on x86.
 
 use crate::cpu::{CpuId, CpuMask};
+use crate::layout::TaskLayout;
+use crate::task_blocks::Blocks;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI8, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Dense task index, `0..capacity`. Also the task's slot in the [`TaskTable`].
@@ -141,23 +143,59 @@ impl TaskSched {
 }
 
 /// All tasks' scheduling state, indexed by [`TaskId`]. Fixed capacity: engines
-/// allocate dense ids and may recycle the ids of exited tasks.
+/// allocate dense ids and may recycle the ids of exited tasks. Where each task's state
+/// lives in memory is the table's [`TaskLayout`], chosen at construction; policies see
+/// only [`TaskTable::get`].
 #[derive(Debug)]
 pub struct TaskTable {
-    tasks: Box<[TaskSched]>,
+    storage: Storage,
     high_water: AtomicU32,
 }
 
+#[derive(Debug)]
+enum Storage {
+    Dense(Box<[TaskSched]>),
+    Blocks(Blocks),
+}
+
 impl TaskTable {
+    /// A dense table of `capacity` tasks.
     pub fn new(capacity: usize) -> TaskTable {
-        TaskTable { tasks: (0..capacity).map(|_| TaskSched::default()).collect(), high_water: AtomicU32::new(0) }
+        TaskTable::with_dense(capacity)
+    }
+    fn with_dense(capacity: usize) -> TaskTable {
+        let tasks = (0..capacity).map(|_| TaskSched::default()).collect();
+        TaskTable { storage: Storage::Dense(tasks), high_water: AtomicU32::new(0) }
+    }
+    /// A table of `capacity` tasks laid out as `layout`; fails when the layout cannot
+    /// hold that many ([`TaskLayout::check`]).
+    pub fn with_layout(capacity: usize, layout: TaskLayout) -> Result<TaskTable, String> {
+        Ok(match layout {
+            TaskLayout::Dense => TaskTable::with_dense(capacity),
+            TaskLayout::KernelBlocks { colours } => {
+                TaskTable { storage: Storage::Blocks(Blocks::new(capacity, colours)?), high_water: AtomicU32::new(0) }
+            }
+        })
     }
     pub fn capacity(&self) -> usize {
-        self.tasks.len()
+        match &self.storage {
+            Storage::Dense(t) => t.len(),
+            Storage::Blocks(b) => b.capacity(),
+        }
+    }
+    /// How this table lays out task state.
+    pub fn layout(&self) -> TaskLayout {
+        match &self.storage {
+            Storage::Dense(_) => TaskLayout::Dense,
+            Storage::Blocks(b) => TaskLayout::KernelBlocks { colours: b.colours() },
+        }
     }
     #[inline]
     pub fn get(&self, id: TaskId) -> &TaskSched {
-        &self.tasks[id as usize]
+        match &self.storage {
+            Storage::Dense(t) => &t[id as usize],
+            Storage::Blocks(b) => b.get(id as usize),
+        }
     }
     /// Initialise slot `id` for a new task (called by [`crate::Policy::task_new`]
     /// implementations through [`TaskTable::init`]).

@@ -98,6 +98,12 @@ impl Runtime {
         self.handle.stats()
     }
 
+    /// Policy schedulers: the tasks linked on each run queue, as the policy publishes
+    /// them (`Policy::queue_len`; running tasks included). Empty for "fast".
+    pub fn queue_lens(&self) -> Vec<usize> {
+        self.handle.queue_lens()
+    }
+
     /// Polls done by the workers so far.
     pub fn polls(&self) -> u64 {
         self.stats().polls

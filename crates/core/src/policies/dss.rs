@@ -48,7 +48,7 @@ impl<P: Platform> Dss<P> {
 
     pub fn with_opts(p: &P, topo: &Topology, capacity: usize, hz: u32, opts: Opts24) -> Self {
         Dss {
-            common: SchedCommon::new(topo, 1, capacity, hz).with_opts(opts),
+            common: SchedCommon::new(p, topo, 1, capacity, hz).with_opts(opts),
             runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)),
         }
     }

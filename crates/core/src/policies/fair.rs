@@ -352,7 +352,7 @@ impl<P: Platform> Fair<P> {
             return Err(SpecError(format!("policy 'fair': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
         }
         Ok(Fair {
-            common: SchedCommon::new(env.topo, n, env.capacity, env.hz.max(1)),
+            common: SchedCommon::new(p, env.topo, n, env.capacity, env.hz.max(1)),
             rqs: (0..n)
                 .map(|cpu| {
                     p.new_lock(

@@ -123,7 +123,7 @@ impl<P: Platform> Mqs<P> {
         assert!((1..=MAX_CPUS).contains(&n), "MQS supports 1..={MAX_CPUS} CPUs, got {n}");
         assert!(pool >= 1 && n.is_multiple_of(pool), "pool size {pool} does not divide {n} CPUs");
         Mqs {
-            common: SchedCommon::new(topo, n, capacity, hz).with_opts(opts),
+            common: SchedCommon::new(p, topo, n, capacity, hz).with_opts(opts),
             pool,
             rqs: (0..n)
                 .map(|q| {

@@ -572,7 +572,7 @@ impl<P: Platform> O1<P> {
         }
         let tun = Tunables::new(cfg, env.hz)?;
         Ok(O1 {
-            common: SchedCommon::new(env.topo, n, env.capacity, tun.hz),
+            common: SchedCommon::new(p, env.topo, n, env.capacity, tun.hz),
             rqs: (0..n)
                 .map(|cpu| {
                     p.new_lock(

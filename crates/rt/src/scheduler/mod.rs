@@ -173,6 +173,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn queue_lens(&self) -> Vec<usize> {
+        match &self.scheduler {
+            Scheduler::Fast(_) => Vec::new(),
+            Scheduler::Policy(p) => p.queue_lens(),
+        }
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         match &self.scheduler {
             Scheduler::Fast(f) => f.stats(),

@@ -12,6 +12,8 @@ use schedlab_core::{BuildEnv, Policy, PolicySource, SpecError, Topology};
 pub(crate) trait RtSource: Send + Sync {
     fn canonical(&self) -> String;
     fn runtime_native(&self) -> bool;
+    /// The spec's `colours=N` (1 = vanilla): the colours of the task blocks.
+    fn colours(&self) -> u32;
     fn build(&self, p: &RtPlatform, env: &BuildEnv) -> Result<Box<dyn Policy<RtPlatform>>, SpecError>;
 }
 
@@ -21,6 +23,9 @@ impl<S: PolicySource + Send + Sync> RtSource for S {
     }
     fn runtime_native(&self) -> bool {
         PolicySource::runtime_native(self)
+    }
+    fn colours(&self) -> u32 {
+        PolicySource::colours(self)
     }
     fn build(&self, p: &RtPlatform, env: &BuildEnv) -> Result<Box<dyn Policy<RtPlatform>>, SpecError> {
         PolicySource::build(self, p, env)

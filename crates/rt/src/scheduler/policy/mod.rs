@@ -35,7 +35,7 @@ use crate::task::Task;
 pub(crate) use build::RtSource;
 use platform::RtPlatform;
 pub(crate) use platform::Signals;
-use schedlab_core::{CpuMask, Policy, SchedClass, TaskId, TaskParams};
+use schedlab_core::{CpuMask, Policy, SchedClass, TaskId, TaskLayout, TaskParams};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,10 +54,15 @@ pub(crate) struct PolicySched {
 }
 
 impl PolicySched {
+    /// The policy's task table is laid out as the kernel's task blocks, coloured by the
+    /// spec's `colours=N` ([`TaskLayout::KernelBlocks`]): `capacity × 8 KB` of address
+    /// space, at most 1 GiB (an error beyond).
     pub fn new(spec: &dyn RtSource, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
         let start = Instant::now();
         let signals = Arc::new(Signals::new(n, start));
-        let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone())).collect();
+        let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
+        layout.check(capacity).map_err(|e| format!("max_tasks: {e}"))?;
+        let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone(), layout)).collect();
         let policy = build::policy(spec, &plats[0], n, capacity, hz)?;
         Ok(PolicySched {
             policy,
@@ -76,6 +81,10 @@ impl PolicySched {
     #[inline]
     pub fn policy(&self) -> &dyn Policy<RtPlatform> {
         &*self.policy
+    }
+    /// Tasks linked on each of the policy's run queues (its published lengths).
+    pub fn queue_lens(&self) -> Vec<usize> {
+        (0..self.policy().nr_queues()).map(|q| self.policy().queue_len(q)).collect()
     }
     pub fn stats(&self) -> crate::Stats {
         self.signals.stats.sum()

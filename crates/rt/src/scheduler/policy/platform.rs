@@ -12,7 +12,7 @@
 
 use crate::park::Parker;
 use crate::stats::StatsTable;
-use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, Work};
+use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskLayout, Work};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,21 +70,33 @@ pub struct RtPlatform {
     cpu: CpuId,
     start: Instant,
     signals: Arc<Signals>,
+    /// The task-table layout the policy is built with ([`Platform::task_layout`]).
+    layout: TaskLayout,
 }
 
 impl RtPlatform {
-    pub(crate) fn new(cpu: CpuId, start: Instant, signals: Arc<Signals>) -> RtPlatform {
-        RtPlatform { cpu, start, signals }
+    pub(crate) fn new(cpu: CpuId, start: Instant, signals: Arc<Signals>, layout: TaskLayout) -> RtPlatform {
+        RtPlatform { cpu, start, signals, layout }
     }
 
     /// The views of a machine of `n` CPUs that belongs to no runtime: the runtime's
     /// own platform (the same locks, clock, and `resched` = flag + unpark of a parker
     /// nobody waits on), for driving a core policy's code directly from one thread
     /// (`schedlab bench`'s pick-next rows measure each policy this way).
+    /// Their policies keep dense task tables: the pick-next rows measure the policy's
+    /// algorithm, not the kernel layout (which at 100,000 tasks would put 800 MB of
+    /// address space and a page per task under the measurement); see
+    /// [`RtPlatform::detached_with`].
     pub fn detached(n: usize) -> Vec<RtPlatform> {
+        RtPlatform::detached_with(n, TaskLayout::Dense)
+    }
+
+    /// [`RtPlatform::detached`] whose policies lay out their task tables as `layout`
+    /// (the runtime's own choice is kernel blocks with the spec's colours).
+    pub fn detached_with(n: usize, layout: TaskLayout) -> Vec<RtPlatform> {
         let start = Instant::now();
         let signals = Arc::new(Signals::new(n.max(1), start));
-        (0..n.max(1)).map(|c| RtPlatform::new(c, start, signals.clone())).collect()
+        (0..n.max(1)).map(|c| RtPlatform::new(c, start, signals.clone(), layout)).collect()
     }
 }
 
@@ -115,6 +127,9 @@ impl Platform for RtPlatform {
             self.signals.stats.ipi(here);
             self.signals.parkers[cpu].unpark();
         }
+    }
+    fn task_layout(&self) -> TaskLayout {
+        self.layout
     }
 }
 
