@@ -128,7 +128,12 @@ pub fn rows(scale: &WalkScale, filter: &Filter, progress: &mut dyn FnMut(&str)) 
     if !filter.wants(names::RQ_WALK, rt) {
         return Vec::new();
     }
-    progress(&format!("{} on {rt}: {} ({} runnable tasks, 1 worker)", names::RQ_WALK, SETTINGS.join(", "), scale.tasks));
+    progress(&format!(
+        "{} on {rt}: {} ({} runnable tasks, 1 worker)",
+        names::RQ_WALK,
+        SETTINGS.join(", "),
+        scale.tasks
+    ));
     let mut samples = Vec::new();
     for _ in 0..scale.reps.max(1) {
         for spec in SETTINGS {
@@ -202,7 +207,8 @@ mod tests {
 
     #[test]
     fn ratios_pair_each_coloured_row_with_its_vanilla_row() {
-        let row = |spec: &str, v: f64| Row::new(names::RQ_WALK, runtimes::SCHEDLAB, &label(spec, 1024), v, units::NS_VISIT);
+        let row =
+            |spec: &str, v: f64| Row::new(names::RQ_WALK, runtimes::SCHEDLAB, &label(spec, 1024), v, units::NS_VISIT);
         let rows = [row("dss", 6.0), row("dss:colours=32", 2.0), row("mqs:colours=32", 1.0), row("pmqs:pool=1", 3.0)];
         assert_eq!(colour_ratios(&rows), vec![(label("dss:colours=32", 1024), 3.0)]);
     }

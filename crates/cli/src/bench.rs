@@ -5,8 +5,8 @@ use schedlab_bench::row::{aggregate, from_json, to_json};
 use schedlab_bench::schedlab_exec::SchedlabExec;
 use schedlab_bench::topology::Topology;
 use schedlab_bench::{
-    atomic, kthreads, names, pick_cost, programs, rq_walk, render_text, runtimes, units, wake_latency, Filter, Measure, Row,
-    Scale, Stopwatch,
+    atomic, kthreads, names, pick_cost, programs, render_text, rq_walk, runtimes, units, wake_latency, Filter, Measure,
+    Row, Scale, Stopwatch,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

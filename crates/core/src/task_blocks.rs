@@ -26,8 +26,8 @@ const _: () = {
         + (crate::layout::MAX_LAYOUT_COLOURS as usize - 1) * HOST_LINE as usize
         + std::mem::size_of::<TaskSched>();
     assert!(last <= BLOCK);
-    assert!(TASK_HOT_OFFSET as usize % std::mem::align_of::<TaskSched>() == 0);
-    assert!(HOST_LINE as usize % std::mem::align_of::<TaskSched>() == 0);
+    assert!((TASK_HOT_OFFSET as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
+    assert!((HOST_LINE as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
 };
 
 /// `capacity` task blocks. Owns its allocation, like a `Box<[TaskSched]>`.

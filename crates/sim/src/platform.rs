@@ -147,8 +147,9 @@ impl SimPlatform {
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
         let set_mask = sets.next_power_of_two() - 1;
-        let set_of: Vec<u64> =
-            (0..nlines).map(|i| (Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask).collect();
+        let set_of: Vec<u64> = (0..nlines)
+            .map(|i| (Self::addr_of(i, task_capacity, colours, line_bytes) >> line_shift) & set_mask)
+            .collect();
         let mut used = set_of.clone();
         used.sort_unstable();
         used.dedup();
@@ -183,7 +184,9 @@ impl SimPlatform {
     /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
     /// of their 8 KB block, shifted by `colour × line_bytes` with
     /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
-    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data.
+    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data. These modelled
+    /// addresses are the layout the simulator prices; the policy's host task table
+    /// stays dense (`Platform::task_layout`'s default), which only affects host speed.
     fn addr_of(i: usize, task_lines: usize, colours: u32, line_bytes: u32) -> u64 {
         if i < task_lines {
             schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, colours, line_bytes)

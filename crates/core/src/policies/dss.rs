@@ -42,7 +42,10 @@ pub struct Dss<P: Platform> {
 
 impl<P: Platform> Dss<P> {
     pub fn new(p: &P, topo: &Topology, capacity: usize, hz: u32) -> Self {
-        Dss { common: SchedCommon::new(p, topo, 1, capacity, hz), runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)) }
+        Dss {
+            common: SchedCommon::new(p, topo, 1, capacity, hz),
+            runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)),
+        }
     }
 
     /// `reschedule_idle(p)`, called with the run-queue lock held.
