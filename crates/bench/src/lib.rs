@@ -12,6 +12,8 @@
 //!   kernel thread per task and blocking pipes, plus `perf bench sched messaging -t -p`
 //!   when `perf` is installed.
 //! * [`pick_cost`]: pick-next cost of every runtime policy against run-queue length.
+//! * [`rq_walk`]: the runtime's run-queue walk per task visited, with the task state in
+//!   vanilla and coloured kernel task blocks.
 //! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets.
@@ -25,6 +27,7 @@ pub mod measure;
 pub mod pick_cost;
 pub mod programs;
 pub mod row;
+pub mod rq_walk;
 pub mod schedlab_exec;
 pub mod tokio_chan;
 pub mod topology;
@@ -71,6 +74,10 @@ pub mod names {
     pub const PICK_NEXT: &str = "pick-next";
     /// [`PICK_NEXT`] at the largest size ÷ at the smallest, per policy.
     pub const PICK_NEXT_GROWTH: &str = "pick-next-growth";
+    /// The runtime's `schedule()` walk over 1,024 runnable tasks on one worker, task
+    /// state in vanilla or coloured kernel task blocks: ns per task visited
+    /// (`crate::rq_walk`; schedlab only).
+    pub const RQ_WALK: &str = "rq-walk";
     /// Wake-to-run latency of a probe among 10× oversubscribed hogs
     /// (`crate::wake_latency`): median, ns.
     pub const WAKE_LATENCY_P50: &str = "wake-latency-p50";
@@ -104,7 +111,7 @@ pub mod names {
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
-        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH
+        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH && bench != RQ_WALK
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
@@ -122,6 +129,7 @@ pub mod names {
         HACKBENCH_AC,
         PICK_NEXT,
         PICK_NEXT_GROWTH,
+        RQ_WALK,
         WAKE_LATENCY_P50,
         WAKE_LATENCY_P99,
         WAKE_LATENCY_P999,
@@ -166,6 +174,8 @@ pub mod units {
     pub const MESSAGES_PER_S: &str = "messages/s";
     /// Nanoseconds per pick-next (lower is better).
     pub const NS_PICK: &str = "ns/pick";
+    /// Nanoseconds per task a run-queue walk visits (lower is better).
+    pub const NS_VISIT: &str = "ns/task-visited";
     /// Nanoseconds from a wake-up to the woken task's poll (lower is better).
     pub const NS_WAKE: &str = "ns/wake";
     /// Cost at the largest size ÷ cost at the smallest (1 = flat; lower is better).

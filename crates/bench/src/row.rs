@@ -259,6 +259,11 @@ pub fn render_text(rows: &[Row]) -> String {
                 crossed,
             );
         }
+        if b == names::RQ_WALK {
+            for (policy, ratio) in crate::rq_walk::colour_ratios(rows) {
+                let _ = writeln!(out, "  vanilla/coloured: {ratio:.2}× for {policy}");
+            }
+        }
         out += "\n";
     }
     let checks = target_checks(rows);

@@ -5,8 +5,8 @@ use schedlab_bench::row::{aggregate, from_json, to_json};
 use schedlab_bench::schedlab_exec::SchedlabExec;
 use schedlab_bench::topology::Topology;
 use schedlab_bench::{
-    atomic, kthreads, names, pick_cost, programs, render_text, runtimes, units, wake_latency, Filter, Measure, Row,
-    Scale, Stopwatch,
+    atomic, kthreads, names, pick_cost, programs, render_text, rq_walk, runtimes, units, wake_latency, Filter, Measure,
+    Row, Scale, Stopwatch,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -97,6 +97,8 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
     let mut rows = aggregate(samples);
     // Pick-next cost: calibrated per size inside, measured once (not a repetition).
     rows.extend(pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
+    // Run-queue walk, vanilla vs coloured task blocks: its own interleaved repetitions.
+    rows.extend(rq_walk::rows(&rq_walk::WalkScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
     failures.extend(
         rows.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy))),
     );
