@@ -32,6 +32,7 @@ pub mod schedlab_exec;
 pub mod tokio_chan;
 pub mod topology;
 pub mod wake_latency;
+pub mod yielders;
 
 pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
 pub use measure::{Measure, Stopwatch};

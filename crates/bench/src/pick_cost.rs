@@ -26,8 +26,6 @@ use crate::{names, runtimes, units, Filter, Row};
 use schedlab_core::policies::{self, PolicySource};
 use schedlab_core::{BuildEnv, PolicySpec, PrevState, TaskId, TaskParams, Topology};
 use schedlab_rt::RtPlatform;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The schedulers `bench` runs on the real runtime: every registry entry in its example
@@ -135,30 +133,7 @@ fn calibrated(target: Duration, run: &mut dyn FnMut(u64) -> Duration) -> (f64, u
 /// `fast` (any runtime-native scheduler): the runtime with one pinned worker and `n`
 /// tasks looping on `yield_now().await`; wall time of a window ÷ polls counted in it.
 fn runtime_yields(spec: &str, n: usize, target: Duration) -> Result<PickCost, String> {
-    let rt = schedlab_rt::Builder::new().workers(1).policy(spec).pin(true).max_tasks(n + 16).build()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let (started, exited) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    for _ in 0..n {
-        let (stop, started, exited) = (stop.clone(), started.clone(), exited.clone());
-        drop(rt.spawn(async move {
-            started.fetch_add(1, Relaxed);
-            while !stop.load(Relaxed) {
-                schedlab_rt::yield_now().await;
-            }
-            exited.fetch_add(1, Relaxed);
-        }));
-    }
-    let wait_for = |c: &AtomicUsize, what: &str| -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while c.load(Relaxed) < n {
-            if Instant::now() > deadline {
-                return Err(format!("{spec}: only {} of {n} tasks {what} within 30 s", c.load(Relaxed)));
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        Ok(())
-    };
-    let result = wait_for(&started, "started").map(|()| {
+    let (ns, picks) = crate::yielders::with_yielders(spec, n, |rt| {
         std::thread::sleep(target / 4);
         let (t0, p0) = (Instant::now(), rt.polls());
         std::thread::sleep(target);
@@ -168,13 +143,8 @@ fn runtime_yields(spec: &str, n: usize, target: Duration) -> Result<PickCost, St
             std::thread::sleep(target);
         }
         let (took, polls) = (t0.elapsed(), rt.polls() - p0);
-        (took.as_nanos() as f64 / polls.max(1) as f64, polls)
-    });
-    stop.store(true, Relaxed);
-    let done = wait_for(&exited, "exited");
-    rt.shutdown();
-    let (ns, picks) = result?;
-    done?;
+        Ok((took.as_nanos() as f64 / polls.max(1) as f64, polls))
+    })?;
     if picks == 0 {
         return Err(format!("{spec}: no task was polled in {target:?}"));
     }

@@ -23,9 +23,7 @@ use crate::row::aggregate;
 use crate::{names, runtimes, units, Filter, Row};
 use schedlab_core::{BuildEnv, PolicySource, PolicySpec, PrevState, TaskId, TaskLayout, TaskParams, Topology};
 use schedlab_rt::RtPlatform;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The settings measured, vanilla then coloured per policy (the ratio line pairs them).
 pub const SETTINGS: &[&str] = &["dss", "dss:colours=32", "mqs", "mqs:colours=32"];
@@ -65,40 +63,17 @@ pub fn measure(spec: &str, n: usize, window: Duration) -> Result<Measure, String
     if n < 2 {
         return Err("the run-queue walk needs at least 2 runnable tasks".into());
     }
-    let rt = schedlab_rt::Builder::new().workers(1).policy(spec).pin(true).max_tasks(n + 16).build()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let (started, exited) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    for _ in 0..n {
-        let (stop, started, exited) = (stop.clone(), started.clone(), exited.clone());
-        drop(rt.spawn(async move {
-            started.fetch_add(1, Relaxed);
-            while !stop.load(Relaxed) {
-                schedlab_rt::yield_now().await;
-            }
-            exited.fetch_add(1, Relaxed);
-        }));
-    }
-    let wait_for = |c: &AtomicUsize, what: &str| -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while c.load(Relaxed) < n {
-            if Instant::now() > deadline {
-                return Err(format!("{spec}: only {} of {n} tasks {what} within 30 s", c.load(Relaxed)));
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        Ok(())
-    };
     let queued = |rt: &schedlab_rt::Runtime| rt.queue_lens().iter().sum::<usize>();
-    let result = wait_for(&started, "started").and_then(|()| {
+    crate::yielders::with_yielders(spec, n, |rt| {
         // Warm-up: every task has run once; now a few walks more.
         std::thread::sleep(window / 4);
-        let (q0, s0, sw) = (queued(&rt), rt.stats().schedule_calls, Stopwatch::start());
+        let (q0, s0, sw) = (queued(rt), rt.stats().schedule_calls, Stopwatch::start());
         std::thread::sleep(window);
         // On a loaded machine the worker may not have run in a short window.
         while rt.stats().schedule_calls == s0 && sw.elapsed() < Duration::from_secs(2) {
             std::thread::sleep(window);
         }
-        let (calls, q1) = (rt.stats().schedule_calls - s0, queued(&rt));
+        let (calls, q1) = (rt.stats().schedule_calls - s0, queued(rt));
         if q0 < n || q1 < n {
             return Err(format!("{spec}: run queue held {q0} and {q1} tasks, not all {n}"));
         }
@@ -106,13 +81,7 @@ pub fn measure(spec: &str, n: usize, window: Duration) -> Result<Measure, String
             return Err(format!("{spec}: no schedule() call in {window:?}"));
         }
         Ok(sw.per_op(calls * ((q0 + q1) / 2) as u64))
-    });
-    stop.store(true, Relaxed);
-    let done = wait_for(&exited, "exited");
-    rt.shutdown();
-    let m = result?;
-    done?;
-    Ok(m)
+    })
 }
 
 /// The row's policy column for `spec`.

@@ -1,0 +1,45 @@
+//! A fixture shared by the rows that measure one worker's scheduling loop: a runtime
+//! with one pinned worker and `n` tasks looping on `yield_now().await`, all of them
+//! runnable all the time.
+
+use schedlab_rt::Runtime;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Start `n` yielding tasks on a one-worker runtime under `spec`, wait until every one
+/// has run, call `body` on the runtime, then stop the tasks, wait for them to exit and
+/// shut the runtime down (also when `body` fails). A task that does not start or exit
+/// within 30 s is an error naming `spec`.
+pub fn with_yielders<T>(spec: &str, n: usize, body: impl FnOnce(&Runtime) -> Result<T, String>) -> Result<T, String> {
+    let rt = schedlab_rt::Builder::new().workers(1).policy(spec).pin(true).max_tasks(n + 16).build()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (started, exited) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    for _ in 0..n {
+        let (stop, started, exited) = (stop.clone(), started.clone(), exited.clone());
+        drop(rt.spawn(async move {
+            started.fetch_add(1, Relaxed);
+            while !stop.load(Relaxed) {
+                schedlab_rt::yield_now().await;
+            }
+            exited.fetch_add(1, Relaxed);
+        }));
+    }
+    let wait_for = |c: &AtomicUsize, what: &str| -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while c.load(Relaxed) < n {
+            if Instant::now() > deadline {
+                return Err(format!("{spec}: only {} of {n} tasks {what} within 30 s", c.load(Relaxed)));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        Ok(())
+    };
+    let result = wait_for(&started, "started").and_then(|()| body(&rt));
+    stop.store(true, Relaxed);
+    let done = wait_for(&exited, "exited");
+    rt.shutdown();
+    let r = result?;
+    done?;
+    Ok(r)
+}
