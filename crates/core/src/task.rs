@@ -8,7 +8,7 @@
 
 use crate::cpu::{CpuId, CpuMask};
 use crate::layout::TaskLayout;
-use crate::task_blocks::Blocks;
+use crate::task_blocks::Slots;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI8, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Dense task index, `0..capacity`. Also the task's slot in the [`TaskTable`].
@@ -148,54 +148,30 @@ impl TaskSched {
 /// only [`TaskTable::get`].
 #[derive(Debug)]
 pub struct TaskTable {
-    storage: Storage,
+    slots: Slots,
     high_water: AtomicU32,
-}
-
-#[derive(Debug)]
-enum Storage {
-    Dense(Box<[TaskSched]>),
-    Blocks(Blocks),
 }
 
 impl TaskTable {
     /// A dense table of `capacity` tasks.
     pub fn new(capacity: usize) -> TaskTable {
-        TaskTable::with_dense(capacity)
-    }
-    fn with_dense(capacity: usize) -> TaskTable {
-        let tasks = (0..capacity).map(|_| TaskSched::default()).collect();
-        TaskTable { storage: Storage::Dense(tasks), high_water: AtomicU32::new(0) }
+        TaskTable::with_layout(capacity, TaskLayout::Dense).expect("a dense task table of this capacity")
     }
     /// A table of `capacity` tasks laid out as `layout`; fails when the layout cannot
     /// hold that many ([`TaskLayout::check`]).
     pub fn with_layout(capacity: usize, layout: TaskLayout) -> Result<TaskTable, String> {
-        Ok(match layout {
-            TaskLayout::Dense => TaskTable::with_dense(capacity),
-            TaskLayout::KernelBlocks { colours } => {
-                TaskTable { storage: Storage::Blocks(Blocks::new(capacity, colours)?), high_water: AtomicU32::new(0) }
-            }
-        })
+        Ok(TaskTable { slots: Slots::new(capacity, layout)?, high_water: AtomicU32::new(0) })
     }
     pub fn capacity(&self) -> usize {
-        match &self.storage {
-            Storage::Dense(t) => t.len(),
-            Storage::Blocks(b) => b.capacity(),
-        }
+        self.slots.capacity()
     }
     /// How this table lays out task state.
     pub fn layout(&self) -> TaskLayout {
-        match &self.storage {
-            Storage::Dense(_) => TaskLayout::Dense,
-            Storage::Blocks(b) => TaskLayout::KernelBlocks { colours: b.colours() },
-        }
+        self.slots.layout()
     }
     #[inline]
     pub fn get(&self, id: TaskId) -> &TaskSched {
-        match &self.storage {
-            Storage::Dense(t) => &t[id as usize],
-            Storage::Blocks(b) => b.get(id as usize),
-        }
+        self.slots.get(id as usize)
     }
     /// Initialise slot `id` for a new task (called by [`crate::Policy::task_new`]
     /// implementations through [`TaskTable::init`]).

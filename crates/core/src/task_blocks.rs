@@ -1,17 +1,25 @@
-//! Task scheduling state in kernel task blocks ([`TaskLayout::KernelBlocks`]): one
-//! 8 KB-aligned [`TASK_BLOCK`] per task, its [`TaskSched`] at the hot-field offset of
-//! `layout.rs`, moved by the block's colour. The only unsafe code of the task table.
+//! Where a [`TaskTable`](crate::task::TaskTable) keeps its tasks' [`TaskSched`]: one
+//! zeroed allocation holding `capacity` slots laid out as its [`TaskLayout`], and the
+//! byte offset of every task's state in it. The only unsafe code of the task table.
 //!
-//! Memory: `capacity × 8 KB` of address space (plus one block for alignment), from
-//! `alloc_zeroed` with the allocator's natural alignment, aligned by hand. Why not an
-//! 8 KB-aligned `Layout`: the system allocator serves over-aligned zeroed requests with
-//! `alloc` + a memset of the whole region, touching every page (512 MiB for the
-//! runtime's default 65,536 tasks), while a plain large `calloc` maps zero pages lazily.
-//! No block is written here: all-zero bytes are a valid `TaskSched` equal to its
-//! `Default` (every field is an integer or bool atomic), so a block's page is touched
-//! first when its task is forked (`TaskTable::init`).
+//! - [`TaskLayout::Dense`]: the states back to back, like a `Box<[TaskSched]>`.
+//! - [`TaskLayout::KernelBlocks`]: one 8 KB-aligned [`TASK_BLOCK`] per task, its state
+//!   at the hot-field offset of `layout.rs`, moved by the block's colour.
 //!
-//! [`TaskLayout::KernelBlocks`]: crate::layout::TaskLayout::KernelBlocks
+//! Why an offset table: `get` is on every policy's hottest path (a run-queue walk calls
+//! it several times per task visited). A table lookup is the same few instructions for
+//! both layouts, with no branch on the layout and no colour computed per call (the
+//! colour is a function of the block's real address, spec §3.2, fixed once allocated).
+//! It costs 4 bytes per task.
+//!
+//! Memory of the kernel layout: `capacity × 8 KB` of address space (plus one block for
+//! alignment), from `alloc_zeroed` with the allocator's natural alignment, aligned by
+//! hand. Why not an 8 KB-aligned `Layout`: the system allocator serves over-aligned
+//! zeroed requests with `alloc` + a memset of the whole region, touching every page
+//! (512 MiB for the runtime's default 65,536 tasks), while a plain large `calloc` maps
+//! zero pages lazily. No slot is written here: all-zero bytes are a valid `TaskSched`
+//! equal to its `Default` (every field is an integer or bool atomic), so a block's page
+//! is touched first when its task is forked (`TaskTable::init`).
 
 use crate::layout::{task_hot_addr, TaskLayout, HOST_LINE, TASK_BLOCK, TASK_HOT_OFFSET};
 use crate::task::TaskSched;
@@ -19,83 +27,92 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 
 const BLOCK: usize = TASK_BLOCK as usize;
+const SLOT: usize = std::mem::size_of::<TaskSched>();
 
 // The state fits its block at the largest colour and is aligned wherever it lands.
 const _: () = {
-    let last = TASK_HOT_OFFSET as usize
-        + (crate::layout::MAX_LAYOUT_COLOURS as usize - 1) * HOST_LINE as usize
-        + std::mem::size_of::<TaskSched>();
+    let last = TASK_HOT_OFFSET as usize + (crate::layout::MAX_LAYOUT_COLOURS as usize - 1) * HOST_LINE as usize + SLOT;
     assert!(last <= BLOCK);
     assert!((TASK_HOT_OFFSET as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
     assert!((HOST_LINE as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
 };
 
-/// `capacity` task blocks. Owns its allocation, like a `Box<[TaskSched]>`.
-pub(crate) struct Blocks {
+/// `capacity` task states. Owns its allocation, like a `Box<[TaskSched]>`.
+pub(crate) struct Slots {
     /// What `alloc_zeroed` returned (freed with `alloc` in `Drop`).
     raw: NonNull<u8>,
     alloc: Layout,
-    /// Offset of the first 8 KB-aligned address from `raw`.
-    first: usize,
-    capacity: usize,
-    colours: u32,
+    /// Byte offset of task `i`'s state from `raw`: its length is the capacity.
+    offsets: Box<[u32]>,
+    layout: TaskLayout,
 }
 
-// SAFETY: `Blocks` owns its memory exclusively (no other pointer to it exists outside
+// SAFETY: `Slots` owns its memory exclusively (no other pointer to it exists outside
 // the references `get` hands out, which borrow `self`), and `TaskSched` is `Sync`
 // (atomics only): sharing or sending it is what sharing or sending a `Box<[TaskSched]>` is.
-unsafe impl Send for Blocks {}
-unsafe impl Sync for Blocks {}
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
 
-impl Blocks {
-    /// `capacity` zeroed task blocks coloured with `colours`; fails beyond the address
-    /// space cap ([`TaskLayout::check`]) or when the allocator refuses.
-    pub fn new(capacity: usize, colours: u32) -> Result<Blocks, String> {
-        TaskLayout::KernelBlocks { colours }.check(capacity)?;
-        // One extra block so that an aligned run of `capacity` blocks fits wherever
-        // the allocation starts.
-        let size = (capacity + 1) * BLOCK;
+impl Slots {
+    /// `capacity` zeroed task states laid out as `layout`; fails beyond the kernel
+    /// layout's address-space cap ([`TaskLayout::check`]) or when the allocator refuses.
+    pub fn new(capacity: usize, layout: TaskLayout) -> Result<Slots, String> {
+        layout.check(capacity)?;
+        let size = match layout {
+            TaskLayout::Dense => capacity.max(1) * SLOT,
+            // One extra block so that an aligned run of `capacity` blocks fits
+            // wherever the allocation starts.
+            TaskLayout::KernelBlocks { .. } => (capacity + 1) * BLOCK,
+        };
         let alloc = Layout::from_size_align(size, std::mem::align_of::<TaskSched>().max(16))
-            .map_err(|e| format!("task blocks: {e}"))?;
-        // SAFETY: `alloc` has a non-zero size (at least one block).
+            .map_err(|e| format!("task table: {e}"))?;
+        // SAFETY: `alloc` has a non-zero size (at least one slot).
         let raw = NonNull::new(unsafe { alloc_zeroed(alloc) })
-            .ok_or_else(|| format!("task blocks: cannot allocate {} MiB", size >> 20))?;
-        let first = (raw.as_ptr() as usize).next_multiple_of(BLOCK) - raw.as_ptr() as usize;
-        Ok(Blocks { raw, alloc, first, capacity, colours })
+            .ok_or_else(|| format!("task table: cannot allocate {} MiB", size >> 20))?;
+        let base = raw.as_ptr() as usize;
+        let offset = |i: usize| -> usize {
+            match layout {
+                TaskLayout::Dense => i * SLOT,
+                TaskLayout::KernelBlocks { colours } => {
+                    let block = base.next_multiple_of(BLOCK) + i * BLOCK;
+                    task_hot_addr(block as u64, colours, HOST_LINE) as usize - base
+                }
+            }
+        };
+        // The kernel layout's cap (1 GiB) keeps every offset below 2^32; a dense table
+        // that large (tens of millions of tasks) is refused.
+        let offsets = (0..capacity).map(|i| u32::try_from(offset(i)).ok()).collect::<Option<Box<[u32]>>>();
+        let slots = Slots { raw, alloc, offsets: offsets.unwrap_or_default(), layout };
+        if slots.offsets.len() != capacity {
+            return Err(format!("task table: {capacity} tasks exceed 4 GiB of task state"));
+        }
+        Ok(slots)
     }
 
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.offsets.len()
     }
-    pub fn colours(&self) -> u32 {
-        self.colours
-    }
-
-    /// Offset of task `i`'s state from the start of the allocation.
-    #[inline]
-    fn offset(&self, i: usize) -> usize {
-        let block = self.raw.as_ptr() as usize + self.first + i * BLOCK;
-        // The colour is a function of the block's real address (spec §3.2).
-        let hot = task_hot_addr(block as u64, self.colours, HOST_LINE) as usize - block;
-        self.first + i * BLOCK + hot
+    pub fn layout(&self) -> TaskLayout {
+        self.layout
     }
 
     /// Task `i`'s state. Panics if `i >= capacity` (as slice indexing does).
     #[inline]
     pub fn get(&self, i: usize) -> &TaskSched {
-        assert!(i < self.capacity, "task {i} outside a table of {}", self.capacity);
-        // SAFETY: `offset(i)` lies inside block `i`, which lies inside the allocation
-        // (`first + (i + 1) × BLOCK <= (capacity + 1) × BLOCK`), with room for a
-        // `TaskSched` (the const assertion above) at an offset aligned for it (block
-        // starts are 8 KB-aligned, hot offsets multiples of its alignment). The bytes
-        // are initialised: zero from `alloc_zeroed`, a valid `TaskSched`, and written
-        // since only through the atomics of a `&TaskSched`. The reference borrows
-        // `self`, so the memory outlives it.
-        unsafe { &*self.raw.as_ptr().add(self.offset(i)).cast::<TaskSched>() }
+        let off = self.offsets[i] as usize;
+        // SAFETY: `offsets[i]` was computed in `new` to lie inside the allocation with
+        // room for a `TaskSched` (dense: slot `i < capacity`; blocks: inside block `i`,
+        // `first + (i + 1) × BLOCK <= (capacity + 1) × BLOCK`, the const assertion
+        // above), at an offset aligned for it (the allocation's alignment, slot sizes,
+        // 8 KB block starts and hot offsets are multiples of it). The bytes are
+        // initialised: zero from `alloc_zeroed`, a valid `TaskSched`, and written since
+        // only through the atomics of a `&TaskSched`. The reference borrows `self`, so
+        // the memory outlives it.
+        unsafe { &*self.raw.as_ptr().add(off).cast::<TaskSched>() }
     }
 }
 
-impl Drop for Blocks {
+impl Drop for Slots {
     fn drop(&mut self) {
         // `TaskSched` has no drop glue (atomics), so there is nothing to drop in place.
         // SAFETY: `raw` came from `alloc_zeroed(self.alloc)` and is freed once.
@@ -103,9 +120,9 @@ impl Drop for Blocks {
     }
 }
 
-impl std::fmt::Debug for Blocks {
+impl std::fmt::Debug for Slots {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Blocks").field("capacity", &self.capacity).field("colours", &self.colours).finish()
+        f.debug_struct("Slots").field("capacity", &self.capacity()).field("layout", &self.layout).finish()
     }
 }
 
@@ -119,7 +136,7 @@ mod tests {
     #[test]
     fn each_state_sits_at_its_blocks_coloured_hot_offset() {
         for colours in [1u32, 32] {
-            let b = Blocks::new(256, colours).unwrap();
+            let b = Slots::new(256, TaskLayout::KernelBlocks { colours }).unwrap();
             let mut offsets = BTreeSet::new();
             let mut blocks = BTreeSet::new();
             for i in 0..256 {
@@ -153,7 +170,7 @@ mod tests {
 
     #[test]
     fn too_many_blocks_is_an_error() {
-        let e = Blocks::new(200_000, 32).unwrap_err();
+        let e = Slots::new(200_000, TaskLayout::KernelBlocks { colours: 32 }).unwrap_err();
         assert!(e.contains("200000 tasks"), "{e}");
     }
 

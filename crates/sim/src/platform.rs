@@ -171,9 +171,18 @@ pub struct SimPlatform {
     line_bytes: u32,
     /// Bus transactions, `[class * 4 + kind]`.
     bus: Vec<Cell<u64>>,
+    /// Reads of task lines, and those that missed, ever (the walk counters below are
+    /// their growth while a lock is held: counting every task-line read costs one add
+    /// where the line kind is known at compile time, `touch`, and no test of the lock).
+    task_reads: Cell<u64>,
+    task_read_misses: Cell<u64>,
+    /// `(task_reads, task_read_misses)` when the outermost lock was taken.
+    walk_mark: Cell<(u64, u64)>,
     walk_reads: Cell<u64>,
     walk_misses: Cell<u64>,
     locks_held: Cell<u32>,
+    /// `1 << cpu` of the current call.
+    me: Cell<u64>,
 }
 
 impl SimPlatform {
@@ -278,9 +287,13 @@ impl SimPlatform {
             colours,
             line_bytes,
             bus: vec![Cell::new(0); 12],
+            task_reads: Cell::new(0),
+            task_read_misses: Cell::new(0),
+            walk_mark: Cell::new((0, 0)),
             walk_reads: Cell::new(0),
             walk_misses: Cell::new(0),
             locks_held: Cell::new(0),
+            me: Cell::new(1),
         }
     }
 
@@ -317,65 +330,54 @@ impl SimPlatform {
         b
     }
 
-    /// Make line `idx` most recently used in `cpu`'s cache (move-to-front: each set's
-    /// ways are kept in recency order), filling it if `fill` and it is not there; the
-    /// victim is an empty way, a way whose line this CPU no longer holds, else the LRU
-    /// way, whose eviction drops this CPU from its sharers (a write-back if dirty).
-    #[inline(always)]
-    fn cache_use(&self, cpu: CpuId, idx: usize, set_base: u32, fill: bool) {
-        if set_base == NO_LRU {
-            return;
-        }
-        let base = self.cpu_tags.get() + set_base as usize;
-        // Most accesses find their line most recently used: no reordering.
-        if self.tags[base].get() == idx as u32 + 1 {
-            return;
-        }
-        self.cache_reorder(cpu, idx, base, fill);
-    }
-
+    /// Line `idx`, which `cpu` holds (it is among the line's sharers, so its tag is in
+    /// the set at `base`), becomes the most recently used way (move-to-front: each
+    /// set's ways are kept in recency order).
     #[inline(never)]
-    fn cache_reorder(&self, cpu: CpuId, idx: usize, base: usize, fill: bool) {
+    fn cache_promote(&self, idx: usize, base: usize) {
         let set = &self.tags[base..base + self.ways];
         let tag = idx as u32 + 1;
-        // Ways are compact: the lines in recency order, then the empty ways (a line
-        // that loses this CPU as a sharer leaves its way at once, `drop_tag`).
-        let mut pos = None;
-        let mut free = None;
-        for (w, t) in set.iter().enumerate() {
-            let t = t.get();
-            if t == tag {
-                pos = Some(w);
-                break;
-            }
-            if t == 0 {
-                free = Some(w);
-                break;
+        // The tag is there (a sharer's line is in its cache), and not in way 0 (the
+        // caller checked): shift the more recent ways down until it is found.
+        let mut carry = set[0].get();
+        for way in &set[1..] {
+            carry = way.replace(carry);
+            if carry == tag {
+                set[0].set(tag);
+                return;
             }
         }
-        let pos = match (pos, free) {
-            (Some(p), _) => p,
-            (None, _) if !fill => return,
-            (None, Some(w)) => w,
-            (None, None) => {
-                // The LRU way's line leaves this cache: a write-back if it was dirty here.
-                let victim = self.ways - 1;
-                let oi = set[victim].get() as usize - 1;
-                let cell = &self.lines[oi];
-                let mut st = cell.get();
-                st.sharers &= !(1u64 << cpu);
-                if st.dirty as usize == cpu {
-                    st.dirty = NO_OWNER;
-                    self.count(self.class_of(oi), KIND_WRITEBACK);
-                }
-                cell.set(st);
-                victim
+        unreachable!("line {idx}: a sharer's tag is not in its set");
+    }
+
+    /// Line `idx`, which `cpu` does not hold, is filled into the set at `base` as its
+    /// most recently used way. Ways are compact (the lines in recency order, then the
+    /// empty ways: a line that loses this CPU as a sharer leaves its way at once,
+    /// `drop_tag`), so the set is full exactly when its last way is taken; then the
+    /// last (least recently used) way's line leaves this cache, which drops this CPU
+    /// from its sharers (a write-back if it held it modified).
+    #[inline(never)]
+    fn cache_fill(&self, cpu: CpuId, idx: usize, base: usize) {
+        let set = &self.tags[base..base + self.ways];
+        let last = set[self.ways - 1].get();
+        let pos = if last != 0 {
+            let oi = last as usize - 1;
+            let cell = &self.lines[oi];
+            let mut st = cell.get();
+            st.sharers &= !(1u64 << cpu);
+            if st.dirty as usize == cpu {
+                st.dirty = NO_OWNER;
+                self.count(self.class_of(oi), KIND_WRITEBACK);
             }
+            cell.set(st);
+            self.ways - 1
+        } else {
+            set.iter().position(|t| t.get() == 0).unwrap_or(self.ways - 1)
         };
         for w in (1..=pos).rev() {
             set[w].set(set[w - 1].get());
         }
-        set[0].set(tag);
+        set[0].set(idx as u32 + 1);
     }
 
     /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
@@ -430,6 +432,7 @@ impl SimPlatform {
     #[inline]
     pub fn begin(&self, cpu: CpuId, now: u64) {
         self.cpu.set(cpu);
+        self.me.set(1u64 << cpu);
         self.cpu_tags.set(cpu * self.nsets * self.ways);
         self.cursor.set(now);
     }
@@ -473,78 +476,87 @@ impl SimPlatform {
         }
     }
 
-    /// Latency of `cpu` accessing a line in state `st` that it does not hit in
-    /// its own cache, and the new state. (Hits are handled inline in `touch`.)
+    /// Latency of `cpu` reading line `idx` in state `st`, which misses in its cache (a
+    /// hit is handled inline in `touch_index`), and the new state: the line becomes
+    /// shared, a modified copy elsewhere is written back on the way. Out of line and
+    /// apart from writes, so that the common miss saves few registers.
     #[inline(never)]
-    fn access(&self, idx: usize, st: &mut LineState, cpu: CpuId, access: Access, class: usize) -> u64 {
+    fn read_miss(&self, idx: usize, st: &mut LineState, cpu: CpuId) -> u64 {
+        debug_assert!(st.sharers & (1u64 << cpu) == 0);
+        let ns = self.miss(idx, st, cpu, KIND_READ_MISS);
+        st.sharers |= 1u64 << cpu;
+        st.dirty = NO_OWNER;
+        ns
+    }
+
+    /// Latency of `cpu` writing line `idx` in state `st`, which it does not hold
+    /// modified (that hit is handled inline), and the new state: every other copy is
+    /// invalidated and this CPU owns the line.
+    #[inline(never)]
+    fn write_access(&self, idx: usize, st: &mut LineState, cpu: CpuId) -> u64 {
         let me = 1u64 << cpu;
+        let others = st.sharers & !me;
+        let ns = if others == 0 && st.sharers != 0 {
+            // Exclusive but clean: the write needs no bus transaction.
+            self.cost.l2_hit_ns
+        } else if st.sharers & me != 0 {
+            // Upgrade: invalidate the other sharers; the farthest one sets the latency.
+            self.count(self.class_of(idx), KIND_RFO);
+            let node = self.node_of[cpu];
+            let mut worst = 0;
+            let mut o = others;
+            while o != 0 {
+                worst = worst.max(self.cost.transfer_ns(self.node_of[o.trailing_zeros() as usize], node));
+                o &= o - 1;
+            }
+            worst
+        } else {
+            self.miss(idx, st, cpu, KIND_RFO)
+        };
+        // Every other copy is invalidated: it leaves its cache.
+        if st.set_base != NO_LRU {
+            let mut o = others;
+            while o != 0 {
+                self.drop_tag(o.trailing_zeros() as usize, idx, st.set_base);
+                o &= o - 1;
+            }
+        }
+        st.sharers = me;
+        st.dirty = cpu as u8;
+        // Ownership invalidates every remote-cache copy too (the writer's quad gets the
+        // line back from this CPU's cache, not its remote cache).
+        st.remote = 0;
+        ns
+    }
+
+    /// A miss of line `idx` (not in this CPU's cache, not modified here): served by the
+    /// modified copy's cache, this quad's remote cache, or the line's home memory.
+    #[inline(always)]
+    fn miss(&self, idx: usize, st: &mut LineState, cpu: CpuId, kind: usize) -> u64 {
         let node = self.node_of[cpu];
-        #[inline(always)]
-        fn miss(p: &SimPlatform, st: &mut LineState, cpu: CpuId, node: usize, class: usize, kind: usize) -> u64 {
-            if st.home == NO_OWNER {
-                // First touch of a working-set line: its page is allocated on this node.
-                st.home = node as u8;
-            }
-            let home = st.home as usize;
-            let remote = home != node && p.remote_cache_ns > 0;
-            let ns = if st.dirty != NO_OWNER && st.dirty as usize != cpu {
-                p.count(class, KIND_C2C);
-                p.cost.transfer_ns(p.node_of[st.dirty as usize], node)
+        if st.home == NO_OWNER {
+            // First touch of a working-set line: its page is allocated on this node.
+            st.home = node as u8;
+        }
+        let home = st.home as usize;
+        let remote = self.remote_cache_ns > 0 && home != node;
+        let class = self.class_of(idx);
+        let ns = if st.dirty != NO_OWNER {
+            self.count(class, KIND_C2C);
+            self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
+        } else {
+            self.count(class, kind);
+            if remote && st.remote & (1 << node) != 0 {
+                self.remote_cache_ns
             } else {
-                p.count(class, kind);
-                if remote && st.remote & (1 << node) != 0 {
-                    p.remote_cache_ns
-                } else {
-                    p.cost.memory_ns(home, node)
-                }
-            };
-            if remote {
-                // A line from another quad's memory is kept in this quad's remote cache.
-                st.remote |= 1 << node;
+                self.cost.memory_ns(home, node)
             }
-            ns
+        };
+        if remote {
+            // A line from another quad's memory is kept in this quad's remote cache.
+            st.remote |= 1 << node;
         }
-        match access {
-            Access::Read => {
-                if st.sharers & me != 0 {
-                    return self.cost.l2_hit_ns;
-                }
-                let ns = miss(self, st, cpu, node, class, KIND_READ_MISS);
-                st.sharers |= me;
-                st.dirty = NO_OWNER;
-                ns
-            }
-            Access::Write => {
-                let ns = if st.dirty as usize == cpu || st.sharers == me {
-                    self.cost.l2_hit_ns
-                } else if st.sharers & me != 0 {
-                    // Upgrade: invalidate the other sharers; the farthest one sets the latency.
-                    self.count(class, KIND_RFO);
-                    let mut worst = 0;
-                    let mut others = st.sharers & !me;
-                    while others != 0 {
-                        let c = others.trailing_zeros() as usize;
-                        worst = worst.max(self.cost.transfer_ns(self.node_of[c], node));
-                        others &= others - 1;
-                    }
-                    worst
-                } else {
-                    miss(self, st, cpu, node, class, KIND_RFO)
-                };
-                // Every other copy is invalidated: it leaves its cache.
-                let mut others = st.sharers & !me;
-                while others != 0 {
-                    self.drop_tag(others.trailing_zeros() as usize, idx, st.set_base);
-                    others &= others - 1;
-                }
-                st.sharers = me;
-                st.dirty = cpu as u8;
-                // Ownership invalidates every remote-cache copy too (the writer's quad
-                // gets the line back from this CPU's cache, not its remote cache).
-                st.remote = 0;
-                ns
-            }
-        }
+        ns
     }
 
     fn lock_acquire(&self, id: usize, try_only: bool) -> bool {
@@ -575,6 +587,9 @@ impl SimPlatform {
         l.last_cpu = Some(cpu);
         // Mark busy until released (a nested acquire by another call sees it held).
         l.free_at = u64::MAX;
+        if self.locks_held.get() == 0 {
+            self.walk_mark.set((self.task_reads.get(), self.task_read_misses.get()));
+        }
         self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
         true
@@ -588,7 +603,14 @@ impl SimPlatform {
         l.stats.hold_total_ns += hold;
         l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
         l.free_at = now;
-        self.locks_held.set(self.locks_held.get().saturating_sub(1));
+        let held = self.locks_held.get().saturating_sub(1);
+        self.locks_held.set(held);
+        if held == 0 {
+            // The task-line reads made under the lock: the run-queue walk of equation 1.
+            let (reads, misses) = self.walk_mark.get();
+            self.walk_reads.set(self.walk_reads.get() + self.task_reads.get() - reads);
+            self.walk_misses.set(self.walk_misses.get() + self.task_read_misses.get() - misses);
+        }
     }
 }
 
@@ -664,6 +686,9 @@ impl Platform for SimPlatform {
     }
     #[inline(always)]
     fn touch(&self, line: Line, access: Access) {
+        if matches!(line, Line::Task(_)) && access == Access::Read {
+            self.task_reads.set(self.task_reads.get() + 1);
+        }
         self.touch_index(self.line_index(line), access);
     }
     #[inline]
@@ -678,28 +703,41 @@ impl SimPlatform {
         let cell = &self.lines[idx];
         let mut st = cell.get();
         let cpu = self.cpu.get();
-        let me = 1u64 << cpu;
+        let me = self.me.get();
         // Fast path: a read of a line this CPU holds, or a write of a line it owns.
         let hit = match access {
             Access::Read => st.sharers & me != 0,
             Access::Write => st.dirty as usize == cpu,
         };
-        let walk = idx < self.task_lines && access == Access::Read && self.locks_held.get() != 0;
         let ns = if hit {
-            if walk {
-                self.walk_reads.set(self.walk_reads.get() + 1);
+            if st.set_base != NO_LRU {
+                let base = self.cpu_tags.get() + st.set_base as usize;
+                // Most hits are on the most recently used way: no reordering.
+                if self.tags[base].get() != idx as u32 + 1 {
+                    self.cache_promote(idx, base);
+                }
             }
-            self.cache_use(cpu, idx, st.set_base, false);
             self.cost.l2_hit_ns
         } else {
             let had = st.sharers & me != 0;
-            let ns = self.access(idx, &mut st, cpu, access, self.class_of(idx));
+            let ns = match access {
+                Access::Read => {
+                    if idx < self.task_lines {
+                        self.task_read_misses.set(self.task_read_misses.get() + 1);
+                    }
+                    self.read_miss(idx, &mut st, cpu)
+                }
+                Access::Write => self.write_access(idx, &mut st, cpu),
+            };
             cell.set(st);
-            if walk {
-                self.walk_reads.set(self.walk_reads.get() + 1);
-                self.walk_misses.set(self.walk_misses.get() + 1);
+            if st.set_base != NO_LRU {
+                let base = self.cpu_tags.get() + st.set_base as usize;
+                if !had {
+                    self.cache_fill(cpu, idx, base);
+                } else if self.tags[base].get() != idx as u32 + 1 {
+                    self.cache_promote(idx, base);
+                }
             }
-            self.cache_use(cpu, idx, st.set_base, !had);
             ns
         };
         self.advance(ns);
