@@ -489,17 +489,15 @@ impl SimPlatform {
         ns
     }
 
-    /// Latency of `cpu` writing line `idx` in state `st`, which it does not hold
-    /// modified (that hit is handled inline), and the new state: every other copy is
+    /// Latency of `cpu` writing line `idx` in state `st`, which others hold or it does
+    /// not hold at all (a write to a line only it holds is handled inline), and the new state: every other copy is
     /// invalidated and this CPU owns the line.
     #[inline(never)]
     fn write_access(&self, idx: usize, st: &mut LineState, cpu: CpuId) -> u64 {
         let me = 1u64 << cpu;
         let others = st.sharers & !me;
-        let ns = if others == 0 && st.sharers != 0 {
-            // Exclusive but clean: the write needs no bus transaction.
-            self.cost.l2_hit_ns
-        } else if st.sharers & me != 0 {
+        debug_assert!(st.sharers != me, "an exclusive line's write is a hit");
+        let ns = if st.sharers & me != 0 {
             // Upgrade: invalidate the other sharers; the farthest one sets the latency.
             self.count(self.class_of(idx), KIND_RFO);
             let node = self.node_of[cpu];
@@ -704,12 +702,19 @@ impl SimPlatform {
         let mut st = cell.get();
         let cpu = self.cpu.get();
         let me = self.me.get();
-        // Fast path: a read of a line this CPU holds, or a write of a line it owns.
+        // Fast path: a read of a line this CPU holds, or a write of a line only it
+        // holds (modified already, or exclusive and clean: no bus transaction, the line
+        // becomes modified here and no remote cache keeps a valid copy).
         let hit = match access {
             Access::Read => st.sharers & me != 0,
-            Access::Write => st.dirty as usize == cpu,
+            Access::Write => st.sharers == me,
         };
         let ns = if hit {
+            if access == Access::Write && st.dirty as usize != cpu {
+                st.dirty = cpu as u8;
+                st.remote = 0;
+                cell.set(st);
+            }
             if st.set_base != NO_LRU {
                 let base = self.cpu_tags.get() + st.set_base as usize;
                 // Most hits are on the most recently used way: no reordering.
