@@ -175,8 +175,25 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "outside a table")]
+    #[should_panic(expected = "index out of bounds")]
     fn out_of_range_panics_like_a_slice() {
-        Blocks::new(4, 1).unwrap().get(4);
+        Slots::new(4, TaskLayout::KernelBlocks { colours: 1 }).unwrap().get(4);
+    }
+
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn dense_out_of_range_panics_like_a_slice() {
+        Slots::new(4, TaskLayout::Dense).unwrap().get(4);
+    }
+
+    #[test]
+    fn dense_states_sit_back_to_back_and_start_default() {
+        let s = Slots::new(100, TaskLayout::Dense).unwrap();
+        let first = s.get(0) as *const TaskSched as usize;
+        for i in 0..100 {
+            assert_eq!(s.get(i) as *const TaskSched as usize, first + i * SLOT);
+            assert_eq!(format!("{:?}", s.get(i)), format!("{:?}", TaskSched::default()));
+        }
+        assert_eq!(Slots::new(0, TaskLayout::Dense).unwrap().capacity(), 0);
     }
 }
