@@ -79,6 +79,10 @@ pub mod names {
     /// state in vanilla or coloured kernel task blocks: ns per task visited
     /// (`crate::rq_walk`; schedlab only).
     pub const RQ_WALK: &str = "rq-walk";
+    /// The simulator's L2 model against cachegrind on one synthetic run-queue walk
+    /// (`schedlab cachecheck`): the model's L2 misses ÷ cachegrind's, 1 = agree (the
+    /// row fails beyond ±2 %; skipped without valgrind).
+    pub const CACHE_MODEL: &str = "cache-model";
     /// Wake-to-run latency of a probe among 10× oversubscribed hogs
     /// (`crate::wake_latency`): median, ns.
     pub const WAKE_LATENCY_P50: &str = "wake-latency-p50";
@@ -112,7 +116,7 @@ pub mod names {
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
-        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH && bench != RQ_WALK
+        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH && bench != RQ_WALK && bench != CACHE_MODEL
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
@@ -131,6 +135,7 @@ pub mod names {
         PICK_NEXT,
         PICK_NEXT_GROWTH,
         RQ_WALK,
+        CACHE_MODEL,
         WAKE_LATENCY_P50,
         WAKE_LATENCY_P99,
         WAKE_LATENCY_P999,
@@ -157,8 +162,10 @@ pub mod runtimes {
     pub const ATOMIC: &str = "atomic";
     /// schedlab's Converse message layer (`crates/converse`).
     pub const CONVERSE: &str = "converse";
+    /// schedlab's simulator (`crates/sim`), for rows that check its models.
+    pub const SIM: &str = "sim";
     /// Every runtime, in report order.
-    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC];
+    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC, SIM];
 }
 
 /// Units (the `unit` field of a [`Row`]).
@@ -181,6 +188,8 @@ pub mod units {
     pub const NS_WAKE: &str = "ns/wake";
     /// Cost at the largest size ÷ cost at the smallest (1 = flat; lower is better).
     pub const GROWTH: &str = "x (largest/smallest size)";
+    /// The simulator's L2 misses ÷ cachegrind's on the same walk (1 = agree).
+    pub const MODEL_OVER_CACHEGRIND: &str = "x (model/cachegrind L2 misses)";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
         unit.starts_with("ns/") || unit == GROWTH

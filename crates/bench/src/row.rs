@@ -221,7 +221,13 @@ pub fn render_text(rows: &[Row]) -> String {
         let group: Vec<&Row> = rows.iter().filter(|r| r.bench == b).collect();
         let unit = &group[0].unit;
         let lower = units::lower_is_better(unit);
-        let better = if lower { "lower is better" } else { "higher is better" };
+        let better = if unit == units::MODEL_OVER_CACHEGRIND {
+            "1 = agree"
+        } else if lower {
+            "lower is better"
+        } else {
+            "higher is better"
+        };
         let cpu = if lower { "CPU ns/op" } else { "per CPU-second" };
         let kinds: Vec<&str> = group.iter().map(|r| comparison(b, &r.channel)).collect();
         let kind = if kinds.iter().all(|k| *k == kinds[0]) { kinds[0] } else { "mixed" };

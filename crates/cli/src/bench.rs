@@ -99,6 +99,8 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
     rows.extend(pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
     // Run-queue walk, vanilla vs coloured task blocks: its own interleaved repetitions.
     rows.extend(rq_walk::rows(&rq_walk::WalkScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
+    // The simulator's cache model against cachegrind: deterministic counts, run once.
+    rows.extend(cache_model_rows(&filter, opts.quick, &mut |w: &str| progress(w)));
     failures.extend(
         rows.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy))),
     );
@@ -273,4 +275,75 @@ fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Result<Vec<
         return Err(format!("{what} peer failed ({}); its rows are missing", out.status));
     }
     from_json(&String::from_utf8_lossy(&out.stdout)).map_err(|e| format!("{what} peer: {e}"))
+}
+
+/// [`names::CACHE_MODEL`] rows: `schedlab cachecheck`'s comparison on the walks whose
+/// equation-3 effect the experiments show: the paper's 512 KB L2 at 32-byte lines
+/// walked over more runnable tasks than its sets have ways, vanilla and coloured, and
+/// a random visiting order on this machine's 64-byte lines. Counts are deterministic,
+/// so each runs once; without valgrind the rows are skipped with a note.
+fn cache_model_rows(filter: &Filter, quick: bool, progress: &mut dyn FnMut(&str)) -> Vec<Row> {
+    use crate::cachecheck::{compare, Order, Walk, TOLERANCE};
+    let (bench, rt) = (names::CACHE_MODEL, runtimes::SIM);
+    if !filter.wants(bench, rt) {
+        return Vec::new();
+    }
+    let (tasks, reps) = if quick { (300, 2) } else { (1024, 4) };
+    let walk = |l2_kb: u64, assoc, line, colours, order| Walk {
+        l2_bytes: l2_kb * 1024,
+        assoc,
+        line,
+        tasks,
+        colours,
+        reps,
+        order,
+        seed: 1,
+    };
+    let walks = [
+        walk(512, 4, 32, 1, Order::Seq),
+        walk(512, 4, 32, 32, Order::Seq),
+        walk(512, 8, 64, 1, Order::Random),
+        walk(512, 8, 64, 16, Order::Random),
+    ];
+    let mut rows = Vec::new();
+    for w in walks {
+        let policy = format!(
+            "{} tasks × {} {}, colours={}, L2 {} KB {}-way {} B",
+            w.tasks,
+            w.reps,
+            w.order.name(),
+            w.colours,
+            w.l2_bytes / 1024,
+            w.assoc,
+            w.line
+        );
+        progress(&format!("{bench}: {policy}"));
+        let unit = units::MODEL_OVER_CACHEGRIND;
+        match compare(&w, None) {
+            Ok(c) => {
+                let value = if c.cg_misses == 0 { f64::NAN } else { c.model_misses as f64 / c.cg_misses as f64 };
+                let policy = format!("{policy}: {} vs {} misses", c.model_misses, c.cg_misses);
+                let row = Row::new(bench, rt, &policy, value, unit);
+                rows.push(if c.rel_diff() <= TOLERANCE {
+                    row
+                } else {
+                    Row::failed(
+                        bench,
+                        rt,
+                        &policy,
+                        unit,
+                        schedlab_bench::row::NO_CHANNEL,
+                        format!("model and cachegrind differ by {:.2} % (> {:.0} %)", c.rel_diff() * 100.0, TOLERANCE * 100.0),
+                    )
+                });
+            }
+            // Valgrind missing or unusable: nothing measured, nothing failed.
+            Err((2, msg)) => {
+                note(&format!("{bench} rows skipped: {msg}"));
+                return rows;
+            }
+            Err((_, msg)) => rows.push(Row::failed(bench, rt, &policy, unit, schedlab_bench::row::NO_CHANNEL, msg)),
+        }
+    }
+    rows
 }

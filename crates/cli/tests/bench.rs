@@ -167,3 +167,33 @@ fn bench_runs_the_schedlab_runtime_under_every_policy() {
     let self_wake = rows.iter().filter(|r| r["bench"] == "local-dispatch/self-wake" && r["runtime"] == "schedlab");
     assert_eq!(self_wake.count(), expected.len(), "{rows:?}");
 }
+
+/// The cache-model rows: the simulator's L2 misses against cachegrind's on the same
+/// walks, within 2 % (a row fails otherwise). Skipped where valgrind is missing (CI
+/// installs it).
+#[test]
+fn bench_cache_model_rows_agree_with_cachegrind() {
+    if Command::new("valgrind").arg("--version").output().map_or(true, |o| !o.status.success()) {
+        eprintln!("valgrind not installed: skipped");
+        return;
+    }
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "cache-model"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let mut misses = Vec::new();
+    for r in rows {
+        assert_eq!((r["bench"].as_str(), r["runtime"].as_str()), (Some("cache-model"), Some("sim")), "{r}");
+        assert!(r.get("error").is_none(), "{r}");
+        let v = r["value"].as_f64().expect("a ratio");
+        assert!((0.98..=1.02).contains(&v), "{r}");
+        // "...: M vs C misses" — the counts behind the ratio.
+        let p = r["policy"].as_str().unwrap();
+        let counts = p.rsplit(": ").next().unwrap();
+        let m: u64 = counts.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{p}"));
+        misses.push(m);
+    }
+    // Colouring removes conflict misses on both walks (vanilla first, then coloured).
+    assert!(misses[1] < misses[0] && misses[3] < misses[2], "{misses:?}");
+}
