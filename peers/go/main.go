@@ -14,15 +14,18 @@
 // ping-pong over two unbuffered channels, local dispatch with runtime.Gosched,
 // spawning empty goroutines joined by a WaitGroup, and the Chat and hackbench
 // topologies with buffered channels (Go has no unbounded channel; the pipelines are
-// acyclic, so a bound cannot deadlock them). GOMAXPROCS is 2 unless set.
+// acyclic, so a bound cannot deadlock them), and wake-to-run latency among 10x
+// oversubscribed CPU hogs (crates/bench/src/wake_latency.rs). GOMAXPROCS is 2 unless set.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,16 +34,17 @@ import (
 )
 
 type row struct {
-	Bench    string  `json:"bench"`
-	Runtime  string  `json:"runtime"`
-	Policy   string  `json:"policy"`
-	Value    float64 `json:"value"`
-	Unit     string  `json:"unit"`
-	Channel  string  `json:"channel"`
-	Reps     int     `json:"reps"`
-	Min      float64 `json:"min"`
-	Max      float64 `json:"max"`
-	CPUPerOp float64 `json:"cpu_per_op"`
+	Bench   string  `json:"bench"`
+	Runtime string  `json:"runtime"`
+	Policy  string  `json:"policy"`
+	Value   float64 `json:"value"`
+	Unit    string  `json:"unit"`
+	Channel string  `json:"channel"`
+	Reps    int     `json:"reps"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	// nil (JSON null) where not measured, as on the Rust side (wake-latency rows).
+	CPUPerOp *float64 `json:"cpu_per_op"`
 }
 
 // measure: one repetition's value and CPU time in the row's unit.
@@ -299,6 +303,90 @@ func hackbench(groups, loops int) measure {
 	return res
 }
 
+// Wake-latency scale (WakeScale::full / quick of crates/bench/src/wake_latency.rs).
+type wakeScale struct {
+	duration, period, chunk, warmup time.Duration
+	hogsPerP                        int
+}
+
+// wakeResult: p50, p99, p99.9 and max in ns, and what ran.
+type wakeResult struct {
+	q               [4]float64
+	hogs, sent, ran int
+	chunks          uint64
+}
+
+// wakeLatency: the program of crates/bench/src/wake_latency.rs. hogsPerP hogs per P
+// compute in chunks (a spin on the clock) and call runtime.Gosched between chunks; a
+// probe goroutine blocks on a channel, a driver sends it time.Now() every period for
+// duration, and the probe records the time from the send to its run. Go has no thread
+// outside its scheduler, so the driver is a goroutine: its send readies the probe in
+// the driver's own P (runnext) and the driver then sleeps, so Go's rows measure a
+// hand-off within one P, not the outside wake the Rust runtimes see. Panics unless
+// every probe sent ran and the hogs ran.
+func wakeLatency(s wakeScale) wakeResult {
+	hogs := s.hogsPerP * runtime.GOMAXPROCS(0)
+	// Buffered for every probe (Go has no unbounded channel); a send to a blocked
+	// probe still hands the value over directly and readies it.
+	probes := make(chan time.Time, int(s.duration/s.period)+1)
+	done := make(chan []int64)
+	go func() {
+		var lat []int64
+		for t := range probes {
+			lat = append(lat, max(time.Since(t).Nanoseconds(), 1))
+		}
+		done <- lat
+	}()
+	var stop atomic.Bool
+	chunks := make([]uint64, hogs) // one result per hog, written once at its end
+	var wg sync.WaitGroup
+	for i := 0; i < hogs; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var n uint64
+			for !stop.Load() {
+				t := time.Now()
+				for time.Since(t) < s.chunk {
+				}
+				n++
+				runtime.Gosched()
+			}
+			chunks[i] = n
+		}(i)
+	}
+	time.Sleep(s.warmup)
+	start := time.Now()
+	sent := 0
+	for {
+		next := start.Add(s.period * time.Duration(sent+1))
+		if next.After(start.Add(s.duration)) {
+			break
+		}
+		time.Sleep(time.Until(next))
+		probes <- time.Now()
+		sent++
+	}
+	close(probes)
+	// The last probes still run under load; then the hogs stop.
+	lat := <-done
+	stop.Store(true)
+	wg.Wait()
+	var total uint64
+	for _, n := range chunks {
+		total += n
+	}
+	if sent == 0 || len(lat) != sent || total == 0 {
+		panic(fmt.Sprintf("wake latency: %d probes sent, %d ran, %d hog chunks", sent, len(lat), total))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(x float64) float64 {
+		i := int(math.Ceil(x*float64(len(lat)))) - 1
+		return float64(lat[min(max(i, 0), len(lat)-1)])
+	}
+	return wakeResult{[4]float64{q(0.5), q(0.99), q(0.999), float64(lat[len(lat)-1])}, hogs, sent, len(lat), total}
+}
+
 func main() {
 	quick := flag.Bool("quick", false, "CI sizes")
 	only := flag.String("only", "", "run only benches whose name (or the runtime name 'go') contains this")
@@ -315,15 +403,23 @@ func main() {
 	if *quick {
 		s = scale{budget: 20 * time.Millisecond, rooms: 2, messages: 50, groups: 2, loops: 50}
 	}
+	ws := wakeScale{duration: time.Second, period: 5 * time.Millisecond, chunk: 100 * time.Microsecond,
+		warmup: 20 * time.Millisecond, hogsPerP: 10}
+	if *quick {
+		ws.duration = 300 * time.Millisecond
+	}
 	policy := fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0))
 	rows := []row{}
+	wanted := func(bench string) bool {
+		return *only == "" || strings.Contains(bench, *only) || strings.Contains("go", *only)
+	}
 	run := func(bench, pol, unit, channel string, f func() measure) {
-		if *only != "" && !strings.Contains(bench, *only) && !strings.Contains("go", *only) {
+		if !wanted(bench) {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "  %s on go %s\n", bench, pol)
 		m := f()
-		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, m.cpu})
+		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, &m.cpu})
 	}
 	noPlace := policy + " (no placement)"
 	pp := func() measure { return pingpong(s.budget) }
@@ -333,6 +429,21 @@ func main() {
 	run("spawn", policy, "tasks/s", "none", func() measure { return spawn(s.budget) })
 	run("chat", policy, "messages/s", "go chan", func() measure { return chat(s.rooms, s.messages) })
 	run("hackbench", policy, "messages/s", "go chan", func() measure { return hackbench(s.groups, s.loops) })
+	// names::WAKE_LATENCY: one run gives the four rows (no CPU time, no channel column,
+	// like the Rust rows).
+	wakeBenches := []string{"wake-latency-p50", "wake-latency-p99", "wake-latency-p99.9", "wake-latency-max"}
+	if wanted(wakeBenches[0]) || wanted(wakeBenches[1]) || wanted(wakeBenches[2]) || wanted(wakeBenches[3]) {
+		procs := runtime.GOMAXPROCS(0)
+		fmt.Fprintf(os.Stderr, "  wake-latency on go %s (%d workers, %d hogs of %v chunks, a probe every %v for %v)\n",
+			policy, procs, ws.hogsPerP*procs, ws.chunk, ws.period, ws.duration)
+		r := wakeLatency(ws)
+		config := fmt.Sprintf("%s, %d workers, %d hogs, %d probes", policy, procs, r.hogs, r.ran)
+		for i, b := range wakeBenches {
+			if wanted(b) {
+				rows = append(rows, row{b, "go", config, r.q[i], "ns/wake", "none", 1, r.q[i], r.q[i], nil})
+			}
+		}
+	}
 	// A JSON array, one row per line, like the Rust side.
 	lines := make([]string, len(rows))
 	for i, r := range rows {

@@ -97,3 +97,40 @@ fn new_benches_are_named_and_filtered() {
     assert!(f.selects_anything() && !f.wants_runtime(runtimes::TOKIO));
     assert!(Filter(Some("wake".into())).wants_runtime(runtimes::GO));
 }
+
+/// The Go peer's wake-latency rows (`peers/go`, the same program with goroutines):
+/// the four benches, in `names::WAKE_LATENCY` order, parsed by the same `from_json` as
+/// `schedlab bench`, every probe accounted for in the policy column. Needs `go` on
+/// PATH; without it the test says so and checks nothing.
+#[test]
+fn go_peer_wake_latency_rows() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers/go");
+    let bin = std::env::temp_dir().join(format!("schedlab-peer-go-test-{}", std::process::id()));
+    let built =
+        match std::process::Command::new("go").arg("build").arg("-o").arg(&bin).arg(".").current_dir(&src).status() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skipped: `go` not runnable ({e})");
+                return;
+            }
+        };
+    assert!(built.success(), "go build: {built}");
+    let out =
+        std::process::Command::new(&bin).args(["-quick", "-only", "wake"]).env("GOMAXPROCS", "2").output().unwrap();
+    let _ = std::fs::remove_file(&bin);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = schedlab_bench::row::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let benches: Vec<&str> = rows.iter().map(|r| r.bench.as_str()).collect();
+    assert_eq!(benches, names::WAKE_LATENCY);
+    // 0.3 s of probes every 5 ms (WakeScale::quick) among 10 hogs per P.
+    let s = WakeScale::quick();
+    let probes = s.duration.as_nanos() / s.period.as_nanos();
+    for r in &rows {
+        assert_eq!((r.runtime.as_str(), r.unit.as_str(), r.reps), (runtimes::GO, units::NS_WAKE, 1));
+        assert_eq!(r.policy, format!("GOMAXPROCS=2, 2 workers, 20 hogs, {probes} probes"), "{r:?}");
+        assert!(r.cpu_per_op.is_none() && r.error.is_none(), "{r:?}");
+        positive(r);
+    }
+    let v: Vec<f64> = rows.iter().map(|r| r.value).collect();
+    assert!(v.windows(2).all(|w| w[0] <= w[1]), "quantiles ascend: {v:?}");
+}
