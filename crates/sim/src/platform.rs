@@ -28,6 +28,7 @@
 //! ([`BusStats`]).
 
 use crate::cost::CostModel;
+use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
 use std::cell::{Cell, RefCell};
 
@@ -174,6 +175,8 @@ pub struct SimPlatform {
     walk_reads: Cell<u64>,
     walk_misses: Cell<u64>,
     locks_held: Cell<u32>,
+    /// The scheduling trace being recorded (`None`: off, one branch per event).
+    trace: Option<RefCell<TraceBuf>>,
 }
 
 impl SimPlatform {
@@ -281,7 +284,47 @@ impl SimPlatform {
             walk_reads: Cell::new(0),
             walk_misses: Cell::new(0),
             locks_held: Cell::new(0),
+            trace: None,
         }
+    }
+
+    /// This platform recording a scheduling trace of at most `cap` events.
+    pub fn with_trace(mut self, cap: usize) -> SimPlatform {
+        self.trace = Some(RefCell::new(TraceBuf::new(cap)));
+        self
+    }
+
+    /// Record `ev()` at the cursor on the current CPU, when tracing.
+    #[inline]
+    pub fn trace(&self, ev: impl FnOnce() -> Event) {
+        if let Some(t) = &self.trace {
+            t.borrow_mut().push(self.cursor.get(), self.cpu.get(), ev());
+        }
+    }
+
+    /// Record `ev()` at `ts_ns` on `cpu`, when tracing.
+    #[inline]
+    pub fn trace_at(&self, ts_ns: u64, cpu: CpuId, ev: impl FnOnce() -> Event) {
+        if let Some(t) = &self.trace {
+            t.borrow_mut().push(ts_ns, cpu, ev());
+        }
+    }
+
+    /// Whether a trace is being recorded.
+    #[inline]
+    pub fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// The recorded events, leaving tracing off.
+    pub fn take_trace(&mut self) -> Option<TraceBuf> {
+        self.trace.take().map(RefCell::into_inner)
+    }
+
+    /// Reschedule requests not yet drained (the trace reads a wake-up's target as
+    /// the request its policy call added).
+    pub fn resched_pending(&self) -> &RefCell<Vec<CpuId>> {
+        &self.resched
     }
 
     fn geometry(&self) -> Geometry {
@@ -577,6 +620,8 @@ impl SimPlatform {
         l.free_at = u64::MAX;
         self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
+        drop(locks);
+        self.trace(|| Event::LockAcquire { lock: id as u32, wait_ns: wait });
         true
     }
 
@@ -589,6 +634,8 @@ impl SimPlatform {
         l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
         l.free_at = now;
         self.locks_held.set(self.locks_held.get().saturating_sub(1));
+        drop(locks);
+        self.trace(|| Event::LockRelease { lock: id as u32 });
     }
 }
 
