@@ -136,3 +136,14 @@ pub fn state_name(s: PrevState) -> &'static str {
         PrevState::Exited => "exited",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/traces.md and the cap's memory figure assume 40-byte records.
+    #[test]
+    fn a_record_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Record>(), 40);
+    }
+}
