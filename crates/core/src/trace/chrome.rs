@@ -229,8 +229,25 @@ fn opt(v: Option<u32>) -> String {
     v.map_or_else(|| "null".to_string(), |v| v.to_string())
 }
 
+/// `s` as a JSON string literal (RFC 8259 §7). Hand-written so that the core crate
+/// does not link serde_json: its extra `PartialEq` impls (`usize == Value`) break type
+/// inference in every dependent crate's `assert_eq!(x, vec![])`.
 fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serialises")
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -284,6 +301,20 @@ mod tests {
         write(&t, &mut b).unwrap();
         assert_eq!(a, b);
         assert_eq!(s.unfinished, 1);
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let mut b = TraceBuf::new(4);
+        b.push(0, 0, Event::Fork { parent: None, child: 0 });
+        let odd = "a\"b\\c\nd\u{1}é";
+        let t = b.finish(TraceMeta { source: odd.into(), cpus: 1, task_roles: vec![odd.into()], locks: vec![] });
+        let mut out = Vec::new();
+        write(&t, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["otherData"]["source"], odd);
+        let fork = v["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == "fork").unwrap();
+        assert_eq!(fork["args"]["label"], format!("t0 {odd}"));
     }
 
     #[test]
