@@ -69,6 +69,15 @@ enum Cmd {
         /// exceeds SIZE (e.g. 512m, 8g), before building it.
         #[arg(long, value_name = "SIZE", default_value = "4g", allow_hyphen_values = true)]
         max_memory: String,
+        /// Record a scheduling trace (switches, wake-ups, migrations, forks, exits, lock
+        /// holds, IPIs) into FILE in the Chrome JSON trace-event format: open it at
+        /// https://ui.perfetto.dev (docs/traces.md). Results are unchanged.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Keep at most this many trace events (about 40 bytes each in memory); later
+        /// ones are counted and dropped, with a warning.
+        #[arg(long, value_name = "N", default_value_t = schedlab_core::trace::DEFAULT_CAP)]
+        trace_cap: usize,
     },
     /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.
     #[command(
@@ -272,7 +281,20 @@ fn main() -> ExitCode {
             }
             bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only })
         }
-        Cmd::Sim { machine, policy, workload, seed, format, max_virtual_s, check, rq_series, plot, max_memory } => {
+        Cmd::Sim {
+            machine,
+            policy,
+            workload,
+            seed,
+            format,
+            max_virtual_s,
+            check,
+            rq_series,
+            plot,
+            max_memory,
+            trace,
+            trace_cap,
+        } => {
             let usage = |msg: String| {
                 eprintln!("schedlab sim: {msg}");
                 ExitCode::from(2)
@@ -303,6 +325,17 @@ fn main() -> ExitCode {
                     return usage(format!("--plot {}: directory {} does not exist", path.display(), dir.display()));
                 }
             }
+            if trace_cap == 0 {
+                return usage("--trace-cap 0: must keep at least one event".to_string());
+            }
+            // Created before the simulation, so that a bad path costs no run.
+            let trace_out = match &trace {
+                None => None,
+                Some(path) => match std::fs::File::create(path) {
+                    Ok(f) => Some((path, f)),
+                    Err(e) => return usage(format!("--trace {}: {e}", path.display())),
+                },
+            };
             let rq_series = match (rq_series, &plot) {
                 (Some(s), _) => Some(s),
                 (None, Some(_)) => Some("10ms".to_string()),
@@ -320,12 +353,27 @@ fn main() -> ExitCode {
                 rq_series_interval_ns,
                 progress: Some(sim_progress()),
             };
-            let result = simulate(&machine, &policy, &workload, &cfg);
+            let (result, trace_buf) = match trace_out {
+                None => (simulate(&machine, &policy, &workload, &cfg), None),
+                Some(_) => match schedlab_sim::simulate_traced(&machine, &policy, &workload, &cfg, trace_cap) {
+                    Ok((r, t)) => (Ok(r), Some(t)),
+                    Err(e) => (Err(e), None),
+                },
+            };
             if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                 eprint!("\r\x1b[K"); // clear the progress line
             }
             match result {
                 Ok(r) => {
+                    if let (Some((path, file)), Some(t)) = (&trace_out, &trace_buf) {
+                        match schedlab_core::trace::chrome::write(t, file) {
+                            Ok(s) => eprintln!("{}", trace_summary(path, &s, trace_cap)),
+                            Err(e) => {
+                                eprintln!("schedlab sim: --trace {}: {e}", path.display());
+                                return ExitCode::from(1);
+                            }
+                        }
+                    }
                     if let (Some(path), Some(series)) = (&plot, &r.rq_series) {
                         let title = format!("{} on {}, policy {}, seed {}", r.workload, r.machine, r.policy, r.seed);
                         if let Err(e) = schedlab_lab::plot::rq_series_svg(path, &title, series) {
@@ -347,6 +395,31 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// The line `--trace` prints on stderr after writing the file.
+fn trace_summary(path: &std::path::Path, s: &schedlab_core::trace::chrome::Summary, cap: usize) -> String {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut line = format!(
+        "trace: {} ({:.1} MB): {} events: {} run slices, {} wake-ups, {} migrations, {} IPIs, {} forks, {} exits, {} lock holds",
+        path.display(),
+        size as f64 / 1e6,
+        s.events,
+        s.slices,
+        s.wakeups,
+        s.migrations,
+        s.ipis,
+        s.forks,
+        s.exits,
+        s.lock_holds
+    );
+    if s.dropped > 0 {
+        line += &format!(
+            "\nwarning: the trace stops at the cap of {cap} events; {} later events were dropped (raise --trace-cap)",
+            s.dropped
+        );
+    }
+    line
 }
 
 /// `schedlab sim`'s progress on stderr: virtual time and events/s, on one redrawn line

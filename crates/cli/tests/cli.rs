@@ -66,6 +66,36 @@ fn bad_arguments_are_named_and_exit_2() {
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "pingpong", "--plot", "/nonexistent/x.svg"],
             "does not exist",
         ),
+        (
+            &[
+                "sim",
+                "--machine",
+                "smp-2",
+                "--policy",
+                "dss",
+                "--workload",
+                "pingpong",
+                "--trace",
+                "/nonexistent-dir/x.json",
+            ],
+            "--trace /nonexistent-dir/x.json",
+        ),
+        (
+            &[
+                "sim",
+                "--machine",
+                "smp-2",
+                "--policy",
+                "dss",
+                "--workload",
+                "pingpong",
+                "--trace",
+                "t.json",
+                "--trace-cap",
+                "0",
+            ],
+            "--trace-cap 0",
+        ),
         (&["frobnicate"], "frobnicate"),
     ];
     for (args, want) in cases {
@@ -263,4 +293,39 @@ fn ctrl_c_ends_a_sweep_cleanly() {
     let o = schedlab(&a);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("kept from the earlier sweep"));
+}
+
+#[test]
+fn sim_trace_writes_a_perfetto_file_and_changes_no_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    let args = ["--format", "json", "--seed", "4"];
+    let plain = sim("smp-4", "mqs", "chat:rooms=2,messages=5", &args);
+    let mut with = args.to_vec();
+    with.extend(["--trace", path.to_str().unwrap()]);
+    let traced = sim("smp-4", "mqs", "chat:rooms=2,messages=5", &with);
+    assert!(plain.status.success() && traced.status.success(), "{}", stderr(&traced));
+    // Byte for byte, but for the two wall-clock lines.
+    let results = |o: &Output| -> String {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.contains("\"wall_s\"") && !l.contains("\"events_per_sec\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(results(&plain), results(&traced));
+    let report: serde_json::Value = serde_json::from_slice(&traced.stdout).unwrap();
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let slices = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X" && e["pid"] == 1).count();
+    assert_eq!(slices as u64, report["context_switches"].as_u64().unwrap());
+    let err = stderr(&traced);
+    assert!(err.contains("trace: ") && err.contains(&format!("{slices} run slices")), "{err}");
+    // A cap below the run's events: the file is still complete JSON, and the user is told.
+    let mut capped = with.clone();
+    capped.extend(["--trace-cap", "50"]);
+    let o = sim("smp-4", "mqs", "chat:rooms=2,messages=5", &capped);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("warning: the trace stops at the cap of 50 events"), "{}", stderr(&o));
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert!(trace["otherData"]["dropped"].as_u64().unwrap() > 0);
 }

@@ -46,6 +46,7 @@ pub mod runlist;
 pub mod spec;
 pub mod task;
 mod task_blocks;
+pub mod trace;
 
 pub use cpu::{CpuId, CpuMask, Topology};
 pub use layout::TaskLayout;

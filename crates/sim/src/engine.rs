@@ -23,6 +23,7 @@ use crate::report::Report;
 use exec::{Chan, TState, TaskRt, NONE};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};
 
@@ -94,6 +95,8 @@ struct Engine<'w> {
     /// When the latest task exited: the run's virtual duration once all have.
     end_time: u64,
     rec: Recorder,
+    /// Role names, by the engine's numbering (labels of a trace's tasks).
+    roles: Vec<String>,
 }
 
 /// Run `workload` under `policy` on `machine`.
@@ -103,20 +106,50 @@ pub fn simulate(
     workload: &Workload,
     cfg: &SimConfig,
 ) -> Result<Report, SimError> {
+    run(machine, policy, workload, cfg, None).map(|(r, _)| r)
+}
+
+/// [`simulate`], recording a scheduling trace of at most `cap` events
+/// ([`schedlab_core::trace`]; `docs/traces.md`). The report is the one `simulate`
+/// gives: recording only observes.
+pub fn simulate_traced(
+    machine: &Machine,
+    policy: &impl PolicySource,
+    workload: &Workload,
+    cfg: &SimConfig,
+    cap: usize,
+) -> Result<(Report, Trace), SimError> {
+    run(machine, policy, workload, cfg, Some(cap)).map(|(r, t)| (r, t.expect("tracing was on")))
+}
+
+fn run(
+    machine: &Machine,
+    policy: &impl PolicySource,
+    workload: &Workload,
+    cfg: &SimConfig,
+    trace_cap: Option<usize>,
+) -> Result<(Report, Option<Trace>), SimError> {
     machine.validate().map_err(|e| SimError::Workload(format!("machine: {e}")))?;
     workload.validate().map_err(SimError::Workload)?;
     let wall = std::time::Instant::now();
-    let mut e = Engine::new(machine, policy, workload, cfg)?;
+    let mut e = Engine::new(machine, policy, workload, cfg, trace_cap)?;
     e.run(cfg.max_virtual_ns)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(e.report(machine, policy, cfg.seed, wall_s))
+    let trace = e.take_trace(machine, policy, cfg.seed);
+    Ok((e.report(machine, policy, cfg.seed, wall_s), trace))
 }
 
 /// Bound on the working-set lines a simulation models (about 256 MB of line state).
 const MAX_WS_LINES: usize = 16 << 20;
 
 impl<'w> Engine<'w> {
-    fn new(m: &Machine, spec: &impl PolicySource, w: &'w Workload, cfg: &SimConfig) -> Result<Engine<'w>, SimError> {
+    fn new(
+        m: &Machine,
+        spec: &impl PolicySource,
+        w: &'w Workload,
+        cfg: &SimConfig,
+        trace_cap: Option<usize>,
+    ) -> Result<Engine<'w>, SimError> {
         let mut ops = Vec::with_capacity(w.programs.iter().map(|p| p.ops.len()).sum());
         let mut prog_start = Vec::with_capacity(w.programs.len() + 1);
         for p in &w.programs {
@@ -156,6 +189,10 @@ impl<'w> Engine<'w> {
             spec.colours(),
         )
         .with_working_sets(ws_lines);
+        let plat = match trace_cap {
+            Some(cap) => plat.with_trace(cap),
+            None => plat,
+        };
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -199,6 +236,7 @@ impl<'w> Engine<'w> {
             sleeping: 0,
             end_time: 0,
             rec: Recorder::new(cfg, m.cpus, &roles, w),
+            roles,
         })
     }
 
@@ -251,7 +289,7 @@ impl<'w> Engine<'w> {
                     self.sleeping -= 1;
                     let cpu = self.tasks[task as usize].last_cpu as usize;
                     self.plat.begin(cpu, t);
-                    self.wake(task);
+                    self.wake(task, None);
                     self.handle_resched(cpu);
                 }
             }
@@ -381,9 +419,12 @@ impl<'w> Engine<'w> {
                     }
                     self.plat.advance(cost);
                     self.rec.ctx_switches += 1;
-                    if nt.last_cpu != NONE && nt.last_cpu as usize != cpu {
+                    let from = nt.last_cpu;
+                    if from != NONE && from as usize != cpu {
                         self.rec.migrations += 1;
+                        self.plat.trace(|| Event::Migrate { task: n, from, to: cpu as u32 });
                     }
+                    self.plat.trace(|| Event::Switch { prev, next, prev_state });
                 }
                 let now = self.plat.cursor();
                 let nt = &mut self.tasks[n as usize];
@@ -408,6 +449,9 @@ impl<'w> Engine<'w> {
                 self.arm(cpu, now);
             }
             None => {
+                if prev.is_some() {
+                    self.plat.trace(|| Event::Switch { prev, next: None, prev_state });
+                }
                 let now = self.plat.cursor();
                 let c = &mut self.cpus[cpu];
                 if c.curr.is_some() || c.mode != Mode::Idle {
@@ -444,6 +488,7 @@ impl<'w> Engine<'w> {
                 t.ipi_pending = true;
                 t.ipi_at = self.plat.cursor() + self.plat.cost.ipi_ns(self.node_of[cpu], self.node_of[target]);
                 self.rec.ipis += 1;
+                self.plat.trace(|| Event::Ipi { to: target as u32 });
                 self.refresh(target);
             }
         }
@@ -489,6 +534,18 @@ impl<'w> Engine<'w> {
         }
         self.policy.balance(&self.plat);
         self.handle_resched(cpu);
+    }
+
+    /// The recorded trace of a finished run, labelled (`None` when not tracing).
+    fn take_trace(&mut self, m: &Machine, spec: &impl PolicySource, seed: u64) -> Option<Trace> {
+        let buf = self.plat.take_trace()?;
+        let meta = TraceMeta {
+            source: format!("schedlab sim: {} under {} on {}, seed {seed}", self.w.spec, spec.canonical(), m.name),
+            cpus: self.cpus.len(),
+            task_roles: self.tasks.iter().map(|t| self.roles[t.role as usize].clone()).collect(),
+            locks: self.plat.lock_stats().into_iter().map(|l| l.name).collect(),
+        };
+        Some(buf.finish(meta))
     }
 
     /// The report of a finished run.

@@ -42,6 +42,6 @@ pub mod report;
 
 pub use config::{Progress, ProgressFn, SimConfig, SimError};
 pub use cost::CostModel;
-pub use engine::simulate;
+pub use engine::{simulate, simulate_traced};
 pub use machine::{CostParams, Machine, MachineError};
 pub use report::{Report, RqSeries};

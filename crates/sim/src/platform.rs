@@ -28,6 +28,7 @@
 //! ([`BusStats`]).
 
 use crate::cost::CostModel;
+use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
 use std::cell::{Cell, RefCell};
 
@@ -183,6 +184,8 @@ pub struct SimPlatform {
     locks_held: Cell<u32>,
     /// `1 << cpu` of the current call.
     me: Cell<u64>,
+    /// The scheduling trace being recorded (`None`: off, one branch per event).
+    trace: Option<RefCell<TraceBuf>>,
 }
 
 impl SimPlatform {
@@ -294,7 +297,47 @@ impl SimPlatform {
             walk_misses: Cell::new(0),
             locks_held: Cell::new(0),
             me: Cell::new(1),
+            trace: None,
         }
+    }
+
+    /// This platform recording a scheduling trace of at most `cap` events.
+    pub fn with_trace(mut self, cap: usize) -> SimPlatform {
+        self.trace = Some(RefCell::new(TraceBuf::new(cap)));
+        self
+    }
+
+    /// Record `ev()` at the cursor on the current CPU, when tracing.
+    #[inline]
+    pub fn trace(&self, ev: impl FnOnce() -> Event) {
+        if let Some(t) = &self.trace {
+            t.borrow_mut().push(self.cursor.get(), self.cpu.get(), ev());
+        }
+    }
+
+    /// Record `ev()` at `ts_ns` on `cpu`, when tracing.
+    #[inline]
+    pub fn trace_at(&self, ts_ns: u64, cpu: CpuId, ev: impl FnOnce() -> Event) {
+        if let Some(t) = &self.trace {
+            t.borrow_mut().push(ts_ns, cpu, ev());
+        }
+    }
+
+    /// Whether a trace is being recorded.
+    #[inline]
+    pub fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// The recorded events, leaving tracing off.
+    pub fn take_trace(&mut self) -> Option<TraceBuf> {
+        self.trace.take().map(RefCell::into_inner)
+    }
+
+    /// Reschedule requests not yet drained (the trace reads a wake-up's target as
+    /// the request its policy call added).
+    pub fn resched_pending(&self) -> &RefCell<Vec<CpuId>> {
+        &self.resched
     }
 
     fn geometry(&self) -> Geometry {
@@ -590,6 +633,8 @@ impl SimPlatform {
         }
         self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
+        drop(locks);
+        self.trace(|| Event::LockAcquire { lock: id as u32, wait_ns: wait });
         true
     }
 
@@ -609,6 +654,8 @@ impl SimPlatform {
             self.walk_reads.set(self.walk_reads.get() + self.task_reads.get() - reads);
             self.walk_misses.set(self.walk_misses.get() + self.task_read_misses.get() - misses);
         }
+        drop(locks);
+        self.trace(|| Event::LockRelease { lock: id as u32 });
     }
 }
 

@@ -10,7 +10,8 @@
 use super::{Engine, Mode};
 use crate::events::Kind;
 use rand::Rng;
-use schedlab_core::{CpuId, CpuMask, PrevState, TaskId, TaskParams};
+use schedlab_core::trace::Event;
+use schedlab_core::{CpuId, CpuMask, Platform, PrevState, TaskId, TaskParams};
 use schedlab_workloads::{Cursor, Op, ProgId};
 use std::collections::VecDeque;
 
@@ -84,20 +85,30 @@ impl Engine<'_> {
         // Kept apart from TaskRt: read once per compute, and TaskRt stays one host line.
         self.task_ws.push(self.ws_lines_of[prog as usize]);
         self.live += 1;
+        self.plat.trace(|| Event::Fork { parent, child: id });
         self.policy.task_new(&self.plat, id, &params, parent);
-        self.wake(id);
+        self.wake(id, parent);
         id
     }
 
-    /// Make a blocked or new task runnable through the policy.
-    pub(super) fn wake(&mut self, task: TaskId) {
+    /// Make a blocked or new task runnable through the policy (`waker`: the task
+    /// whose action woke it, for the trace).
+    pub(super) fn wake(&mut self, task: TaskId, waker: Option<TaskId>) {
         let t = &mut self.tasks[task as usize];
         debug_assert!(matches!(t.state, TState::Blocked | TState::Sleeping));
         t.state = TState::Runnable;
         t.woke_at = self.plat.cursor();
         t.ready_at = t.woke_at;
+        let (at, cpu) = (t.woke_at, self.plat.this_cpu());
         self.runnable_or_running += 1;
+        if !self.plat.tracing() {
+            self.policy.wake_up(&self.plat, task, false);
+            return;
+        }
+        let before = self.plat.resched_pending().borrow().len();
         self.policy.wake_up(&self.plat, task, false);
+        let target = self.plat.resched_pending().borrow()[before..].last().map(|&c| c as u32);
+        self.plat.trace_at(at, cpu, || Event::Wakeup { task, waker, target });
     }
 
     /// Move the task past its current operation, which has completed.
@@ -140,7 +151,7 @@ impl Engine<'_> {
                 ch.pending += 1;
                 ch.bytes = bytes;
                 if let Some(waiter) = ch.waiters.pop_front() {
-                    self.wake(waiter);
+                    self.wake(waiter, Some(task));
                     self.handle_resched(cpu);
                 }
                 self.advance_pc(task);
@@ -211,6 +222,7 @@ impl Engine<'_> {
                 self.runnable_or_running -= 1;
                 self.live -= 1;
                 self.end_time = self.plat.cursor();
+                self.plat.trace(|| Event::Exit { task });
                 self.schedule(cpu, PrevState::Exited);
             }
             Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),
