@@ -167,3 +167,36 @@ fn bench_runs_the_schedlab_runtime_under_every_policy() {
     let self_wake = rows.iter().filter(|r| r["bench"] == "local-dispatch/self-wake" && r["runtime"] == "schedlab");
     assert_eq!(self_wake.count(), expected.len(), "{rows:?}");
 }
+
+/// The "Done when": through the CLI, every cross-worker ping-pong row of the
+/// runtimes that place tasks (schedlab under every policy, Tokio's pinned
+/// `current_thread` runtimes) crossed workers on > 95 % of its round trips (the smallest
+/// over the repetitions), with each channel; the same-worker rows report theirs too
+/// (≈ 0). Go cannot place goroutines: its rows say so and carry no `crossed`.
+#[test]
+fn bench_cross_worker_pingpong_crosses() {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "pingpong-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let placed = |r: &serde_json::Value| ["schedlab", "tokio"].contains(&r["runtime"].as_str().unwrap());
+    let mut cross_channels = Vec::new();
+    for r in rows.iter().filter(|r| placed(r)) {
+        check_row(r);
+        let bench = r["bench"].as_str().unwrap();
+        let crossed = r["crossed"].as_f64().unwrap_or_else(|| panic!("placed ping-pong row without crossed: {r}"));
+        if bench.starts_with("pingpong-cross-worker") {
+            assert!(crossed > 0.95, "cross-worker row crossed on {crossed} of round trips: {r}");
+            cross_channels.push(r["channel"].as_str().unwrap().to_string());
+        } else {
+            assert!(bench.starts_with("pingpong-same-worker"), "{r}");
+            assert!(crossed < 0.05, "same-worker row crossed on {crossed} of round trips: {r}");
+        }
+    }
+    // schedlab runs every policy with its own channel, async-channel and tokio's mpsc.
+    for ch in ["schedlab_rt::channel", "async-channel", "tokio::sync::mpsc"] {
+        assert!(cross_channels.iter().filter(|c| *c == ch).count() >= 5, "{ch}: {cross_channels:?}");
+    }
+    for r in rows.iter().filter(|r| r["runtime"] == "go") {
+        assert!(r["policy"].as_str().unwrap().contains("no placement") && r.get("crossed").is_none(), "{r}");
+    }
+}
