@@ -126,8 +126,9 @@ pub fn base(bench: &str) -> &str {
 pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
     let mut groups: Vec<Vec<Row>> = Vec::new();
     for s in samples {
-        match groups.iter_mut().find(|g| g[0].bench == s.bench && g[0].runtime == s.runtime && g[0].policy == s.policy && g[0].pin == s.pin)
-        {
+        match groups.iter_mut().find(|g| {
+            g[0].bench == s.bench && g[0].runtime == s.runtime && g[0].policy == s.policy && g[0].pin == s.pin
+        }) {
             Some(g) => g.push(s),
             None => groups.push(vec![s]),
         }

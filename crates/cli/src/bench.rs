@@ -84,7 +84,9 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
             None => {}
         }
         samples.extend(kthread_rows(&scale, &filter, opts.pin));
-        for (bin, what, dash, process_affinity) in [(&mut tokio_bin, "tokio", "--", false), (&mut go_bin, "go", "-", true)] {
+        for (bin, what, dash, process_affinity) in
+            [(&mut tokio_bin, "tokio", "--", false), (&mut go_bin, "go", "-", true)]
+        {
             if let Some(b) = bin.as_ref() {
                 match run_peer(b, what, &opts, dash, process_affinity) {
                     Ok(rows) => samples.extend(rows),
@@ -149,7 +151,9 @@ fn pin_line(pin: Pin) -> String {
         Pin::All => "pin: all (schedlab and tokio workers pinned one per CPU, kernel threads and the go process \
                      on the same 2 CPUs)"
             .into(),
-        Pin::None => "pin: none (no runtime sets CPU affinity; atomic, converse, pick-next and rq-walk stay pinned)".into(),
+        Pin::None => {
+            "pin: none (no runtime sets CPU affinity; atomic, converse, pick-next and rq-walk stay pinned)".into()
+        }
     }
 }
 
@@ -304,13 +308,15 @@ fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str, process_affini
         // (async-signal-safe) on a set built before the fork.
         unsafe {
             use std::os::unix::process::CommandExt;
-            cmd.pre_exec(move || {
-                if kthreads::allow_cpus(&cpus) {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
+            cmd.pre_exec(
+                move || {
+                    if kthreads::allow_cpus(&cpus) {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                },
+            );
         }
     }
     eprintln!("  running the {what} peer: {}", bin.display());

@@ -167,7 +167,9 @@ fn main() -> ExitCode {
                 }
             },
             _ => {
-                eprintln!("schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none])");
+                eprintln!(
+                    "schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none])"
+                );
                 return ExitCode::from(2);
             }
         }
