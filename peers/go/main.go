@@ -2,20 +2,27 @@
 // peer of `schedlab bench`. Runs one repetition of every program (`schedlab bench`
 // runs it once per round, interleaved with the other runtimes, and aggregates) and
 // prints a JSON array of rows {bench, runtime, policy, value, unit, channel, reps,
-// min, max, cpu_per_op} on stdout and progress on stderr. cpu_per_op is the process
+// min, max, cpu_per_op, pin} on stdout and progress on stderr. cpu_per_op is the process
 // CPU time (getrusage(RUSAGE_SELF)) around the timed region, in the row's unit
 // (CPU ns per op, or ops per CPU-second for rates). Every program checks its result
 // (round trips, message counts and payload sums, goroutines run) and panics otherwise.
 //
 //	go build -o target/peers/schedlab-peer-go ./peers/go
-//	target/peers/schedlab-peer-go [-quick] [-only SUBSTR]
+//	target/peers/schedlab-peer-go [-quick] [-only SUBSTR] [-pin all|none]
 //
 // The programs and sizes mirror crates/bench (programs.rs, Scale::quick/full):
 // ping-pong over two unbuffered channels, local dispatch with runtime.Gosched,
-// spawning empty goroutines joined by a WaitGroup, and the Chat and hackbench
-// topologies with buffered channels (Go has no unbounded channel; the pipelines are
-// acyclic, so a bound cannot deadlock them), and wake-to-run latency among 10x
-// oversubscribed CPU hogs (crates/bench/src/wake_latency.rs). GOMAXPROCS is 2 unless set.
+// spawning empty goroutines each joined through its own done channel (a join handle:
+// the Rust programs await one JoinHandle per task), and the Chat and hackbench
+// topologies, and wake-to-run latency among 10x oversubscribed CPU hogs
+// (crates/bench/src/wake_latency.rs). The Chat and hackbench channels are unbounded
+// in effect, like the Rust ones: Go has no unbounded channel, so each is buffered for
+// every message that will ever be sent on it (a send never blocks). GOMAXPROCS is 2
+// unless set.
+//
+// -pin only labels the rows: Go cannot pin its threads, so `schedlab bench --pin all`
+// restricts this whole process to the 2 CPUs of schedlab's workers before exec
+// (sched_setaffinity, like taskset); with -pin none no affinity is set.
 package main
 
 import (
@@ -45,6 +52,7 @@ type row struct {
 	Max     float64 `json:"max"`
 	// nil (JSON null) where not measured, as on the Rust side (wake-latency rows).
 	CPUPerOp *float64 `json:"cpu_per_op"`
+	Pin      string   `json:"pin"`
 }
 
 // measure: one repetition's value and CPU time in the row's unit.
@@ -93,7 +101,8 @@ const (
 	fds    = 20
 	chunk  = 64
 	warmup = 2000
-	buffer = 1024
+	// Goroutines per spawn batch (SPAWN_BATCH of crates/bench).
+	spawnBatch = 1000
 )
 
 // pingpong: two goroutines bouncing a counter over two unbuffered channels.
@@ -149,27 +158,34 @@ func localDispatch(budget time.Duration) measure {
 	return w.perOp(n)
 }
 
-// spawn: batches of 1000 empty goroutines joined by a WaitGroup.
+// spawn: batches of 1000 empty goroutines, each returning 1 through its own done
+// channel (buffered 1: a join handle), received in spawn order and summed, as the
+// Rust program awaits its 1000 JoinHandles in order.
 func spawn(budget time.Duration) measure {
 	var ran atomic.Uint64
-	batch := func() {
-		var wg sync.WaitGroup
-		wg.Add(1000)
-		for i := 0; i < 1000; i++ {
-			go func() { ran.Add(1); wg.Done() }()
+	handles := make([]chan uint64, spawnBatch)
+	batch := func() uint64 {
+		for i := range handles {
+			done := make(chan uint64, 1)
+			handles[i] = done
+			go func() { ran.Add(1); done <- 1 }()
 		}
-		wg.Wait()
+		var sum uint64
+		for _, h := range handles {
+			sum += <-h
+		}
+		return sum
 	}
-	batch()
+	joined := batch()
 	w := startWatch()
 	var n uint64
 	for time.Since(w.start) < budget {
-		batch()
-		n += 1000
+		joined += batch()
+		n += spawnBatch
 	}
 	m := w.rate(n)
-	if ran.Load() != n+1000 {
-		panic("spawn: a goroutine did not run")
+	if ran.Load() != n+spawnBatch || joined != n+spawnBatch {
+		panic(fmt.Sprintf("spawn: %d goroutines ran, %d joined, %d spawned", ran.Load(), joined, n+spawnBatch))
 	}
 	return m
 }
@@ -181,8 +197,10 @@ func chat(rooms, m int) measure {
 	fanout := m * (users - 1)
 	w := startWatch()
 	c2s, queue, s2c := make([]chan uint64, n), make([]chan uint64, n), make([]chan uint64, n)
+	// Unbounded in effect: each channel holds every message ever sent on it (m to a
+	// server_receive, fanout through a user's queue and to its client).
 	for u := 0; u < n; u++ {
-		c2s[u], queue[u], s2c[u] = make(chan uint64, buffer), make(chan uint64, buffer), make(chan uint64, buffer)
+		c2s[u], queue[u], s2c[u] = make(chan uint64, m), make(chan uint64, fanout), make(chan uint64, fanout)
 	}
 	var others, receivers sync.WaitGroup
 	// One result per receiver, written once at its end (no shared counter lines).
@@ -253,8 +271,9 @@ func chat(rooms, m int) measure {
 func hackbench(groups, loops int) measure {
 	w := startWatch()
 	chans := make([]chan uint64, groups*fds)
+	// Unbounded in effect: each receiver's channel holds all fds*loops messages it gets.
 	for i := range chans {
-		chans[i] = make(chan uint64, buffer)
+		chans[i] = make(chan uint64, fds*loops)
 	}
 	var receivers, senders sync.WaitGroup
 	got, sums := make([]uint64, groups*fds), make([]uint64, groups*fds)
@@ -390,10 +409,23 @@ func wakeLatency(s wakeScale) wakeResult {
 func main() {
 	quick := flag.Bool("quick", false, "CI sizes")
 	only := flag.String("only", "", "run only benches whose name (or the runtime name 'go') contains this")
+	pin := flag.String("pin", "all", "label of the rows: all (the parent set this process's affinity to 2 CPUs) or none")
 	flag.Parse()
+	if *pin != "all" && *pin != "none" {
+		fmt.Fprintf(os.Stderr, "schedlab-peer-go: -pin %q: expected all or none\n", *pin)
+		os.Exit(2)
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "schedlab-peer-go: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
+	}
+	// Say which CPUs this process may use (the affinity `schedlab bench --pin all` set).
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "Cpus_allowed_list:") {
+				fmt.Fprintf(os.Stderr, "  go peer: -pin %s, CPUs allowed: %s\n", *pin, strings.TrimSpace(l[len("Cpus_allowed_list:"):]))
+			}
+		}
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(2)
@@ -419,14 +451,14 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "  %s on go %s\n", bench, pol)
 		m := f()
-		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, &m.cpu})
+		rows = append(rows, row{bench, "go", pol, m.value, unit, channel, 1, m.value, m.value, &m.cpu, *pin})
 	}
 	noPlace := policy + " (no placement)"
 	pp := func() measure { return pingpong(s.budget) }
 	run("pingpong-same-worker", noPlace, "ns/round-trip", "go chan", pp)
 	run("pingpong-cross-worker", noPlace, "ns/round-trip", "go chan", pp)
 	run("local-dispatch", policy+" Gosched", "ns/dispatch", "none", func() measure { return localDispatch(s.budget) })
-	run("spawn", policy, "tasks/s", "none", func() measure { return spawn(s.budget) })
+	run("spawn", policy+" join per task", "tasks/s", "none", func() measure { return spawn(s.budget) })
 	run("chat", policy, "messages/s", "go chan", func() measure { return chat(s.rooms, s.messages) })
 	run("hackbench", policy, "messages/s", "go chan", func() measure { return hackbench(s.groups, s.loops) })
 	// names::WAKE_LATENCY: one run gives the four rows (no CPU time, no channel column,
@@ -440,7 +472,7 @@ func main() {
 		config := fmt.Sprintf("%s, %d workers, %d hogs, %d probes", policy, procs, r.hogs, r.ran)
 		for i, b := range wakeBenches {
 			if wanted(b) {
-				rows = append(rows, row{b, "go", config, r.q[i], "ns/wake", "none", 1, r.q[i], r.q[i], nil})
+				rows = append(rows, row{b, "go", config, r.q[i], "ns/wake", "none", 1, r.q[i], r.q[i], nil, *pin})
 			}
 		}
 	}

@@ -20,9 +20,11 @@ pub trait Exec: Send + Sync + 'static {
     /// ping-pong rows say so in their policy column).
     fn placement(&self) -> bool;
     /// Policy column of the placed (ping-pong) rows: what [`Exec::spawn_pinned`] runs on.
+    /// "placed" = tasks kept on their worker thread; whether threads are pinned to CPUs
+    /// is the row's `pin`.
     fn pinned_policy(&self) -> String {
         if self.placement() {
-            format!("{} (pinned)", self.policy())
+            format!("{} (placed)", self.policy())
         } else {
             format!("{} (no placement)", self.policy())
         }

@@ -1,14 +1,14 @@
 //! Kernel threads: the Chat and hackbench topologies and a ping-pong with one OS thread
 //! per task and blocking pipes, with the async programs' payloads and sizes (one `u64`
-//! per message: the same values, the same counts and checks) and the same 2-CPU
-//! affinity as schedlab's two pinned workers; threads are created and wait on a start
-//! gate outside the timed region. Plus `perf bench sched messaging -t -p`
+//! per message: the same values, the same counts and checks) and, under `--pin all`,
+//! the same 2-CPU affinity as schedlab's two workers (none under `--pin none`);
+//! threads are created and wait on a start gate outside the timed region. Plus `perf bench sched messaging -t -p`
 //! (hackbench with threads and pipes, 100-byte messages, threads created inside its
 //! timing, all CPUs: not like-for-like, reported as its own row) when `perf` is
 //! installed.
 
 use crate::measure::{children_cpu_ns, Measure, Stopwatch};
-use crate::{ChatSize, HackSize};
+use crate::{ChatSize, HackSize, Pin};
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +24,16 @@ const STACK: usize = 64 * 1024;
 /// fewer on a smaller machine).
 pub fn worker_cpus() -> Vec<usize> {
     core_affinity::get_core_ids().unwrap_or_default().into_iter().take(2).map(|c| c.id).collect()
+}
+
+/// The CPUs kernel threads are restricted to under `pin`: [`worker_cpus`] under
+/// [`Pin::All`], none (no affinity set, the kernel places them) under [`Pin::None`].
+fn cpus_for(pin: Pin) -> Vec<usize> {
+    if pin.pinned() {
+        worker_cpus()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Restrict the calling thread to `cpus` (`sched_setaffinity`); false if that failed
@@ -113,15 +123,16 @@ fn send(w: &mut PipeWriter, v: u64) {
 /// messages/s delivered to the clients, timed from the start barrier to the last
 /// delivery. Checks the count and payload sum like the async program.
 pub fn chat(size: ChatSize) -> f64 {
-    chat_measure(size).value
+    chat_measure(size, Pin::All).value
 }
 
-/// [`chat`] as a [`Measure`].
-pub fn chat_measure(size: ChatSize) -> Measure {
+/// [`chat`] as a [`Measure`]; threads on the workers' 2 CPUs under [`Pin::All`],
+/// anywhere under [`Pin::None`].
+pub fn chat_measure(size: ChatSize, pin: Pin) -> Measure {
     let ChatSize { rooms, users, messages: m } = size;
     let n = rooms * users;
     let fanout = m * (users - 1);
-    let th = Threads::new(worker_cpus(), 4 * n);
+    let th = Threads::new(cpus_for(pin), 4 * n);
     let mut c2s: Vec<_> = (0..n).map(|_| Some(pipe())).collect();
     let queue: Vec<_> = (0..n).map(|_| pipe()).collect();
     let mut s2c: Vec<_> = (0..n).map(|_| Some(pipe())).collect();
@@ -201,13 +212,14 @@ pub fn chat_measure(size: ChatSize) -> Measure {
 /// workers' 2 CPUs: messages/s received, timed from the start barrier. Checks the count
 /// and payload sum like the async program.
 pub fn hackbench(size: HackSize) -> f64 {
-    hackbench_measure(size).value
+    hackbench_measure(size, Pin::All).value
 }
 
-/// [`hackbench`] as a [`Measure`].
-pub fn hackbench_measure(size: HackSize) -> Measure {
+/// [`hackbench`] as a [`Measure`]; threads on the workers' 2 CPUs under [`Pin::All`],
+/// anywhere under [`Pin::None`].
+pub fn hackbench_measure(size: HackSize, pin: Pin) -> Measure {
     let HackSize { groups, fds, loops } = size;
-    let th = Threads::new(worker_cpus(), 2 * groups * fds);
+    let th = Threads::new(cpus_for(pin), 2 * groups * fds);
     let mut writers = Vec::with_capacity(groups * fds);
     let receivers: Vec<_> = (0..groups * fds)
         .map(|_| {
@@ -256,13 +268,14 @@ pub fn hackbench_measure(size: HackSize) -> Measure {
 /// Two threads bouncing a `u64` through two pipes, ping on the workers' first CPU and
 /// pong on the second (`cross`) or the first too: ns per round trip.
 pub fn pingpong(budget: Duration) -> f64 {
-    pingpong_measure(true, budget).value
+    pingpong_measure(true, budget, Pin::All).value
 }
 
-/// [`pingpong`] as a [`Measure`], same CPU or across the two; checks every message
-/// came back incremented.
-pub fn pingpong_measure(cross: bool, budget: Duration) -> Measure {
-    let cpus = worker_cpus();
+/// [`pingpong`] as a [`Measure`], same CPU or across the two under [`Pin::All`]
+/// (under [`Pin::None`] both threads float, so `cross` changes nothing); checks every
+/// message came back incremented.
+pub fn pingpong_measure(cross: bool, budget: Duration, pin: Pin) -> Measure {
+    let cpus = cpus_for(pin);
     let cpu = |i: usize| cpus.get(i.min(cpus.len().saturating_sub(1))).map(|&c| vec![c]).unwrap_or_default();
     let (mut a_r, mut a_w) = pipe();
     let (mut b_r, mut b_w) = pipe();
@@ -362,12 +375,14 @@ mod tests {
 
     #[test]
     fn topologies_deliver_every_message() {
-        let c = chat_measure(ChatSize { rooms: 1, users: 4, messages: 5 });
-        assert!(c.value > 0.0 && c.cpu_per_op > 0.0, "{c:?}");
-        assert!(hackbench(HackSize { groups: 2, fds: 3, loops: 4 }) > 0.0);
-        for cross in [false, true] {
-            let m = pingpong_measure(cross, Duration::from_millis(5));
-            assert!(m.value > 0.0 && m.cpu_per_op > 0.0, "{m:?}");
+        for pin in [Pin::All, Pin::None] {
+            let c = chat_measure(ChatSize { rooms: 1, users: 4, messages: 5 }, pin);
+            assert!(c.value > 0.0 && c.cpu_per_op > 0.0, "{c:?}");
+            assert!(hackbench_measure(HackSize { groups: 2, fds: 3, loops: 4 }, pin).value > 0.0);
+            for cross in [false, true] {
+                let m = pingpong_measure(cross, Duration::from_millis(5), pin);
+                assert!(m.value > 0.0 && m.cpu_per_op > 0.0, "{m:?}");
+            }
         }
     }
 

@@ -49,7 +49,9 @@ pub mod names {
     pub const PINGPONG_CROSS: &str = "pingpong-cross-worker";
     /// One task re-scheduling itself (enqueue + pick + run): ns per dispatch.
     pub const LOCAL_DISPATCH: &str = "local-dispatch";
-    /// Spawning empty tasks and joining them: tasks/s.
+    /// Spawning batches of 1,000 empty tasks and joining each through its own handle, in
+    /// spawn order (Rust: a `JoinHandle` per task; Go: a done channel per goroutine,
+    /// labelled "join per task"): tasks/s.
     pub const SPAWN: &str = "spawn";
     /// Converse on one PE: a handler re-enqueueing its message to the scheduler queue
     /// (enqueue + later dispatch) vs the same handler called directly: ns per message.
@@ -325,6 +327,49 @@ impl Filter {
     /// runtime or peer entirely).
     pub fn wants_runtime(&self, runtime: &str) -> bool {
         names::ALL.iter().filter(|b| names::is_async(b)).any(|b| self.wants(b, runtime))
+    }
+}
+
+/// Whether the runtimes' threads are pinned to CPUs during a run (`schedlab bench
+/// --pin`): the same condition for every runtime, and every row says which (its `pin`).
+///
+/// * [`Pin::All`] (the default): schedlab's workers, Tokio's worker threads and its two
+///   placed `current_thread` threads are each pinned to one of the first two CPUs this
+///   process may use; kernel threads are restricted to those 2 CPUs (ping-pong: one CPU
+///   per thread); Go, whose threads cannot be pinned from Go, runs with its process
+///   affinity set to those 2 CPUs (`sched_setaffinity` before exec, like `taskset`).
+/// * [`Pin::None`]: no runtime sets any affinity; the kernel places every thread.
+///
+/// The atomic ping-pong, the Converse PEs and the single-worker schedlab micro-benchmarks
+/// (pick-next, rq-walk) are pinned whatever the switch (their rows say `all`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pin {
+    /// Every runtime's threads pinned (Go: process affinity to the same 2 CPUs).
+    #[default]
+    All,
+    /// No runtime pinned.
+    None,
+}
+
+impl Pin {
+    /// `"all"` or `"none"`: the `pin` of a row and the value of `--pin`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Pin::All => "all",
+            Pin::None => "none",
+        }
+    }
+    /// Whether threads are pinned.
+    pub fn pinned(self) -> bool {
+        self == Pin::All
+    }
+    /// Parse a `--pin` value.
+    pub fn parse(s: &str) -> Result<Pin, String> {
+        match s {
+            "all" => Ok(Pin::All),
+            "none" => Ok(Pin::None),
+            _ => Err(format!("--pin {s:?}: expected all or none")),
+        }
     }
 }
 

@@ -54,6 +54,10 @@ pub struct Row {
     /// it was not measured.
     #[serde(default)]
     pub cpu_per_op: Option<f64>,
+    /// Whether the runtime's threads were pinned to CPUs in this run: `"all"` or
+    /// `"none"` ([`crate::Pin`]; empty until labelled with [`label_pin`]).
+    #[serde(default)]
+    pub pin: String,
     /// Set when the program's result check failed (or it panicked): the row has no
     /// value and the run fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,7 @@ impl Row {
             min: value,
             max: value,
             cpu_per_op: None,
+            pin: String::new(),
             error: None,
         }
     }
@@ -102,6 +107,13 @@ impl Row {
     }
 }
 
+/// Label the rows not labelled yet with `pin` (the condition they ran under).
+pub fn label_pin(rows: &mut [Row], pin: crate::Pin) {
+    for r in rows.iter_mut().filter(|r| r.pin.is_empty()) {
+        r.pin = pin.label().into();
+    }
+}
+
 /// A bench name without its variant suffix (`/async-channel`, `/tokio-mpsc`, `/self-wake`).
 pub fn base(bench: &str) -> &str {
     bench.split('/').next().unwrap_or(bench)
@@ -114,8 +126,9 @@ pub fn base(bench: &str) -> &str {
 pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
     let mut groups: Vec<Vec<Row>> = Vec::new();
     for s in samples {
-        match groups.iter_mut().find(|g| g[0].bench == s.bench && g[0].runtime == s.runtime && g[0].policy == s.policy)
-        {
+        match groups.iter_mut().find(|g| {
+            g[0].bench == s.bench && g[0].runtime == s.runtime && g[0].policy == s.policy && g[0].pin == s.pin
+        }) {
             Some(g) => g.push(s),
             None => groups.push(vec![s]),
         }
@@ -125,7 +138,8 @@ pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
         .map(|g| {
             let first = g[0].clone();
             if let Some(e) = g.iter().find_map(|r| r.error.clone()) {
-                return Row::failed(&first.bench, &first.runtime, &first.policy, &first.unit, &first.channel, e);
+                let f = Row::failed(&first.bench, &first.runtime, &first.policy, &first.unit, &first.channel, e);
+                return Row { pin: first.pin, ..f };
             }
             let cpu: Vec<f64> = g.iter().filter_map(|r| r.cpu_per_op).collect();
             Row {
@@ -413,12 +427,15 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        let r = rows();
+        let mut r = rows();
+        label_pin(&mut r[1..], crate::Pin::None);
+        label_pin(&mut r, crate::Pin::All);
+        assert_eq!((r[0].pin.as_str(), r[1].pin.as_str()), ("all", "none"), "label_pin fills only unlabelled rows");
         let s = to_json(&r);
         assert!(s.starts_with("[\n  {\"bench\":\"pingpong-same-worker\",\"runtime\":\"schedlab\""));
         assert!(
             s.contains(
-                "\"channel\":\"schedlab_rt::channel\",\"reps\":1,\"min\":100.0,\"max\":100.0,\"cpu_per_op\":100.0}"
+                "\"channel\":\"schedlab_rt::channel\",\"reps\":1,\"min\":100.0,\"max\":100.0,\"cpu_per_op\":100.0,\"pin\":\"all\"}"
             ),
             "{s}"
         );

@@ -1,9 +1,10 @@
 //! schedlab's runtime (`schedlab-rt`) as an [`Exec`].
 
-use crate::{runtimes, ChanRx, ChanTx, Channels, Exec};
+use crate::{runtimes, ChanRx, ChanTx, Channels, Exec, Pin};
 use std::future::Future;
 
-/// A `schedlab_rt::Runtime` with `workers` pinned workers under one policy.
+/// A `schedlab_rt::Runtime` with `workers` workers (pinned to CPUs or not) under one
+/// policy.
 pub struct SchedlabExec {
     rt: schedlab_rt::Runtime,
     policy: String,
@@ -12,7 +13,13 @@ pub struct SchedlabExec {
 impl SchedlabExec {
     /// `Builder::new().workers(workers).policy(policy).pin(true).build()`.
     pub fn new(workers: usize, policy: &str) -> Result<SchedlabExec, String> {
-        let rt = schedlab_rt::Builder::new().workers(workers).policy(policy).pin(true).build()?;
+        SchedlabExec::with_pin(workers, policy, Pin::All)
+    }
+    /// Workers pinned to CPUs under [`Pin::All`], left to the kernel under [`Pin::None`]
+    /// (spin-then-park and task placement unchanged: a placed task stays on its
+    /// worker thread, wherever the kernel runs that thread).
+    pub fn with_pin(workers: usize, policy: &str, pin: Pin) -> Result<SchedlabExec, String> {
+        let rt = schedlab_rt::Builder::new().workers(workers).policy(policy).pin(pin.pinned()).build()?;
         Ok(SchedlabExec { policy: rt.policy_name(), rt })
     }
     /// Stop the workers.

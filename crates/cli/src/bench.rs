@@ -1,12 +1,12 @@
 //! `schedlab bench`: real-machine benchmarks of schedlab's runtime beside Tokio, Go,
 //! kernel threads and the raw atomic limit (see `crates/bench`).
 
-use schedlab_bench::row::{aggregate, from_json, to_json};
+use schedlab_bench::row::{aggregate, from_json, label_pin, to_json};
 use schedlab_bench::schedlab_exec::SchedlabExec;
 use schedlab_bench::topology::Topology;
 use schedlab_bench::{
     atomic, kthreads, names, pick_cost, programs, render_text, rq_walk, runtimes, units, wake_latency, Filter, Measure,
-    Row, Scale, Stopwatch,
+    Pin, Row, Scale, Stopwatch,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -17,6 +17,8 @@ pub struct BenchOpts {
     pub quick: bool,
     pub json: bool,
     pub only: Option<String>,
+    /// Whether every runtime's threads are pinned (the rows' `pin`).
+    pub pin: Pin,
 }
 
 fn note(msg: &str) {
@@ -58,8 +60,9 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
     for round in 0..scale.reps {
         progress(&format!("round {}/{}", round + 1, scale.reps));
         if filter.wants_runtime(runtimes::SCHEDLAB) {
-            samples.extend(schedlab_rows(&scale, &filter, opts.quick));
+            samples.extend(schedlab_rows(&scale, &filter, opts.quick, opts.pin));
         }
+        // Converse PEs and the atomic ping-pong are pinned whatever --pin says.
         samples.extend(converse_rows(&scale, &filter));
         // The hardware limit, measured every round for the header even when filtered out.
         match atomic::pingpong_measure(scale.budget) {
@@ -80,10 +83,12 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
             None if round == 0 => note("atomic ping-pong needs 2 CPUs; skipped"),
             None => {}
         }
-        samples.extend(kthread_rows(&scale, &filter));
-        for (bin, what, dash) in [(&mut tokio_bin, "tokio", "--"), (&mut go_bin, "go", "-")] {
+        samples.extend(kthread_rows(&scale, &filter, opts.pin));
+        for (bin, what, dash, process_affinity) in
+            [(&mut tokio_bin, "tokio", "--", false), (&mut go_bin, "go", "-", true)]
+        {
             if let Some(b) = bin.as_ref() {
-                match run_peer(b, what, &opts, dash) {
+                match run_peer(b, what, &opts, dash, process_affinity) {
                     Ok(rows) => samples.extend(rows),
                     Err(e) => {
                         note(&format!("{e}; its later rounds are skipped"));
@@ -94,13 +99,20 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
             }
         }
     }
+    label_pin(&mut samples, Pin::All);
     let mut rows = aggregate(samples);
     // Pick-next cost: calibrated per size inside, measured once (not a repetition).
-    rows.extend(pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
+    let mut single = pick_cost::rows(&pick_cost::PickScale::new(opts.quick), &filter, &mut |w: &str| progress(w));
     // Run-queue walk, vanilla vs coloured task blocks: its own interleaved repetitions.
-    rows.extend(rq_walk::rows(&rq_walk::WalkScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
-    // The simulator's cache model against cachegrind: deterministic counts, run once.
-    rows.extend(cache_model_rows(&filter, opts.quick, &mut |w: &str| progress(w)));
+    single.extend(rq_walk::rows(&rq_walk::WalkScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
+    // One pinned worker each, whatever --pin says.
+    label_pin(&mut single, Pin::All);
+    // The simulator's cache model against cachegrind: deterministic counts, run once,
+    // in one unpinned process.
+    let mut cache = cache_model_rows(&filter, opts.quick, &mut |w: &str| progress(w));
+    label_pin(&mut cache, Pin::None);
+    single.extend(cache);
+    rows.extend(single);
     failures.extend(
         rows.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy))),
     );
@@ -113,13 +125,15 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
         None => "atomic round trip: not measured (needs 2 CPUs)".into(),
     };
     let header = format!(
-        "topology: {}\n{atomic_line}\n{} repetitions per row{}, runtimes interleaved per round; value = median; \
+        "topology: {}\n{atomic_line}\n{}\n{} repetitions per row{}, runtimes interleaved per round; value = median; \
          cpu = process CPU time per op (same unit; rates: ops per CPU-second)\n",
         topology.line(),
+        pin_line(opts.pin),
         scale.reps,
         if opts.quick { " (--quick)" } else { "" },
     );
     eprintln!("schedlab bench: {atomic_line}");
+    eprintln!("schedlab bench: {}", pin_line(opts.pin));
     if opts.json {
         print!("{}", to_json(&rows));
     } else {
@@ -133,6 +147,18 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
             note(&format!("FAILED: {f}"));
         }
         ExitCode::FAILURE
+    }
+}
+
+/// The header line saying what `--pin` did.
+fn pin_line(pin: Pin) -> String {
+    match pin {
+        Pin::All => "pin: all (schedlab and tokio workers pinned one per CPU, kernel threads and the go process \
+                     on the same 2 CPUs)"
+            .into(),
+        Pin::None => {
+            "pin: none (no runtime sets CPU affinity; atomic, converse, pick-next and rq-walk stay pinned)".into()
+        }
     }
 }
 
@@ -172,7 +198,7 @@ fn converse_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
 /// One repetition of the kernel-thread rows: ping-pong on one CPU and across the
 /// workers' two, Chat and hackbench with the async programs' sizes on those 2 CPUs,
 /// and perf's hackbench (when installed).
-fn kthread_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
+fn kthread_rows(scale: &Scale, filter: &Filter, pin: Pin) -> Vec<Row> {
     let kt = runtimes::KERNEL_THREADS;
     let mut rows = Vec::new();
     let b = scale.budget;
@@ -184,13 +210,15 @@ fn kthread_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
             rows.push(programs::measured_row(bench, kt, policy, unit, channel, f));
         }
     };
-    let pinned = "threads+pipes (2 pinned)";
-    run(names::PINGPONG_SAME, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(false, b));
-    run(names::PINGPONG_CROSS, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(true, b));
-    let on2 = "threads+pipes (2 CPUs)";
+    let (pinned, on2) = match pin {
+        Pin::All => ("threads+pipes (2 pinned)", "threads+pipes (2 CPUs)"),
+        Pin::None => ("threads+pipes (unpinned)", "threads+pipes (unpinned)"),
+    };
+    run(names::PINGPONG_SAME, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(false, b, pin));
+    run(names::PINGPONG_CROSS, pinned, ns, "pipe", &mut || kthreads::pingpong_measure(true, b, pin));
     let (cs, hs) = (scale.kthreads_chat, scale.kthreads_hackbench);
-    run(names::CHAT, on2, rate, "pipe", &mut || kthreads::chat_measure(cs));
-    run(names::HACKBENCH, on2, rate, "pipe", &mut || kthreads::hackbench_measure(hs));
+    run(names::CHAT, on2, rate, "pipe", &mut || kthreads::chat_measure(cs, pin));
+    run(names::HACKBENCH, on2, rate, "pipe", &mut || kthreads::hackbench_measure(hs, pin));
     if filter.wants(names::HACKBENCH, kt) {
         eprintln!("  hackbench on kernel-threads (perf {})", kthreads::perf_args(hs).join(" "));
         match kthreads::perf_messaging_measure(hs) {
@@ -205,15 +233,20 @@ fn kthread_rows(scale: &Scale, filter: &Filter) -> Vec<Row> {
             Err(e) => note(&format!("perf bench sched messaging skipped: {e}")),
         }
     }
+    // perf sets no affinity: its row is unpinned whatever --pin says.
+    for r in rows.iter_mut().filter(|r| r.policy.starts_with("perf ")) {
+        r.pin = Pin::None.label().into();
+    }
+    label_pin(&mut rows, pin);
     rows
 }
 
-/// One repetition of the async programs on schedlab's runtime (2 pinned workers) for
-/// every policy.
-fn schedlab_rows(scale: &Scale, filter: &Filter, quick: bool) -> Vec<Row> {
+/// One repetition of the async programs on schedlab's runtime (2 workers, pinned
+/// under [`Pin::All`]) for every policy.
+fn schedlab_rows(scale: &Scale, filter: &Filter, quick: bool, pin: Pin) -> Vec<Row> {
     let mut rows = Vec::new();
     for policy in crate::runtime_policies() {
-        match SchedlabExec::new(2, &policy) {
+        match SchedlabExec::with_pin(2, &policy, pin) {
             Ok(e) => {
                 rows.extend(programs::suite(&e, scale, filter, &mut |w: &str| eprintln!("  {w}")));
                 let ws = wake_latency::WakeScale::new(quick);
@@ -223,6 +256,7 @@ fn schedlab_rows(scale: &Scale, filter: &Filter, quick: bool) -> Vec<Row> {
             Err(err) => note(&format!("schedlab runtime, policy {policy}: {err}; skipped")),
         }
     }
+    label_pin(&mut rows, pin);
     rows
 }
 
@@ -259,9 +293,12 @@ fn build_go_peer() -> Result<PathBuf, String> {
     Ok(out)
 }
 
-/// Run a peer binary once (one repetition; `--quick`/`--only` spelled with `dash`) and
-/// parse its JSON rows; an error if it could not run or failed.
-fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Result<Vec<Row>, String> {
+/// Run a peer binary once (one repetition; `--quick`/`--only`/`--pin` spelled with
+/// `dash`) and parse its JSON rows; an error if it could not run, failed, or labelled a
+/// row with another `pin` than asked. With `process_affinity` and [`Pin::All`], the
+/// peer's whole process is restricted to the workers' 2 CPUs before it starts (Go:
+/// its threads cannot be pinned one by one from Go).
+fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str, process_affinity: bool) -> Result<Vec<Row>, String> {
     let mut cmd = Command::new(bin);
     if opts.quick {
         cmd.arg(format!("{dash}quick"));
@@ -269,12 +306,34 @@ fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str) -> Result<Vec<
     if let Some(o) = &opts.only {
         cmd.arg(format!("{dash}only")).arg(o);
     }
+    cmd.arg(format!("{dash}pin")).arg(opts.pin.label());
+    if process_affinity && opts.pin.pinned() {
+        let cpus = kthreads::worker_cpus();
+        // SAFETY: between fork and exec the closure only calls sched_setaffinity
+        // (async-signal-safe) on a set built before the fork.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(
+                move || {
+                    if kthreads::allow_cpus(&cpus) {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                },
+            );
+        }
+    }
     eprintln!("  running the {what} peer: {}", bin.display());
     let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("{what} peer {}: {e}", bin.display()))?;
     if !out.status.success() {
         return Err(format!("{what} peer failed ({}); its rows are missing", out.status));
     }
-    from_json(&String::from_utf8_lossy(&out.stdout)).map_err(|e| format!("{what} peer: {e}"))
+    let rows = from_json(&String::from_utf8_lossy(&out.stdout)).map_err(|e| format!("{what} peer: {e}"))?;
+    match rows.iter().find(|r| r.pin != opts.pin.label()) {
+        Some(r) => Err(format!("{what} peer: row {} says pin {:?}, asked for {:?}", r.bench, r.pin, opts.pin.label())),
+        None => Ok(rows),
+    }
 }
 
 /// [`names::CACHE_MODEL`] rows: `schedlab cachecheck`'s comparison on the walks whose

@@ -29,6 +29,13 @@ enum Format {
     Json,
 }
 
+/// `schedlab bench --pin`: see `schedlab_bench::Pin`.
+#[derive(Clone, Copy, ValueEnum)]
+enum PinArg {
+    All,
+    None,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Simulate a workload under a scheduling policy on a modelled machine.
@@ -105,7 +112,7 @@ enum Cmd {
     },
     /// Real-machine benchmarks: schedlab's runtime (every policy) beside Tokio, Go, kernel threads and the atomic limit.
     #[command(
-        after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat, hackbench and\nwake-to-run latency on schedlab's runtime for every policy, each policy's pick-next cost,\nthen the peers: schedlab-peer-tokio (next to this binary; build it with\n`cargo build --release -p schedlab-peer-tokio`), the Go peer (built with `go build -o target/peers/schedlab-peer-go ./peers/go`\nwhen `go` is on PATH), kernel threads (threads + pipes, and `perf bench sched messaging -t -p` when perf is installed)\nand two pinned threads spinning on an atomic. Progress on stderr. Example:\n  schedlab bench --quick --only chat"
+        after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat, hackbench and\nwake-to-run latency on schedlab's runtime for every policy, each policy's pick-next cost,\nthen the peers: schedlab-peer-tokio (next to this binary; build it with\n`cargo build --release -p schedlab-peer-tokio`), the Go peer (built with `go build -o target/peers/schedlab-peer-go ./peers/go`\nwhen `go` is on PATH), kernel threads (threads + pipes, and `perf bench sched messaging -t -p` when perf is installed)\nand two pinned threads spinning on an atomic. Progress on stderr. Examples:\n  schedlab bench --quick --only chat\n  schedlab bench --quick --pin none"
     )]
     Bench {
         /// CI sizes (the whole run takes well under a minute on 2 vCPUs).
@@ -117,6 +124,12 @@ enum Cmd {
         /// Run only the benches whose name, or whose runtime's name, contains this (e.g. chat, tokio).
         #[arg(long, value_name = "SUBSTR")]
         only: Option<String>,
+        /// Pin every runtime's threads to CPUs (all: schedlab's and Tokio's workers one per CPU,
+        /// kernel threads and Go's process on the same 2 CPUs) or none (no affinity anywhere).
+        /// Every row says which in its `pin`; the atomic, Converse, pick-next and rq-walk rows
+        /// are always pinned.
+        #[arg(long, value_enum, default_value_t = PinArg::All)]
+        pin: PinArg,
     },
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
@@ -265,7 +278,7 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }
-        Cmd::Bench { quick, format, only } => {
+        Cmd::Bench { quick, format, only, pin } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
                 return ExitCode::from(2);
@@ -279,7 +292,11 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only })
+            let pin = match pin {
+                PinArg::All => schedlab_bench::Pin::All,
+                PinArg::None => schedlab_bench::Pin::None,
+            };
+            bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only, pin })
         }
         Cmd::Sim {
             machine,

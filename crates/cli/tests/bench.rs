@@ -1,5 +1,5 @@
 //! `schedlab bench`: bad arguments exit 2; `--format json` prints an array of rows
-//! {bench, runtime, policy, value, unit, channel, reps, min, max, cpu_per_op} (and
+//! {bench, runtime, policy, value, unit, channel, reps, min, max, cpu_per_op, pin} (and
 //! `crossed` on placed ping-pong rows); `--only` restricts what runs. No timing
 //! thresholds here: the machine is shared and noisy.
 
@@ -16,6 +16,7 @@ fn bench_bad_arguments_exit_2() {
         (&["bench", "--only", ""][..], "--only"),
         (&["bench", "--quick=3"][..], "quick"),
         (&["bench", "--fast"][..], "--fast"),
+        (&["bench", "--pin", "some"][..], "some"),
     ] {
         let o = schedlab(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -37,19 +38,20 @@ fn bench_json_rows_and_only() {
     }
     for r in rows {
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        assert_eq!(keys.len(), 10, "{r}");
+        assert_eq!(keys.len(), 11, "{r}");
         check_row(r);
         assert_eq!(r["bench"], "pingpong-cross-worker");
         assert_eq!(r["runtime"], "atomic");
         assert_eq!(r["unit"], "ns/round-trip");
         assert_eq!(r["channel"], "AtomicU64");
+        assert_eq!(r["pin"], "all", "the atomic ping-pong is always pinned");
     }
 }
 
-/// Every row: the fields, at least 3 repetitions, min ≤ value ≤ max, CPU time > 0, no
-/// failed result check.
+/// Every row: the fields, at least 3 repetitions, min ≤ value ≤ max, CPU time > 0, a
+/// pinning label, no failed result check.
 fn check_row(r: &serde_json::Value) {
-    for k in ["bench", "runtime", "policy", "value", "unit", "channel", "reps", "min", "max", "cpu_per_op"] {
+    for k in ["bench", "runtime", "policy", "value", "unit", "channel", "reps", "min", "max", "cpu_per_op", "pin"] {
         assert!(r.get(k).is_some(), "{r} lacks {k}");
     }
     assert!(r.get("error").is_none(), "{r}");
@@ -58,6 +60,7 @@ fn check_row(r: &serde_json::Value) {
     assert!(f("value") > 0.0 && f("min") <= f("value") && f("value") <= f("max"), "{r}");
     assert!(f("cpu_per_op") > 0.0, "{r}");
     assert!(!r["channel"].as_str().unwrap().is_empty(), "{r}");
+    assert!(["all", "none"].contains(&r["pin"].as_str().unwrap()), "{r}");
 }
 
 #[test]
@@ -101,6 +104,7 @@ fn bench_text_says_own_and_same_channel() {
     assert!(out.starts_with("topology: "), "{out}");
     assert!(out.contains("atomic round trip (2 pinned threads, this run): "), "{out}");
     assert!(out.contains("repetitions per row (--quick), runtimes interleaved"), "{out}");
+    assert!(out.contains("\npin: all (schedlab and tokio workers pinned"), "the default, said in the header: {out}");
     assert!(out.contains("hackbench (messages/s, higher is better; median [min..max], cpu = per CPU-second) [own channel: schedlab_rt::channel"), "{out}");
     assert!(
         out.contains("hackbench/async-channel (messages/s") && out.contains("[same channel: async-channel]"),
@@ -196,4 +200,51 @@ fn bench_cache_model_rows_agree_with_cachegrind() {
     }
     // Colouring removes conflict misses on both walks (vanilla first, then coloured).
     assert!(misses[1] < misses[0] && misses[3] < misses[2], "{misses:?}");
+}
+
+/// The "Done when": through the CLI, every cross-worker ping-pong row of the
+/// runtimes that place tasks (schedlab under every policy, Tokio's pinned
+/// `current_thread` runtimes) crossed workers on > 95 % of its round trips (the smallest
+/// over the repetitions), with each channel; the same-worker rows report theirs too
+/// (≈ 0). Go cannot place goroutines: its rows say so and carry no `crossed`.
+#[test]
+fn bench_cross_worker_pingpong_crosses() {
+    for pin in ["all", "none"] {
+        cross_worker_pingpong_crosses(pin);
+    }
+}
+
+/// [`bench_cross_worker_pingpong_crosses`] with `--pin pin`; every row of a runtime that
+/// obeys `--pin` carries it (the atomic ping-pong is pinned whatever it says).
+fn cross_worker_pingpong_crosses(pin: &str) {
+    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "pingpong-", "--pin", pin]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("schedlab bench: pin: {pin} (")), "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let placed = |r: &serde_json::Value| ["schedlab", "tokio"].contains(&r["runtime"].as_str().unwrap());
+    let mut cross_channels = Vec::new();
+    for r in &rows {
+        let want = if r["runtime"] == "atomic" { "all" } else { pin };
+        assert_eq!(r["pin"], want, "{r}");
+    }
+    for r in rows.iter().filter(|r| placed(r)) {
+        check_row(r);
+        let bench = r["bench"].as_str().unwrap();
+        let crossed = r["crossed"].as_f64().unwrap_or_else(|| panic!("placed ping-pong row without crossed: {r}"));
+        if bench.starts_with("pingpong-cross-worker") {
+            assert!(crossed > 0.95, "--pin {pin}: cross-worker row crossed on {crossed} of round trips: {r}");
+            cross_channels.push(r["channel"].as_str().unwrap().to_string());
+        } else {
+            assert!(bench.starts_with("pingpong-same-worker"), "{r}");
+            assert!(crossed < 0.05, "--pin {pin}: same-worker row crossed on {crossed} of round trips: {r}");
+        }
+    }
+    // schedlab runs every policy with its own channel, async-channel and tokio's mpsc.
+    for ch in ["schedlab_rt::channel", "async-channel", "tokio::sync::mpsc"] {
+        assert!(cross_channels.iter().filter(|c| *c == ch).count() >= 5, "{ch}: {cross_channels:?}");
+    }
+    for r in rows.iter().filter(|r| r["runtime"] == "go") {
+        assert!(r["policy"].as_str().unwrap().contains("no placement") && r.get("crossed").is_none(), "{r}");
+    }
 }

@@ -1,18 +1,20 @@
-//! `schedlab-peer-tokio [--quick] [--only SUBSTR]`: schedlab's async benchmark programs
-//! (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers (ping-pong on
-//! `current_thread` runtimes on pinned threads: one for same-worker, two for cross); runs one
+//! `schedlab-peer-tokio [--quick] [--only SUBSTR] [--pin all|none]`: schedlab's async
+//! benchmark programs (`schedlab-bench`) on Tokio's multi-thread runtime with 2 workers
+//! (ping-pong on `current_thread` runtimes, each on its own thread: one for same-worker,
+//! two for cross); with `--pin all` (the default) every worker thread and both
+//! `current_thread` threads are pinned one per CPU, as schedlab's workers; runs one
 //! repetition of every program and prints the rows as a JSON array on stdout and progress
 //! on stderr. `schedlab bench` runs it once per round (interleaved with the other runtimes)
 //! and aggregates the repetitions.
 
-use schedlab_bench::{programs, row, runtimes, wake_latency, Exec, Filter, Scale, TokioMpsc};
+use schedlab_bench::{programs, row, runtimes, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc};
 use std::future::Future;
 use std::process::ExitCode;
 
 /// Tokio's multi-thread runtime as an [`Exec`]; placed tasks
 /// ([`Exec::spawn_pinned`], the ping-pong rows) run on one of two `current_thread`
-/// runtimes, each driven by its own thread pinned to its own CPU (Tokio's way to keep
-/// a task on one thread).
+/// runtimes, each driven by its own thread (Tokio's way to keep a task on one thread),
+/// pinned to its own CPU under [`Pin::All`].
 pub struct TokioExec {
     rt: tokio::runtime::Runtime,
     workers: usize,
@@ -27,9 +29,22 @@ thread_local! {
 }
 
 impl TokioExec {
-    /// A multi-thread runtime with `workers` workers, and two placed `current_thread` ones.
-    pub fn new(workers: usize) -> TokioExec {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build().expect("tokio runtime");
+    /// A multi-thread runtime with `workers` workers, and two placed `current_thread`
+    /// ones; under [`Pin::All`] each worker thread is pinned to a CPU as it starts (in
+    /// start order, one per CPU like schedlab's workers) and so is each placed thread.
+    pub fn new(workers: usize, pin: Pin) -> TokioExec {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        if pin.pinned() {
+            // Tokio starts its `workers` worker threads first; the programs never use
+            // the blocking pool, whose threads would be pinned round-robin too.
+            let started = std::sync::atomic::AtomicUsize::new(0);
+            b.on_thread_start(move || {
+                let i = started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                schedlab_bench::pin_to_cpu(i);
+            });
+        }
+        let rt = b.build().expect("tokio runtime");
         let (stop, rx) = tokio::sync::watch::channel(false);
         let mut placed = Vec::new();
         let mut threads = Vec::new();
@@ -37,7 +52,9 @@ impl TokioExec {
             let (tx, handle) = std::sync::mpsc::channel();
             let mut rx = rx.clone();
             threads.push(std::thread::spawn(move || {
-                schedlab_bench::pin_to_cpu(i);
+                if pin.pinned() {
+                    schedlab_bench::pin_to_cpu(i);
+                }
                 PLACED.with(|p| p.set(Some(i)));
                 let ct = tokio::runtime::Builder::new_current_thread().build().expect("tokio current_thread");
                 tx.send(ct.handle().clone()).expect("constructor waits");
@@ -85,7 +102,7 @@ impl Exec for TokioExec {
         true
     }
     fn pinned_policy(&self) -> String {
-        "current_thread (pinned threads)".into()
+        "current_thread (placed)".into()
     }
     fn block_on<F>(&self, f: F) -> F::Output
     where
@@ -126,6 +143,7 @@ impl Exec for TokioExec {
 fn main() -> ExitCode {
     let mut quick = false;
     let mut only = None;
+    let mut pin = Pin::All;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -137,17 +155,31 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             },
+            "--pin" => match args.next().as_deref().map(Pin::parse) {
+                Some(Ok(p)) => pin = p,
+                Some(Err(e)) => {
+                    eprintln!("schedlab-peer-tokio: {e}");
+                    return ExitCode::from(2);
+                }
+                None => {
+                    eprintln!("schedlab-peer-tokio: --pin needs a value (all or none)");
+                    return ExitCode::from(2);
+                }
+            },
             _ => {
-                eprintln!("schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR])");
+                eprintln!(
+                    "schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none])"
+                );
                 return ExitCode::from(2);
             }
         }
     }
-    let exec = TokioExec::new(2);
+    let exec = TokioExec::new(2, pin);
     let filter = Filter(only);
     let mut rows = programs::suite(&exec, &Scale::new(quick), &filter, &mut |what| eprintln!("  {what}"));
     let ws = wake_latency::WakeScale::new(quick);
     rows.extend(wake_latency::rows(&exec, 2, &ws, &filter, &mut |what| eprintln!("  {what}")));
+    row::label_pin(&mut rows, pin);
     print!("{}", row::to_json(&rows));
     ExitCode::SUCCESS
 }
@@ -160,7 +192,7 @@ mod tests {
 
     #[test]
     fn programs_run_on_tokio() {
-        let e = TokioExec::new(2);
+        let e = TokioExec::new(2, Pin::All);
         let b = Duration::from_millis(5);
         for cross in [false, true] {
             assert!(programs::pingpong::<_, TokioMpsc>(&e, cross, b) > 0.0);
@@ -176,22 +208,25 @@ mod tests {
         assert!(programs::hackbench::<_, AsyncChannel>(&e, hs) > 0.0);
     }
 
-    /// Tokio's cross-worker ping-pong (two pinned `current_thread` runtimes) crosses on
-    /// every round trip, the same-worker one on none.
+    /// Tokio's cross-worker ping-pong (two `current_thread` runtimes) crosses on every
+    /// round trip, the same-worker one on none.
     #[test]
     fn tokio_pingpong_placement_is_real() {
-        let e = TokioExec::new(2);
-        let b = Duration::from_millis(30);
-        for cross in [false, true] {
-            let c = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b).crossed;
-            let c = c.expect("placed threads are known");
-            assert!(if cross { c > 0.95 } else { c < 0.05 }, "cross={cross}: crossed on {c}");
+        // Pinned or not, the placed tasks stay on their own runtime's thread.
+        for pin in [Pin::All, Pin::None] {
+            let e = TokioExec::new(2, pin);
+            let b = Duration::from_millis(30);
+            for cross in [false, true] {
+                let c = programs::pingpong_placed::<_, TokioMpsc>(&e, cross, b).crossed;
+                let c = c.expect("placed threads are known");
+                assert!(if cross { c > 0.95 } else { c < 0.05 }, "{pin:?} cross={cross}: crossed on {c}");
+            }
         }
     }
 
     #[test]
     fn suite_rows_follow_the_filter() {
-        let e = TokioExec::new(2);
+        let e = TokioExec::new(2, Pin::All);
         let mut scale = Scale::quick();
         scale.budget = Duration::from_millis(5);
         scale.reps = 1;
