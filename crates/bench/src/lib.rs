@@ -118,7 +118,11 @@ pub mod names {
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
-        !CONVERSE.contains(&bench) && bench != PICK_NEXT && bench != PICK_NEXT_GROWTH && bench != RQ_WALK && bench != CACHE_MODEL
+        !CONVERSE.contains(&bench)
+            && bench != PICK_NEXT
+            && bench != PICK_NEXT_GROWTH
+            && bench != RQ_WALK
+            && bench != CACHE_MODEL
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[

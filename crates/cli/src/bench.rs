@@ -392,7 +392,11 @@ fn cache_model_rows(filter: &Filter, quick: bool, progress: &mut dyn FnMut(&str)
                         &policy,
                         unit,
                         schedlab_bench::row::NO_CHANNEL,
-                        format!("model and cachegrind differ by {:.2} % (> {:.0} %)", c.rel_diff() * 100.0, TOLERANCE * 100.0),
+                        format!(
+                            "model and cachegrind differ by {:.2} % (> {:.0} %)",
+                            c.rel_diff() * 100.0,
+                            TOLERANCE * 100.0
+                        ),
                     )
                 });
             }
