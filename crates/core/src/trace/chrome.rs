@@ -46,9 +46,9 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<Summary> {
     let mut s = Summary { dropped: trace.dropped, ..Summary::default() };
     let recs = &trace.records;
     let end_ns = recs.iter().map(|r| r.ts_ns).max().unwrap_or(0);
-    write!(
+    writeln!(
         w,
-        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"source\":{},\"cap\":{},\"dropped\":{}}},\"traceEvents\":[\n",
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"source\":{},\"cap\":{},\"dropped\":{}}},\"traceEvents\":[",
         json_str(&trace.meta.source),
         trace.cap,
         trace.dropped
@@ -72,7 +72,7 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<Summary> {
     s.events += 1;
     for c in 0..cpus {
         sep(&mut w)?;
-        write!(w, "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_name\",\"args\":{{\"name\":\"CPU {c}\"}}}},\n")?;
+        writeln!(w, "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_name\",\"args\":{{\"name\":\"CPU {c}\"}}}},")?;
         write!(w, "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{c}}}}}")?;
         s.events += 2;
     }
