@@ -98,6 +98,13 @@ impl Runtime {
         self.handle.stats()
     }
 
+    /// Policy schedulers: the policy's own counters (`Policy::stats`, e.g. O(1)'s
+    /// array swaps and longest expired-array wait), as the simulator reports them.
+    /// Empty for "fast".
+    pub fn policy_stats(&self) -> Vec<(&'static str, u64)> {
+        self.handle.policy_stats()
+    }
+
     /// Policy schedulers: the tasks linked on each run queue, as the policy publishes
     /// them (`Policy::queue_len`; running tasks included). Empty for "fast".
     pub fn queue_lens(&self) -> Vec<usize> {

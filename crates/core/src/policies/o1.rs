@@ -377,6 +377,34 @@ impl Tunables {
         Ok(tun)
     }
 
+    /// The longest a task can wait in one CPU's expired array (ticks from the first
+    /// expiry to the array swap, the `max_swap_wait_ticks` statistic) on a CPU that
+    /// runs at most `tasks` SCHED_OTHER tasks over the wait, none with a static priority
+    /// better than `best_static_prio`, and no real-time work, with no task migrating in
+    /// (a uniprocessor):
+    ///
+    /// * the expired tasks start to starve once the first has waited the deadline,
+    ///   `STARVATION_LIMIT × nr_running` (2002) or `STARVATION_LIMIT` (`scale=off`),
+    ///   plus the one tick of the `>` in `EXPIRED_STARVING`;
+    /// * from then on every task whose slice runs out goes to the expired array, and
+    ///   nothing else refills a slice: a wake-up keeps the slice the task slept with,
+    ///   and a fork splits the parent's between parent and child (one tick more at
+    ///   most, from the rounding). So each task spends at most `slice + 1` more ticks
+    ///   in the active array (`slice` the timeslice of `best_static_prio`, 15 ticks for
+    ///   nice 0 at the defaults), which then empties and the arrays swap;
+    /// * plus one tick for the swap itself, which happens at the next `schedule()`.
+    ///
+    /// With `scale` the 2002 term grows with `nr_running` (≤ `tasks`): 40 tasks at the
+    /// default 2 s allow 80 s. With `scale=off` it is `STARVATION_LIMIT + 2 + tasks ×
+    /// (slice + 1)` ticks. The bound covers the expired array only: a task can also
+    /// wait in the *active* array behind better dynamic priorities, which no option of
+    /// O(1) bounds (`docs/policies.md`, "The NetBench starvation").
+    pub fn expired_wait_bound(&self, tasks: u64, best_static_prio: u8) -> u64 {
+        let deadline = if self.scale { self.starvation_limit.saturating_mul(tasks) } else { self.starvation_limit };
+        let slice = self.timeslice(best_static_prio);
+        deadline.saturating_add(2).saturating_add(tasks.saturating_mul(slice + 1))
+    }
+
     /// `TASK_TIMESLICE(p)` in ticks: `MIN + (MAX − MIN) · (139 − static_prio) / 39`.
     pub fn timeslice(&self, static_prio: u8) -> u64 {
         let steps = (MAX_PRIO as u64 - 1).saturating_sub(static_prio as u64).min(39);

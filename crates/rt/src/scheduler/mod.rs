@@ -180,6 +180,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn policy_stats(&self) -> Vec<(&'static str, u64)> {
+        match &self.scheduler {
+            Scheduler::Fast(_) => Vec::new(),
+            Scheduler::Policy(p) => p.policy().stats(),
+        }
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         match &self.scheduler {
             Scheduler::Fast(f) => f.stats(),
