@@ -22,10 +22,10 @@
 //! linearly, so at 100k tasks `K` is small). Rows: [`names::PICK_NEXT`] (ns per pick,
 //! one per policy and size) and [`names::PICK_NEXT_GROWTH`] (largest size ÷ smallest).
 
+use crate::yielders::with_full_queue;
 use crate::{names, runtimes, units, Filter, Row};
 use schedlab_core::policies::{self, PolicySource};
-use schedlab_core::{BuildEnv, PolicySpec, PrevState, TaskId, TaskParams, Topology};
-use schedlab_rt::RtPlatform;
+use schedlab_core::{PolicySpec, PrevState, TaskLayout};
 use std::time::{Duration, Instant};
 
 /// The schedulers `bench` runs on the real runtime: every registry entry in its example
@@ -88,30 +88,18 @@ pub fn measure(spec: &str, n: usize, target: Duration) -> Result<PickCost, Strin
 
 /// The core policy's `yield_now` + `schedule` on a one-CPU [`RtPlatform`].
 fn policy_code(spec: &PolicySpec, n: usize, target: Duration) -> Result<PickCost, String> {
-    let plats = RtPlatform::detached(1);
-    let p = &plats[0];
-    let topo = Topology::smp(1);
-    let env = BuildEnv { topo: &topo, capacity: n, hz: 1000 };
-    let policy = spec.build(p, &env).map_err(|e| e.0)?;
-    for id in 0..n as TaskId {
-        policy.task_new(p, id, &TaskParams::default(), None);
-        policy.wake_up(p, id, false);
-    }
-    let queued: usize = (0..policy.nr_queues()).map(|q| policy.queue_len(q)).sum();
-    if queued != n {
-        return Err(format!("{}: {queued} tasks queued after waking {n}", spec.canonical()));
-    }
-    let mut curr = policy.schedule(p, None, PrevState::Runnable).ok_or("nothing picked from a full run queue")?;
-    let mut cycles = |k: u64| -> Duration {
-        let start = Instant::now();
-        for _ in 0..k {
-            policy.yield_now(p, curr);
-            curr = policy.schedule(p, Some(curr), PrevState::Runnable).expect("a runnable task to pick");
-        }
-        start.elapsed()
-    };
-    let (ns, picks) = calibrated(target, &mut cycles);
-    Ok(PickCost { ns, picks, method: "policy code" })
+    with_full_queue(spec, TaskLayout::Dense, n, |p, policy, mut curr| {
+        let mut cycles = |k: u64| -> Duration {
+            let start = Instant::now();
+            for _ in 0..k {
+                policy.yield_now(p, curr);
+                curr = policy.schedule(p, Some(curr), PrevState::Runnable).expect("a runnable task to pick");
+            }
+            start.elapsed()
+        };
+        let (ns, picks) = calibrated(target, &mut cycles);
+        Ok(PickCost { ns, picks, method: "policy code" })
+    })
 }
 
 /// Double `k` until `run(k)` takes target/8 (the calibration doubles as warm-up), then

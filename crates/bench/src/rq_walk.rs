@@ -20,9 +20,9 @@
 
 use crate::measure::{Measure, Stopwatch};
 use crate::row::aggregate;
+use crate::yielders::with_full_queue;
 use crate::{names, runtimes, units, Filter, Row};
-use schedlab_core::{BuildEnv, PolicySource, PolicySpec, PrevState, TaskId, TaskLayout, TaskParams, Topology};
-use schedlab_rt::RtPlatform;
+use schedlab_core::{PolicySource, PolicySpec, PrevState, TaskLayout};
 use std::time::Duration;
 
 /// The settings measured, vanilla then coloured per policy (the ratio line pairs them).
@@ -147,27 +147,16 @@ pub fn policy_walks(spec: &str, n: usize, walks: u64) -> Result<u64, String> {
     }
     let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
     layout.check(n)?;
-    let plats = RtPlatform::detached_with(1, layout);
-    let p = &plats[0];
-    let topo = Topology::smp(1);
-    let policy = spec.build(p, &BuildEnv { topo: &topo, capacity: n, hz: 1000 }).map_err(|e| e.0)?;
-    if policy.tasks().layout() != layout {
-        return Err(format!("{}: task table laid out as {:?}", spec.canonical(), policy.tasks().layout()));
-    }
-    for id in 0..n as TaskId {
-        policy.task_new(p, id, &TaskParams::default(), None);
-        policy.wake_up(p, id, false);
-    }
-    let queued: usize = (0..policy.nr_queues()).map(|q| policy.queue_len(q)).sum();
-    if queued != n {
-        return Err(format!("{}: {queued} tasks queued after waking {n}", spec.canonical()));
-    }
-    let mut curr = policy.schedule(p, None, PrevState::Runnable).ok_or("nothing picked from a full run queue")?;
-    for _ in 0..walks {
-        policy.yield_now(p, curr);
-        curr = policy.schedule(p, Some(curr), PrevState::Runnable).ok_or("no runnable task to pick")?;
-    }
-    Ok(walks * n as u64)
+    with_full_queue(&spec, layout, n, |p, policy, mut curr| {
+        if policy.tasks().layout() != layout {
+            return Err(format!("{}: task table laid out as {:?}", spec.canonical(), policy.tasks().layout()));
+        }
+        for _ in 0..walks {
+            policy.yield_now(p, curr);
+            curr = policy.schedule(p, Some(curr), PrevState::Runnable).ok_or("no runnable task to pick")?;
+        }
+        Ok(walks * n as u64)
+    })
 }
 
 #[cfg(test)]

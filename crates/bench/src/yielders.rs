@@ -1,8 +1,10 @@
-//! A fixture shared by the rows that measure one worker's scheduling loop: a runtime
-//! with one pinned worker and `n` tasks looping on `yield_now().await`, all of them
-//! runnable all the time.
+//! Fixtures shared by the rows that measure one worker's scheduling loop, all with `n`
+//! tasks runnable all the time: a runtime with one pinned worker and `n` tasks looping
+//! on `yield_now().await` ([`with_yielders`]), and the core policy code alone on one
+//! detached worker with `n` tasks woken on it ([`with_full_queue`]).
 
-use schedlab_rt::Runtime;
+use schedlab_core::{BuildEnv, Policy, PolicySource, PolicySpec, PrevState, TaskId, TaskLayout, TaskParams, Topology};
+use schedlab_rt::{RtPlatform, Runtime};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,4 +44,30 @@ pub fn with_yielders<T>(spec: &str, n: usize, body: impl FnOnce(&Runtime) -> Res
     let r = result?;
     done?;
     Ok(r)
+}
+
+/// Build the core policy `spec` on one detached worker (no runtime threads) whose task
+/// table is laid out as `layout`, create and wake tasks `0..n` on it, check that all `n`
+/// are queued, pick the first, and call `body` with the platform, the policy and the
+/// task picked. Errors name the policy.
+pub fn with_full_queue<T>(
+    spec: &PolicySpec,
+    layout: TaskLayout,
+    n: usize,
+    body: impl FnOnce(&RtPlatform, &dyn Policy<RtPlatform>, TaskId) -> Result<T, String>,
+) -> Result<T, String> {
+    let plats = RtPlatform::detached_with(1, layout);
+    let p = &plats[0];
+    let topo = Topology::smp(1);
+    let policy = spec.build(p, &BuildEnv { topo: &topo, capacity: n, hz: 1000 }).map_err(|e| e.0)?;
+    for id in 0..n as TaskId {
+        policy.task_new(p, id, &TaskParams::default(), None);
+        policy.wake_up(p, id, false);
+    }
+    let queued: usize = (0..policy.nr_queues()).map(|q| policy.queue_len(q)).sum();
+    if queued != n {
+        return Err(format!("{}: {queued} tasks queued after waking {n}", spec.canonical()));
+    }
+    let first = policy.schedule(p, None, PrevState::Runnable).ok_or("nothing picked from a full run queue")?;
+    body(p, &*policy, first)
 }
