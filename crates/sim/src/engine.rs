@@ -13,6 +13,7 @@
 
 mod checks;
 mod exec;
+mod next_cpu;
 
 use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
@@ -21,6 +22,7 @@ use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
 use exec::{Chan, TState, TaskRt, NONE};
+use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::trace::{Event, Trace, TraceMeta};
@@ -79,8 +81,9 @@ struct Engine<'w> {
     ws_lines_of: Vec<u32>,
     /// Cache lines of each task's working set, touched at the start of each compute.
     task_ws: Vec<u32>,
-    /// Earliest pending event of each CPU: min(step_at, tick_at, ipi_at).
-    next_at: Vec<u64>,
+    /// Earliest pending event of each CPU, min(step_at, tick_at, ipi_at), and which
+    /// CPU's is earliest.
+    next_at: NextCpu,
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
@@ -225,7 +228,7 @@ impl<'w> Engine<'w> {
             node_of: m.node_of.clone(),
             tasks: Vec::with_capacity(capacity),
             chans: vec![Chan::default(); w.channels as usize],
-            next_at: vec![NEVER; m.cpus],
+            next_at: NextCpu::new(m.cpus),
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             resched_buf: Vec::with_capacity(64),
@@ -304,13 +307,7 @@ impl<'w> Engine<'w> {
     /// then the step, then the tick; sleep timers after CPU events of the same instant.
     #[inline]
     fn next_event(&self) -> (u64, Kind) {
-        let (mut best, mut cpu) = (NEVER, usize::MAX);
-        for (c, &t) in self.next_at.iter().enumerate() {
-            if t < best {
-                best = t;
-                cpu = c;
-            }
-        }
+        let (best, cpu) = self.next_at.min();
         if let Some((wt, wake)) = self.q.peek() {
             if wt < best {
                 return (wt, wake);
@@ -330,7 +327,8 @@ impl<'w> Engine<'w> {
     #[inline]
     fn refresh(&mut self, cpu: CpuId) {
         let c = &self.cpus[cpu];
-        self.next_at[cpu] = c.step_at.min(c.tick_at).min(c.ipi_at);
+        let at = c.step_at.min(c.tick_at).min(c.ipi_at);
+        self.next_at.set(cpu, at);
     }
 
     // ----- CPU steps -------------------------------------------------------------
