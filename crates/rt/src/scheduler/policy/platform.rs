@@ -6,12 +6,16 @@
 //! * `charge`/`touch` are empty and inline away;
 //! * `resched(cpu)` sets that worker's `need_resched` flag and, if it is another
 //!   worker, unparks it: that is the runtime's reschedule IPI.
+//! * with tracing on ([`crate::Builder::trace`]) the locks record their holds and
+//!   `resched` its IPIs (`crate::trace`); off, each of these hooks tests one `Option`.
 //!
 //! One `RtPlatform` value per worker (its `this_cpu`); threads that are not workers
 //! (a `block_on` caller waking a task) use worker 0's view.
 
 use crate::park::Parker;
 use crate::stats::StatsTable;
+use crate::trace::Tracer;
+use schedlab_core::trace::Event;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskLayout, Work};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -28,11 +32,14 @@ pub(crate) struct Signals {
     /// worker), so that a running task can tell that its time slice may be over.
     pub next_tick: Box<[AtomicU64]>,
     pub start: Instant,
+    /// The trace recorder, when tracing is on (its clock is `start`).
+    pub trace: Option<Box<Tracer>>,
 }
 
 impl Signals {
-    pub fn new(n: usize, start: Instant) -> Signals {
+    pub fn new(n: usize, start: Instant, trace: Option<Box<Tracer>>) -> Signals {
         Signals {
+            trace,
             next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
             start,
             need_resched: (0..n).map(|_| AtomicBool::new(false)).collect(),
@@ -42,22 +49,70 @@ impl Signals {
     }
 }
 
-/// A policy lock: a `parking_lot` mutex.
+/// A policy lock: a `parking_lot` mutex, and its index in a trace.
 #[derive(Debug)]
-pub struct RtLock<T>(parking_lot::Mutex<T>);
+pub struct RtLock<T>(parking_lot::Mutex<T>, u32);
+
+impl<T> RtLock<T> {
+    /// Traced: take the lock (recording the hold and the time spent waiting for it,
+    /// on the calling thread's track), run `f`, record the release while still
+    /// holding it (so holds of one lock never overlap in the trace).
+    #[cold]
+    #[inline(never)]
+    fn traced<G, R>(&self, p: &RtPlatform, tr: &Tracer, lock: impl FnOnce() -> Option<G>, f: impl FnOnce(G) -> R) -> Option<R> {
+        let w = p.signals.current_worker();
+        let t0 = tr.now();
+        let g = lock()?;
+        let t1 = tr.now();
+        tr.push(w, t1, Event::LockAcquire { lock: self.1, wait_ns: t1 - t0 });
+        // `f` drops the guard: the release is recorded from inside it, via `RecordRelease`.
+        let r = f(g);
+        Some(r)
+    }
+}
+
+/// Records a lock's release when dropped, just before the guard it precedes in a tuple.
+struct RecordRelease<'a>(&'a Tracer, Option<usize>, u32);
+impl Drop for RecordRelease<'_> {
+    fn drop(&mut self) {
+        self.0.push(self.1, self.0.now(), Event::LockRelease { lock: self.2 });
+    }
+}
 
 impl<T> SchedLock<T, RtPlatform> for RtLock<T> {
     #[inline]
-    fn with<R>(&self, _: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.lock())
+    fn with<R>(&self, p: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> R {
+        match &p.signals.trace {
+            None => f(&mut self.0.lock()),
+            Some(tr) => self
+                .traced(p, tr, || Some(self.0.lock()), |mut g| {
+                    let _rel = RecordRelease(tr, p.signals.current_worker(), self.1);
+                    f(&mut g)
+                })
+                .expect("lock() always succeeds"),
+        }
     }
     #[inline]
-    fn try_with<R>(&self, _: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        self.0.try_lock().map(|mut g| f(&mut g))
+    fn try_with<R>(&self, p: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        match &p.signals.trace {
+            None => self.0.try_lock().map(|mut g| f(&mut g)),
+            Some(tr) => self.traced(p, tr, || self.0.try_lock(), |mut g| {
+                let _rel = RecordRelease(tr, p.signals.current_worker(), self.1);
+                f(&mut g)
+            }),
+        }
     }
     #[inline]
-    fn peek<R>(&self, _: &RtPlatform, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.lock())
+    fn peek<R>(&self, p: &RtPlatform, f: impl FnOnce(&T) -> R) -> R {
+        match &p.signals.trace {
+            None => f(&self.0.lock()),
+            Some(tr) => self
+                .traced(p, tr, || Some(self.0.lock()), |g| {
+                    let _rel = RecordRelease(tr, p.signals.current_worker(), self.1);
+                    f(&g)
+                })
+                .expect("lock() always succeeds"),
+        }
     }
     fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         f(&self.0.lock())
@@ -95,15 +150,16 @@ impl RtPlatform {
     /// (the runtime's own choice is kernel blocks with the spec's colours).
     pub fn detached_with(n: usize, layout: TaskLayout) -> Vec<RtPlatform> {
         let start = Instant::now();
-        let signals = Arc::new(Signals::new(n.max(1), start));
+        let signals = Arc::new(Signals::new(n.max(1), start, None));
         (0..n.max(1)).map(|c| RtPlatform::new(c, start, signals.clone(), layout)).collect()
     }
 }
 
 impl Platform for RtPlatform {
     type Lock<T: Send> = RtLock<T>;
-    fn new_lock<T: Send>(&self, _name: &str, value: T) -> RtLock<T> {
-        RtLock(parking_lot::Mutex::new(value))
+    fn new_lock<T: Send>(&self, name: &str, value: T) -> RtLock<T> {
+        let id = self.signals.trace.as_ref().map_or(0, |t| t.register_lock(name));
+        RtLock(parking_lot::Mutex::new(value), id)
     }
     #[inline]
     fn this_cpu(&self) -> CpuId {
@@ -123,6 +179,12 @@ impl Platform for RtPlatform {
         // The target is asleep or busy elsewhere unless it is this very thread (a
         // non-worker thread borrows worker 0's view, so compare threads, not views).
         let here = self.signals.current_worker();
+        if let Some(tr) = &self.signals.trace {
+            Tracer::note_resched(cpu);
+            if here != Some(cpu) {
+                tr.push(here, tr.now(), Event::Ipi { to: cpu as u32 });
+            }
+        }
         if here != Some(cpu) {
             self.signals.stats.ipi(here);
             self.signals.parkers[cpu].unpark();
