@@ -69,7 +69,7 @@ impl PolicySched {
         trace: Option<usize>,
     ) -> Result<PolicySched, String> {
         let start = Instant::now();
-        let tracer = trace.map(|cap| Box::new(Tracer::new(n, cap, capacity, start)));
+        let tracer = trace.map(|cap| Arc::new(Tracer::new(n, cap, capacity, start)));
         let signals = Arc::new(Signals::new(n, start, tracer));
         let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
         layout.check(capacity).map_err(|e| format!("max_tasks: {e}"))?;
