@@ -25,9 +25,9 @@ use schedlab_core::trace::{Event, Record, Trace, TraceMeta};
 use std::cell::Cell;
 use std::time::Instant;
 
-/// Events kept per worker by default: 262,144 (40 bytes each, 10 MB per worker,
-/// touched only as it fills). A 2-worker `chat:rooms=2,messages=100` run under DSS
-/// records about ... events per worker.
+/// Events kept per worker, a reasonable [`crate::Builder::trace`] capacity: 262,144
+/// (40 bytes each: 10 MB of address space per worker, touched only as it fills). A
+/// 2-worker `chat:rooms=1,messages=40` run under DSS records about 29,000 per worker.
 pub const DEFAULT_RING_CAPACITY: usize = 1 << 18;
 
 /// One thread's buffer: its events in recording order, up to the capacity.
@@ -132,8 +132,8 @@ impl Tracer {
         RESCHED_TARGET.with(|t| t.take())
     }
 
-    /// Everything recorded so far, merged (the buffers start again, empty); `None`
-    /// events missing. `source` names the run.
+    /// Everything recorded so far, every buffer's, in one trace for core's writer (which
+    /// orders each track by time); the buffers start again, empty. `source` names the run.
     pub fn take(&self, source: String) -> Trace {
         let workers = self.rings.len() - 1;
         let mut records = Vec::new();
