@@ -55,7 +55,8 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>,
     let mut write_trace = |engine: Engine, workload: &str, policy: &str, t: Trace| -> Result<(), String> {
         let prefix = trace.as_deref().expect("only called with --trace");
         let path = trace_path(prefix, engine, workload, policy);
-        let file = std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
+        let file =
+            std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
         let s = chrome::write(&t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
         eprintln!("{}", crate::trace_summary(&path, &s, t.cap));
         Ok(())

@@ -124,7 +124,10 @@ impl Builder {
         let n = self.workers;
         if source.runtime_native() {
             if self.trace.is_some() {
-                return Err(format!("scheduler '{}' does not record traces (policy schedulers do)", source.canonical()));
+                return Err(format!(
+                    "scheduler '{}' does not record traces (policy schedulers do)",
+                    source.canonical()
+                ));
             }
             return Ok(Scheduler::Fast(Box::new(Fast::new(n, self.spin))));
         }

@@ -146,13 +146,8 @@ impl Tracer {
         }
         let mut track_names: Vec<String> = (0..workers).map(|w| format!("worker {w}")).collect();
         track_names.push("other threads".to_string());
-        let meta = TraceMeta {
-            source,
-            cpus: workers,
-            task_roles: Vec::new(),
-            locks: self.locks.lock().clone(),
-            track_names,
-        };
+        let meta =
+            TraceMeta { source, cpus: workers, task_roles: Vec::new(), locks: self.locks.lock().clone(), track_names };
         Trace { meta, records, cap: self.cap, dropped }
     }
 }
