@@ -151,6 +151,11 @@ throughputs being compared. Example:
         /// Also write the calibrated machine as a TOML machine file usable with `schedlab sim --machine`.
         #[arg(long, value_name = "FILE")]
         machine_out: Option<String>,
+        /// Record a scheduling trace of every run, both engines, into
+        /// PREFIX-<sim|real>-<workload>-<policy>.json (docs/traces.md; `fast` records none).
+        /// The runtime's throughputs are then measured with tracing on.
+        #[arg(long, value_name = "PREFIX")]
+        trace: Option<String>,
     },
     /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
     #[command(
@@ -275,8 +280,8 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Cmd::Validate { quick, format, workers, machine_out } => {
-            validate::run(quick, matches!(format, Format::Json), workers, machine_out)
+        Cmd::Validate { quick, format, workers, machine_out, trace } => {
+            validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace)
         }
         Cmd::Bench { quick, format, only, pin } => {
             if only.as_deref() == Some("") {
@@ -415,7 +420,7 @@ fn main() -> ExitCode {
 }
 
 /// The line `--trace` prints on stderr after writing the file.
-fn trace_summary(path: &std::path::Path, s: &schedlab_core::trace::chrome::Summary, cap: usize) -> String {
+pub(crate) fn trace_summary(path: &std::path::Path, s: &schedlab_core::trace::chrome::Summary, cap: usize) -> String {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let mut line = format!(
         "trace: {} ({:.1} MB): {} events: {} run slices, {} wake-ups, {} migrations, {} IPIs, {} forks, {} exits, {} lock holds",

@@ -1,11 +1,21 @@
 //! `schedlab validate`: the simulator against the real runtime, side by side.
 
+use schedlab_core::trace::{chrome, Trace};
+use schedlab_validate::Engine;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>) -> ExitCode {
+pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>, trace: Option<String>) -> ExitCode {
     if let Err(e) = crate::check_threads("--workers", workers) {
         eprintln!("schedlab validate: {e}");
         return ExitCode::from(2);
+    }
+    // Before minutes of measuring: a trace file can be written where the prefix says.
+    if let Some(prefix) = &trace {
+        if let Err(e) = check_prefix(prefix) {
+            eprintln!("schedlab validate: --trace {prefix}: {e}");
+            return ExitCode::from(2);
+        }
     }
     // Before minutes of measuring: the machine file's directory must be there.
     if let Some(path) = &machine_out {
@@ -42,7 +52,20 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>)
         vec!["chat:rooms=2,messages=100".into(), "chat:rooms=4,messages=100".into(), "pingpong:rounds=50000".into()]
     };
     let policies = crate::runtime_policies();
-    match schedlab_validate::validate(&cal, &policies, &workloads, 1) {
+    let mut write_trace = |engine: Engine, workload: &str, policy: &str, t: Trace| -> Result<(), String> {
+        let prefix = trace.as_deref().expect("only called with --trace");
+        let path = trace_path(prefix, engine, workload, policy);
+        let file =
+            std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
+        let s = chrome::write(&t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
+        eprintln!("{}", crate::trace_summary(&path, &s, t.cap));
+        Ok(())
+    };
+    let sink: Option<schedlab_validate::TraceSink> = match trace {
+        Some(_) => Some(&mut write_trace),
+        None => None,
+    };
+    match schedlab_validate::validate(&cal, &policies, &workloads, 1, sink) {
         Ok(rows) => {
             if json {
                 let out = serde_json::json!({ "calibration": cal, "rows": rows });
@@ -57,6 +80,30 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>)
             ExitCode::from(1)
         }
     }
+}
+
+/// `PREFIX-<sim|real>-<workload>-<policy>.json`, the specs' `:`, `,` and `=` (and any
+/// other character unusual in a file name) written as `_`:
+/// `out/t-real-chat_rooms_2_messages_100-pmqs_pool_1.json`.
+pub fn trace_path(prefix: &str, engine: Engine, workload: &str, policy: &str) -> PathBuf {
+    let slug = |s: &str| -> String {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
+    };
+    PathBuf::from(format!("{prefix}-{}-{}-{}.json", engine.name(), slug(workload), slug(policy)))
+}
+
+/// The prefix's directory exists (it is created if missing) and takes a new file.
+fn check_prefix(prefix: &str) -> Result<(), String> {
+    if prefix.is_empty() || prefix.ends_with('/') {
+        return Err("needs a file-name prefix (e.g. out/trace), not a directory".into());
+    }
+    let probe = PathBuf::from(format!("{prefix}-probe.json"));
+    if let Some(dir) = probe.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::File::create(&probe).map_err(|e| format!("cannot write {}: {e}", probe.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 fn machine_toml(m: &schedlab_sim::Machine) -> String {

@@ -54,6 +54,10 @@ fn bad_arguments_are_named_and_exit_2() {
         (&["sim", "--policy", "dss", "--workload", "pingpong"], "--machine"),
         (&["sweep", "--threads", "100000", "experiments/chat-smp.toml"], "--threads 100000"),
         (&["validate", "--workers", "100000"], "--workers 100000"),
+        // A trace prefix that cannot be written (not even as root: /proc takes no new
+        // directories), or that names a directory, fails before the calibration.
+        (&["validate", "--quick", "--trace", "/proc/schedlab-none/t"], "--trace /proc/schedlab-none/t"),
+        (&["validate", "--quick", "--trace", "out/"], "not a directory"),
         (
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "hackbench:groups=1000,fds=1000"],
             "would need about",

@@ -20,6 +20,8 @@ pub struct Builder {
     hz: u32,
     max_tasks: usize,
     spin: Duration,
+    /// Record a scheduling trace, keeping this many events per worker.
+    trace: Option<usize>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -31,6 +33,7 @@ impl std::fmt::Debug for Builder {
             .field("hz", &self.hz)
             .field("max_tasks", &self.max_tasks)
             .field("spin", &self.spin)
+            .field("trace", &self.trace)
             .finish()
     }
 }
@@ -52,6 +55,7 @@ impl Builder {
             hz: 1000,
             max_tasks: 1 << 16,
             spin: Duration::from_micros(50),
+            trace: None,
         }
     }
     /// Number of worker threads (at least 1, at most 64 for policy schedulers).
@@ -94,6 +98,17 @@ impl Builder {
         self
     }
 
+    /// Record a scheduling trace (`docs/traces.md`): switches, wake-ups, migrations,
+    /// forks, exits, run-queue lock holds and IPIs, in buffers of `capacity` events per
+    /// worker (plus one for other threads), preallocated here; when a buffer is full its
+    /// newest events are dropped and counted. Read it with [`Runtime::take_trace`] or
+    /// [`Runtime::shutdown_traced`]. Off by default ([`crate::DEFAULT_RING_CAPACITY`] is
+    /// a reasonable capacity). Policy schedulers only: `build` refuses it with `fast`.
+    pub fn trace(mut self, capacity: usize) -> Builder {
+        self.trace = Some(capacity.max(1));
+        self
+    }
+
     /// Start the workers. Fails on a policy spec that names no scheduler, more
     /// workers than a policy supports, or a worker thread that cannot start.
     pub fn build(self) -> Result<Runtime, String> {
@@ -108,13 +123,19 @@ impl Builder {
     fn scheduler(&self, source: &dyn RtSource) -> Result<Scheduler, String> {
         let n = self.workers;
         if source.runtime_native() {
+            if self.trace.is_some() {
+                return Err(format!(
+                    "scheduler '{}' does not record traces (policy schedulers do)",
+                    source.canonical()
+                ));
+            }
             return Ok(Scheduler::Fast(Box::new(Fast::new(n, self.spin))));
         }
         let name = source.canonical();
         if n > schedlab_core::cpu::MAX_CPUS {
             return Err(format!("policy '{name}' supports at most {} workers", schedlab_core::cpu::MAX_CPUS));
         }
-        let policy = PolicySched::new(source, n, self.max_tasks, self.hz, self.spin)
+        let policy = PolicySched::new(source, n, self.max_tasks, self.hz, self.spin, self.trace)
             .map_err(|e| format!("bad policy '{name}': {e}"))?;
         Ok(Scheduler::Policy(policy))
     }

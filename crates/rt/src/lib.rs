@@ -48,6 +48,7 @@
 //! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
 //! channel.rs                     the runtime's MPSC channel (loom-checked)
 //! stats.rs                       per-worker counters
+//! trace.rs                       the scheduling trace: per-worker buffers of core's trace events
 //! sync.rs                        the loom shim
 //! ```
 //!
@@ -77,6 +78,7 @@ mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
+mod trace;
 
 pub use builder::Builder;
 pub use context::current_worker;
@@ -86,3 +88,4 @@ pub use scheduler::policy::platform::{RtLock, RtPlatform};
 pub use spawn::{spawn, spawn_with, TaskOpts};
 pub use stats::Stats;
 pub use task::{JoinError, JoinHandle};
+pub use trace::DEFAULT_RING_CAPACITY;

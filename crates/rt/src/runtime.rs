@@ -5,6 +5,7 @@ use crate::context;
 use crate::scheduler::Handle;
 use crate::spawn::TaskOpts;
 use crate::{block_on, Builder, JoinHandle, Stats};
+use schedlab_core::trace::Trace;
 use std::future::Future;
 use std::sync::Arc;
 use std::thread;
@@ -123,6 +124,23 @@ impl Runtime {
 
     pub fn shutdown(self) {
         // Drop does it.
+    }
+
+    /// With [`Builder::trace`]: the events recorded since the start (or the last
+    /// take), all workers' merged, ready for `schedlab_core::trace::chrome::write`;
+    /// the buffers start again, empty. Events of workers still running may land on
+    /// either side of the cut. `None` when not tracing.
+    pub fn take_trace(&self) -> Option<Trace> {
+        self.handle.take_trace()
+    }
+
+    /// Stop the workers (as [`Runtime::shutdown`]), then return their final counters
+    /// and the whole trace (`None` when not tracing): every event up to the last
+    /// worker's exit, so the two agree (the tests check that every counted switch and
+    /// wake-up is in the trace).
+    pub fn shutdown_traced(mut self) -> (Stats, Option<Trace>) {
+        self.stop_and_join();
+        (self.handle.stats(), self.handle.take_trace())
     }
 
     fn stop(&self) {

@@ -19,6 +19,10 @@ pub struct Stats {
     pub ipis: u64,
     /// Times a worker parked its thread (went to sleep in the kernel) when idle.
     pub parks: u64,
+    /// Policy schedulers: wake-ups, i.e. `wake_up` calls of the policy (a waker that
+    /// found its task idle, a spawn, a wake that raced with the task blocking). A wake
+    /// of a task that is running only marks it and is not one (as in the kernel).
+    pub wakeups: u64,
     /// Policy schedulers: `schedule()` returned a task that was not runnable (a policy
     /// bug; the worker unlinks it as blocked and carries on). Tests expect 0.
     pub bad_picks: u64,
@@ -32,6 +36,7 @@ pub(crate) struct WorkerStats {
     ipis: AtomicU64,
     parks: AtomicU64,
     bad_picks: AtomicU64,
+    wakeups: AtomicU64,
 }
 
 /// Owner-only increment: the worker is the single writer of its counters.
@@ -58,6 +63,11 @@ impl WorkerStats {
     pub fn bad_pick(&self) {
         bump(&self.bad_picks, 1);
     }
+    /// A wake-up done by this worker (its owner).
+    #[inline]
+    pub fn woke(&self) {
+        bump(&self.wakeups, 1);
+    }
 }
 
 /// One [`WorkerStats`] per worker, plus IPI counters per sender (the last one for
@@ -80,6 +90,17 @@ impl StatsTable {
         let i = from.map_or(self.workers.len() - 1, |w| w.min(self.workers.len() - 2));
         self.workers[i].ipis.fetch_add(1, Relaxed);
     }
+    /// A wake-up done by worker `by` (its own counter), or by another thread (the
+    /// shared last counter, with a real read-modify-write).
+    #[inline]
+    pub fn woke(&self, by: Option<usize>) {
+        match by {
+            Some(w) => self.worker(w).woke(),
+            None => {
+                self.workers[self.workers.len() - 1].wakeups.fetch_add(1, Relaxed);
+            }
+        }
+    }
     pub fn sum(&self) -> Stats {
         let mut s = Stats::default();
         for w in self.workers.iter() {
@@ -89,6 +110,7 @@ impl StatsTable {
             s.ipis += w.ipis.load(Relaxed);
             s.parks += w.parks.load(Relaxed);
             s.bad_picks += w.bad_picks.load(Relaxed);
+            s.wakeups += w.wakeups.load(Relaxed);
         }
         s
     }

@@ -542,6 +542,7 @@ impl<'w> Engine<'w> {
             cpus: self.cpus.len(),
             task_roles: self.tasks.iter().map(|t| self.roles[t.role as usize].clone()).collect(),
             locks: self.plat.lock_stats().into_iter().map(|l| l.name).collect(),
+            track_names: Vec::new(),
         };
         Some(buf.finish(meta))
     }

@@ -13,8 +13,9 @@ pub mod timer;
 pub use calibrate::{calibrate, Calibration};
 pub use interp::{run_on_runtime, RealRun};
 
+use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
-use schedlab_sim::{simulate, SimConfig};
+use schedlab_sim::{simulate, simulate_traced, SimConfig};
 use schedlab_workloads::parse_workload;
 use serde::Serialize;
 
@@ -37,25 +38,70 @@ pub struct Row {
     pub real_wall_s: f64,
 }
 
+/// Which engine a trace comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Sim,
+    Real,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sim => "sim",
+            Engine::Real => "real",
+        }
+    }
+}
+
+/// Where [`validate`] hands each row's traces: (engine, workload spec, policy spec, trace).
+pub type TraceSink<'a> = &'a mut dyn FnMut(Engine, &str, &str, Trace) -> Result<(), String>;
+
 /// Run every workload under every policy on both engines (a runtime-native scheduler,
-/// such as `fast`, on the runtime only).
-pub fn validate(cal: &Calibration, policies: &[String], workloads: &[String], seed: u64) -> Result<Vec<Row>, String> {
+/// such as `fast`, on the runtime only). With `traces`, both engines also record a
+/// scheduling trace of the run, handed to the sink after each run: the simulator up
+/// to its default cap, the runtime with the same total budget split over its workers
+/// (a runtime-native scheduler records none). The runtime's throughput is then
+/// measured with tracing on (`docs/traces.md` has its cost).
+pub fn validate(
+    cal: &Calibration,
+    policies: &[String],
+    workloads: &[String],
+    seed: u64,
+    mut traces: Option<TraceSink>,
+) -> Result<Vec<Row>, String> {
     let machine = cal.machine();
     let mut rows = Vec::new();
     for ws in workloads {
         let w = parse_workload(ws).map_err(|e| e.to_string())?;
         for p in policies {
             let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
-            let sim = if spec.runtime_native() {
+            let native = spec.runtime_native();
+            let sim = if native {
                 None
             } else {
                 let cfg = SimConfig { seed, ..SimConfig::default() };
-                Some(simulate(&machine, &spec, &w, &cfg).map_err(|e| format!("sim {p} {ws}: {e}"))?)
+                let err = |e| format!("sim {p} {ws}: {e}");
+                match traces.as_mut() {
+                    None => Some(simulate(&machine, &spec, &w, &cfg).map_err(err)?),
+                    Some(sink) => {
+                        let (r, t) = simulate_traced(&machine, &spec, &w, &cfg, DEFAULT_CAP).map_err(err)?;
+                        sink(Engine::Sim, ws, p, t)?;
+                        Some(r)
+                    }
+                }
             };
-            let rt = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec).pin(true).build()?;
+            let mut b = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec).pin(true);
+            if traces.is_some() && !native {
+                b = b.trace(DEFAULT_CAP / cal.workers.max(1));
+            }
+            let rt = b.build()?;
             let real = run_on_runtime(&rt, &w, 1.0, seed)?;
-            let real_switches = rt.stats().switches;
-            rt.shutdown();
+            let (stats, trace) = rt.shutdown_traced();
+            let real_switches = stats.switches;
+            if let (Some(sink), Some(t)) = (traces.as_mut(), trace) {
+                sink(Engine::Real, ws, p, t)?;
+            }
             if real.sent != w.expected_messages || real.received != w.expected_messages {
                 return Err(format!(
                     "runtime {p} {ws}: {} sent / {} received, expected {}",

@@ -72,7 +72,12 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<Summary> {
     s.events += 1;
     for c in 0..cpus {
         sep(&mut w)?;
-        writeln!(w, "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_name\",\"args\":{{\"name\":\"CPU {c}\"}}}},")?;
+        let name = trace.meta.track_names.get(c).cloned().unwrap_or_else(|| format!("CPU {c}"));
+        writeln!(
+            w,
+            "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}},",
+            json_str(&name)
+        )?;
         write!(w, "{{\"ph\":\"M\",\"pid\":{PID_CPUS},\"tid\":{c},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{c}}}}}")?;
         s.events += 2;
     }
@@ -271,6 +276,7 @@ mod tests {
             cpus: 2,
             task_roles: vec!["root".into()],
             locks: vec!["rq".into()],
+            track_names: Vec::new(),
         })
     }
 
@@ -308,13 +314,21 @@ mod tests {
         let mut b = TraceBuf::new(4);
         b.push(0, 0, Event::Fork { parent: None, child: 0 });
         let odd = "a\"b\\c\nd\u{1}é";
-        let t = b.finish(TraceMeta { source: odd.into(), cpus: 1, task_roles: vec![odd.into()], locks: vec![] });
+        let t = b.finish(TraceMeta {
+            source: odd.into(),
+            cpus: 1,
+            task_roles: vec![odd.into()],
+            locks: vec![],
+            track_names: vec![odd.into()],
+        });
         let mut out = Vec::new();
         write(&t, &mut out).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["otherData"]["source"], odd);
         let fork = v["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == "fork").unwrap();
         assert_eq!(fork["args"]["label"], format!("t0 {odd}"));
+        let track = v["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == "thread_name").unwrap();
+        assert_eq!(track["args"]["name"], odd);
     }
 
     #[test]

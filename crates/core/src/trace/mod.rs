@@ -106,6 +106,9 @@ pub struct TraceMeta {
     pub task_roles: Vec<String>,
     /// Name of each lock, by lock index.
     pub locks: Vec<String>,
+    /// Names of the CPU tracks by index where they are not `CPU <n>` (the runtime's
+    /// `worker <n>` and its track for threads that are not workers); empty: all `CPU <n>`.
+    pub track_names: Vec<String>,
 }
 
 /// A recorded run: its labels and its events in recording order.

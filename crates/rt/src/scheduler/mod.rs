@@ -187,6 +187,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn take_trace(&self) -> Option<schedlab_core::trace::Trace> {
+        match &self.scheduler {
+            Scheduler::Fast(_) => None,
+            Scheduler::Policy(p) => p.take_trace(),
+        }
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         match &self.scheduler {
             Scheduler::Fast(f) => f.stats(),

@@ -32,9 +32,11 @@ mod worker;
 use crate::context;
 use crate::scheduler::WorkerLocal;
 use crate::task::Task;
+use crate::trace::Tracer;
 pub(crate) use build::RtSource;
 use platform::RtPlatform;
 pub(crate) use platform::Signals;
+use schedlab_core::trace::{Event, Trace};
 use schedlab_core::{CpuMask, Policy, SchedClass, TaskId, TaskLayout, TaskParams};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -56,10 +58,19 @@ pub(crate) struct PolicySched {
 impl PolicySched {
     /// The policy's task table is laid out as the kernel's task blocks, coloured by the
     /// spec's `colours=N` ([`TaskLayout::KernelBlocks`]): `capacity × 8 KB` of address
-    /// space, at most 1 GiB (an error beyond).
-    pub fn new(spec: &dyn RtSource, n: usize, capacity: usize, hz: u32, spin: Duration) -> Result<PolicySched, String> {
+    /// space, at most 1 GiB (an error beyond). `trace`: record a trace, keeping this
+    /// many events per worker.
+    pub fn new(
+        spec: &dyn RtSource,
+        n: usize,
+        capacity: usize,
+        hz: u32,
+        spin: Duration,
+        trace: Option<usize>,
+    ) -> Result<PolicySched, String> {
         let start = Instant::now();
-        let signals = Arc::new(Signals::new(n, start));
+        let tracer = trace.map(|cap| Arc::new(Tracer::new(n, cap, capacity, start)));
+        let signals = Arc::new(Signals::new(n, start, tracer));
         let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
         layout.check(capacity).map_err(|e| format!("max_tasks: {e}"))?;
         let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone(), layout)).collect();
@@ -89,11 +100,10 @@ impl PolicySched {
     pub fn stats(&self) -> crate::Stats {
         self.signals.stats.sum()
     }
-
-    /// The platform view of the calling thread (worker `w`, or 0 for other threads).
-    fn view(&self) -> &RtPlatform {
-        let w = self.signals.current_worker().unwrap_or(0);
-        &self.plats[w]
+    /// The trace recorded so far (the buffers start again), if tracing is on.
+    pub fn take_trace(&self) -> Option<Trace> {
+        let tr = self.signals.trace.as_ref()?;
+        Some(tr.take(format!("schedlab-rt: {} on {} workers", self.name, self.plats.len())))
     }
 
     /// A new task (`state == SCHEDULED`), to fork on `cpu` (placement hint) or on the
@@ -125,15 +135,42 @@ impl PolicySched {
         }
         self.table.insert(id, task);
         let p = &self.plats[cpu];
-        self.policy().task_new(p, id, &params, parent);
-        self.policy().wake_up(p, id, false);
+        let here = self.signals.current_worker();
+        self.signals.stats.woke(here);
+        match &self.signals.trace {
+            None => {
+                self.policy().task_new(p, id, &params, parent);
+                self.policy().wake_up(p, id, false);
+            }
+            Some(tr) => {
+                tr.forked(id);
+                tr.push(here, tr.now(), Event::Fork { parent, child: id });
+                self.policy().task_new(p, id, &params, parent);
+                self.traced_wake(tr, p, here, id, parent);
+            }
+        }
     }
 
     /// A waker moved `task` from IDLE to SCHEDULED.
     pub fn wake(&self, task: Task) {
         let id = task.header().id.load(Relaxed);
         drop(task); // the table holds the task
-        self.policy().wake_up(self.view(), id, false);
+        let here = self.signals.current_worker();
+        self.signals.stats.woke(here);
+        let p = &self.plats[here.unwrap_or(0)];
+        match &self.signals.trace {
+            None => self.policy().wake_up(p, id, false),
+            Some(tr) => self.traced_wake(tr, p, here, id, here.and_then(|_| worker::current_task())),
+        }
+    }
+
+    /// `wake_up(id)` on `p`, recorded on `here`'s track with the CPU the policy asked
+    /// to reschedule for it (`waker`: the task whose action woke it, if known).
+    fn traced_wake(&self, tr: &Tracer, p: &RtPlatform, here: Option<usize>, id: TaskId, waker: Option<TaskId>) {
+        let ts = tr.now();
+        Tracer::watch_resched();
+        self.policy().wake_up(p, id, false);
+        tr.push(here, ts, Event::Wakeup { task: id, waker, target: Tracer::resched_target() });
     }
 
     /// Free `id` after `schedule(prev, Exited)` on worker `cpu`; admit a waiting spawn.

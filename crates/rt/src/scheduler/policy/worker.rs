@@ -13,6 +13,7 @@ use super::{PolicySched, RtPlatform};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{Polled, Task, COMPLETE};
+use schedlab_core::trace::Event;
 use schedlab_core::{Platform, PrevState, TaskId};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
@@ -58,13 +59,21 @@ impl PolicySched {
         let mut prev_state = PrevState::Runnable;
         let stats = self.signals.stats.worker(me);
         let mut last_polled: Option<TaskId> = None;
+        // How `last_polled` left the worker (the `prev_state` of the next switch).
+        let mut last_state = PrevState::Runnable;
         // The task whose `schedule(.., Blocked)` still has to be finished.
         let mut blocked: Option<Task> = None;
+        // Tracing: every recording point below tests this once (`crate::trace`).
+        let tr = self.signals.trace.as_deref();
+        let here = Some(me);
         loop {
             if handle.shutdown.load(Acquire) {
                 // Leave the policy consistent: the last task leaves this CPU.
                 if prev.is_some() {
                     policy.schedule(p, prev, prev_state);
+                }
+                if let (Some(tr), Some(_)) = (tr, last_polled) {
+                    tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
                 }
                 if let Some(t) = blocked.take() {
                     t.header().state.finish_pending();
@@ -78,7 +87,13 @@ impl PolicySched {
             if let Some(t) = blocked.take() {
                 if t.header().state.finish_pending() {
                     // Woken while we were unlinking it: it is off every queue now.
-                    policy.wake_up(p, t.header().id.load(Relaxed), false);
+                    // (Its waker is not known here: the wake only marked it.)
+                    let id = t.header().id.load(Relaxed);
+                    stats.woke();
+                    match tr {
+                        None => policy.wake_up(p, id, false),
+                        Some(tr) => self.traced_wake(tr, p, here, id, None),
+                    }
                 }
             }
             if let (Some(id), PrevState::Exited) = (prev, prev_state) {
@@ -87,6 +102,9 @@ impl PolicySched {
             prev = None;
             prev_state = PrevState::Runnable;
             let Some(id) = next else {
+                if let (Some(tr), Some(_)) = (tr, last_polled) {
+                    tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
+                }
                 last_polled = None;
                 self.idle(p, me, &mut next_tick, &mut idle_since, handle);
                 continue;
@@ -114,6 +132,15 @@ impl PolicySched {
                 }
                 continue;
             }
+            if let Some(tr) = tr {
+                if last_polled != Some(id) {
+                    let now = tr.now();
+                    tr.push(here, now, Event::Switch { prev: last_polled, next: Some(id), prev_state: last_state });
+                    if let Some(from) = tr.dispatched(id, me) {
+                        tr.push(here, now, Event::Migrate { task: id, from, to: me as u32 });
+                    }
+                }
+            }
             set_current_task(id);
             let mut polls = 0u32;
             prev = Some(id);
@@ -132,6 +159,9 @@ impl PolicySched {
                 }
                 if r == Polled::Ready {
                     prev_state = PrevState::Exited;
+                    if let Some(tr) = tr {
+                        tr.push(here, tr.now(), Event::Exit { task: id });
+                    }
                     break;
                 }
                 // `sched_yield`: the policy sets this worker's `need_resched` if other
@@ -155,6 +185,7 @@ impl PolicySched {
             set_current_task(NO_TASK);
             stats.polled(u64::from(polls), last_polled != Some(id));
             last_polled = Some(id);
+            last_state = prev_state;
         }
     }
 
