@@ -336,7 +336,14 @@ fn sim_trace_writes_a_perfetto_file_and_changes_no_result() {
 #[test]
 fn sweep_mpi_without_the_feature_names_it() {
     let out = tempfile::tempdir().unwrap();
-    let o = schedlab(&["sweep", "--mpi", "--quick", "--out", out.path().to_str().unwrap(), "../../experiments/chat-smp.toml"]);
+    let o = schedlab(&[
+        "sweep",
+        "--mpi",
+        "--quick",
+        "--out",
+        out.path().to_str().unwrap(),
+        "../../experiments/chat-smp.toml",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("--mpi") && e.contains("`mpi` cargo feature") && e.contains("--features mpi"), "{e}");

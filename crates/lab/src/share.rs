@@ -59,11 +59,8 @@ impl Sweep {
             .filter(|&i| share.owns(i))
             .filter_map(|i| self.runs[i].as_ref().map(|r| json!({ "index": i, "report": r.report })))
             .collect();
-        let failures: Vec<Value> = self
-            .failures
-            .iter()
-            .map(|f| json!({ "index": self.index_of(f), "error": f.error }))
-            .collect();
+        let failures: Vec<Value> =
+            self.failures.iter().map(|f| json!({ "index": self.index_of(f), "error": f.error })).collect();
         json!({
             "rank": share.rank,
             "ranks": share.ranks,
@@ -84,7 +81,13 @@ impl Sweep {
     /// journal directory, its finished runs are recorded there as if run here. Returns
     /// the failures it carried (to report them naming the rank). A part that is an
     /// [`error_part`] comes back as that error, prefixed with the rank.
-    pub fn merge(&mut self, from: usize, ranks: usize, text: &str, journal: Option<&Path>) -> Result<Vec<Failure>, LabError> {
+    pub fn merge(
+        &mut self,
+        from: usize,
+        ranks: usize,
+        text: &str,
+        journal: Option<&Path>,
+    ) -> Result<Vec<Failure>, LabError> {
         let v: Value = serde_json::from_str(text).map_err(|e| bad(from, e))?;
         if v.get("rank").and_then(Value::as_u64) != Some(from as u64) {
             return Err(bad(from, "it does not name the rank that sent it"));
@@ -109,15 +112,16 @@ impl Sweep {
         let keys = self.plan.runs();
         let mut seen = vec![false; keys.len()];
         let mut index = |item: &Value| -> Result<usize, LabError> {
-            let i = item.get("index").and_then(Value::as_u64).ok_or_else(|| bad(from, "a run without an index"))?
-                as usize;
+            let i =
+                item.get("index").and_then(Value::as_u64).ok_or_else(|| bad(from, "a run without an index"))? as usize;
             if i >= keys.len() || !share.owns(i) || seen[i] {
                 return Err(bad(from, format!("run {i} is not one of its own, or came twice")));
             }
             seen[i] = true;
             Ok(i)
         };
-        let list = |name: &str| v.get(name).and_then(Value::as_array).ok_or_else(|| bad(from, format!("no {name} list")));
+        let list =
+            |name: &str| v.get(name).and_then(Value::as_array).ok_or_else(|| bad(from, format!("no {name} list")));
         let mut finished = Vec::new();
         for item in list("runs")? {
             let i = index(item)?;

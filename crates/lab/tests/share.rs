@@ -81,7 +81,10 @@ fn a_failed_run_on_another_rank_is_reported_with_its_rank_and_listed_as_locally(
     let local = run(&exp, None, None);
     write_outputs(&local, &tmp.path().join("local")).unwrap();
     let (sweep, failed) = split(&exp, 2, None);
-    assert!(!failed.is_empty() && failed.iter().all(|(r, e)| *r == 1 && e.contains("virtual-time limit")), "{failed:?}");
+    assert!(
+        !failed.is_empty() && failed.iter().all(|(r, e)| *r == 1 && e.contains("virtual-time limit")),
+        "{failed:?}"
+    );
     assert!(failed.len() < local.failures.len(), "rank 0 had failures of its own");
     assert_eq!(sweep.failures.len(), local.failures.len(), "rank 0's own failures and rank 1's");
     write_outputs(&sweep, &tmp.path().join("split")).unwrap();
@@ -94,7 +97,7 @@ fn a_failed_run_on_another_rank_is_reported_with_its_rank_and_listed_as_locally(
 fn a_rank_that_could_not_run_is_named() {
     let mut root = run(EXP, Some(Share { rank: 0, ranks: 2 }), None);
     let part = error_part(1, &LabError::Config("experiments/x.toml: No such file or directory".into()));
-    let e = root.merge(1, 2, &part, None).err().expect("an error part");
+    let e = root.merge(1, 2, &part, None).expect_err("an error part");
     assert_eq!(e.exit_code(), 2);
     assert!(e.message().starts_with("rank 1: experiments/x.toml"), "{e}");
 }
@@ -104,7 +107,7 @@ fn a_rank_with_another_matrix_or_missing_runs_is_refused() {
     let mut root = run(EXP, Some(Share { rank: 0, ranks: 2 }), None);
     let other = EXP.replace("seeds = [1, 2]", "seeds = [1, 3]");
     let part = run(&other, Some(Share { rank: 1, ranks: 2 }), None).part_json(Share { rank: 1, ranks: 2 });
-    let e = root.merge(1, 2, &part, None).err().expect("another matrix");
+    let e = root.merge(1, 2, &part, None).expect_err("another matrix");
     assert!(e.message().contains("rank 1 ran another matrix"), "{e}");
     // Rank 1 of 3 sent as rank 1 of 2: the runs it holds are not rank 1's of 2.
     let part = run(EXP, Some(Share { rank: 1, ranks: 3 }), None).part_json(Share { rank: 1, ranks: 3 });
@@ -114,7 +117,7 @@ fn a_rank_with_another_matrix_or_missing_runs_is_refused() {
         serde_json::from_str(&run(EXP, Some(Share { rank: 1, ranks: 2 }), None).part_json(Share { rank: 1, ranks: 2 }))
             .unwrap();
     v["runs"].as_array_mut().unwrap().pop();
-    let e = root.merge(1, 2, &v.to_string(), None).err().expect("a missing run");
+    let e = root.merge(1, 2, &v.to_string(), None).expect_err("a missing run");
     assert!(e.message().contains("rank 1 sent no result for its run machine"), "{e}");
     assert!(root.merge(1, 2, "{\"rank\": 1, \"runs\": [", None).err().unwrap().message().contains("rank 1: malformed"));
 }
