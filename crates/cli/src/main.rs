@@ -2,6 +2,7 @@
 
 mod bench;
 mod cachecheck;
+mod mpi_sweep;
 mod validate;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -88,7 +89,7 @@ enum Cmd {
     },
     /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.
     #[command(
-        after_help = "Writes results.json, results.csv, table.md, chart.svg and timing.json (wall-clock figures) to --out\n(default out/<name>) and prints the table. Example:\n  schedlab sweep --quick experiments/chat-smp.toml"
+        after_help = "Writes results.json, results.csv, table.md, chart.svg and timing.json (wall-clock figures) to --out\n(default out/<name>) and prints the table. Example:\n  schedlab sweep --quick experiments/chat-smp.toml\nAcross the ranks of an MPI job (a schedlab built with `--features mpi`; docs/mpi-sweep.md):\n  mpirun -np 4 target/release/schedlab sweep --mpi experiments/chat-smp.toml"
     )]
     Sweep {
         /// Use the experiment's [quick] overrides (small workloads and seeds, for CI).
@@ -107,6 +108,11 @@ enum Cmd {
         /// Refuse any workload whose estimated memory exceeds SIZE (e.g. 512m, 8g).
         #[arg(long, value_name = "SIZE", default_value = "4g", allow_hyphen_values = true)]
         max_memory: String,
+        /// Run under `mpirun -np K`: run i of the matrix goes to rank i mod K, rank 0
+        /// gathers every result and writes the files (identical to a local sweep's;
+        /// the other ranks write nothing). Needs a schedlab built with `--features mpi`.
+        #[arg(long)]
+        mpi: bool,
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
@@ -263,8 +269,8 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Sweep { quick, out, threads, resume, max_memory, experiment } => {
-            sweep(SweepArgs { quick, out, threads, resume, max_memory }, &experiment)
+        Cmd::Sweep { quick, out, threads, resume, max_memory, mpi, experiment } => {
+            sweep(SweepArgs { quick, out, threads, resume, max_memory, mpi }, &experiment)
         }
         Cmd::Cachecheck { walk, format, cachegrind_assoc } => match walk.walk() {
             Ok(w) => cachecheck::run(w, cachegrind_assoc, matches!(format, Format::Json)),
@@ -523,16 +529,17 @@ pub(crate) fn check_threads(flag: &str, n: usize) -> Result<(), String> {
 }
 
 /// `schedlab sweep`'s flags.
-struct SweepArgs {
+pub(crate) struct SweepArgs {
     quick: bool,
     out: Option<PathBuf>,
     threads: Option<usize>,
     resume: bool,
     max_memory: String,
+    mpi: bool,
 }
 
 fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
-    let SweepArgs { quick, out, threads, resume, max_memory } = args;
+    let SweepArgs { quick, out, threads, resume, max_memory, mpi } = args;
     let fail = |e: schedlab_lab::LabError| {
         eprintln!("schedlab sweep: {e}");
         ExitCode::from(e.exit_code())
@@ -548,12 +555,15 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if mpi {
+        // Every rank sees the same arguments, so the checks above failed alike on all.
+        return mpi_sweep::run(mpi_sweep::Args { quick, out, threads: threads.unwrap_or(0), resume, max_memory }, file);
+    }
     let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan_within(quick, max_memory)) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
     let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
-    let n = plan.runs().len();
     // Ctrl-C: start no new run; the runs under way finish and are kept.
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
@@ -564,6 +574,7 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
         journal: Some(dir.join("runs")),
         resume,
         cancel: Some(cancel),
+        share: None,
     };
     let sweep = match schedlab_lab::run_sweep(plan, &opts) {
         Ok(s) => s,
@@ -572,15 +583,30 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
     if sweep.interrupted {
         let kept = sweep.runs.iter().flatten().count();
         eprintln!(
-            "schedlab sweep: interrupted: {kept} of {n} runs finished and kept in {}/; finish with the same command and --resume",
+            "schedlab sweep: interrupted: {kept} of {} runs finished and kept in {}/; finish with the same command and --resume",
+            sweep.runs.len(),
             dir.join("runs").display()
         );
         return ExitCode::from(130);
     }
+    let on = format!("{} threads", sweep.threads);
+    finish_sweep(&sweep, &dir, &on, &|_| None)
+}
+
+/// Print the table, write the files and say what happened; `rank_of` names the MPI
+/// rank a failed run ran on (`None` for this process).
+pub(crate) fn finish_sweep(
+    sweep: &schedlab_lab::Sweep,
+    dir: &std::path::Path,
+    on: &str,
+    rank_of: &dyn Fn(&schedlab_lab::Failure) -> Option<usize>,
+) -> ExitCode {
+    let n = sweep.runs.len();
     print!("{}", sweep.table().to_markdown());
-    let written = schedlab_lab::write_outputs(&sweep, &dir);
+    let written = schedlab_lab::write_outputs(sweep, dir);
     for f in &sweep.failures {
-        eprintln!("schedlab sweep: failed: {}: {}", sweep.describe(&f.key), f.error);
+        let rank = rank_of(f).map_or(String::new(), |r| format!(" on rank {r}"));
+        eprintln!("schedlab sweep: failed{rank}: {}: {}", sweep.describe(&f.key), f.error);
     }
     match written {
         Ok(o) => {
@@ -591,10 +617,9 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
                 String::new()
             };
             println!(
-                "{} of {n} runs finished{resumed} in {:.2} s wall on {} threads; results in {}/ (results.json, results.csv, table.md, chart.svg, timing.json; every run in runs/)",
+                "{} of {n} runs finished{resumed} in {:.2} s wall on {on}; results in {}/ (results.json, results.csv, table.md, chart.svg, timing.json; every run in runs/)",
                 n - sweep.failures.len(),
                 sweep.wall_s,
-                sweep.threads,
                 o.dir.display()
             );
             if sweep.failures.is_empty() {
@@ -607,6 +632,9 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
                 ExitCode::from(1)
             }
         }
-        Err(e) => fail(e),
+        Err(e) => {
+            eprintln!("schedlab sweep: {e}");
+            ExitCode::from(e.exit_code())
+        }
     }
 }

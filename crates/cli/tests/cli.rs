@@ -333,3 +333,23 @@ fn sim_trace_writes_a_perfetto_file_and_changes_no_result() {
     let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert!(trace["otherData"]["dropped"].as_u64().unwrap() > 0);
 }
+
+/// Without the `mpi` feature, `sweep --mpi` says which feature is missing and how to
+/// get it, and runs nothing.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn sweep_mpi_without_the_feature_names_it() {
+    let out = tempfile::tempdir().unwrap();
+    let o = schedlab(&[
+        "sweep",
+        "--mpi",
+        "--quick",
+        "--out",
+        out.path().to_str().unwrap(),
+        "../../experiments/chat-smp.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("--mpi") && e.contains("`mpi` cargo feature") && e.contains("--features mpi"), "{e}");
+    assert!(!out.path().join("results.json").exists());
+}

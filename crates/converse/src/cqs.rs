@@ -1,30 +1,35 @@
-//! Cqs — Converse's prioritised scheduler queue (spec §4.3, `queueing.c`).
+//! Cqs — Converse's prioritised scheduler queue (spec §4.3, Charm++'s
+//! `conv-core/queueing.C`).
 //!
-//! Every prioritised entry lives in one number space: a priority is a binary
-//! fraction in `[0, 1)`, written MSB-first.
+//! A priority is what `queueing.C` keys its deques on: a bit count `priobits`
+//! and the `ceil(priobits / 32)` 32-bit words holding them, MSB of word 0
+//! first.
 //!
-//! * A 32-bit integer priority `p` (IFIFO/ILIFO) is the 32-bit fraction
-//!   `p + 2^31` — Converse's bias — so smaller integers come first.
-//! * A 64-bit priority (LFIFO/LLIFO) is the 64-bit fraction `p + 2^63`.
-//! * A bit-vector priority (BFIFO/BLIFO) is the given `priobits` bits of the
-//!   given words, MSB of word 0 first; missing bits are zeros.
+//! * A 32-bit integer priority `p` (IFIFO/ILIFO) is the one word `p + 2^31`
+//!   (Converse's bias), 32 bits — so smaller integers come first.
+//! * A 64-bit priority (LFIFO/LLIFO) is the two words of `p + 2^63`, high
+//!   word first, 64 bits; a raw LLIFO with other `priobits` keeps only the
+//!   words those bits cover ([`Strategy::LLifoBits`]).
+//! * A bit-vector priority (BFIFO/BLIFO) is the given words, as given.
 //!
-//! Entries whose fraction has its top bit clear (negative integers and longs,
-//! bit-vectors below ½, the empty bit-vector) go into the **negative** heap;
-//! entries with the top bit set (integers and longs ≥ 0, bit-vectors ≥ ½) go
-//! into the **positive** heap; plain FIFO/LIFO entries go into the **zero**
-//! deque. Dequeue order: negative heap, zero deque, positive heap — so, as in
-//! Converse, an IFIFO entry with priority 0 runs *after* every plain FIFO
-//! entry, and a negative one before them.
+//! **Order** (`CqsPrioGT`): word by word, unsigned; when one priority runs
+//! out of words first it is the smaller, so a vector that is a prefix of a
+//! longer one sorts first (`1` before `1 0`, the integer 0 before the long 0).
+//! Bits past `priobits` in the last word are **not** masked away: they take
+//! part in the order and in equality, as in `queueing.C`. Two priorities
+//! share a deque only if both their words and their bit counts are equal
+//! (`CqsPrioqGetDeq`); priorities with equal words but different bit counts
+//! compare equal in `queueing.C` (their order is the heap's accident) and
+//! are ordered here by bit count, fewer first, to stay deterministic.
 //!
-//! Each heap holds one deque per distinct priority; FIFO strategies append to
-//! the back of their priority's deque, LIFO ones push to the front.
-//!
-//! Deviation from `queueing.c`: priorities are canonicalised (trailing zero
-//! bits are not significant), so bit-vectors `1` and `10`, the integer 0 and
-//! the long 0 are *one* priority and share a deque. `queueing.c` keeps
-//! numerically equal priorities of different lengths in separate deques
-//! (and orders them arbitrarily); here they obey FIFO/LIFO among equals.
+//! **Heaps**: entries whose priority is negative (an integer or long below
+//! 0, a bit-vector whose first word has its top bit clear, the empty
+//! bit-vector) go into the **negative** heap; the others into the
+//! **positive** heap; plain FIFO/LIFO entries into the **zero** deque.
+//! Dequeue order: negative heap, zero deque, positive heap — so an IFIFO
+//! entry with priority 0 runs *after* every plain FIFO entry, and a negative
+//! one before them. Each heap holds one deque per distinct priority; FIFO
+//! strategies append to its back, LIFO ones push to its front.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -47,70 +52,71 @@ pub const CQS_QUEUEING_LFIFO: u32 = 8;
 /// `CQS_QUEUEING_LLIFO`: 64-bit signed priority, LIFO among equals.
 pub const CQS_QUEUEING_LLIFO: u32 = 9;
 
-/// A canonical priority: a binary fraction in `[0, 1)`.
-///
-/// `hi` holds the first 64 bits; `rest` the following 32-bit words with
-/// trailing zero words removed, so the derived lexicographic order is the
-/// numeric order and equality is numeric equality.
+/// A Cqs priority: `priobits` and the words holding them (see the module
+/// docs for the order). The derived order compares the words
+/// lexicographically — a prefix first —, then the bit count.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Prio {
-    hi: u64,
-    rest: Vec<u32>,
+    words: Vec<u32>,
+    bits: u32,
+    /// Which heap: decided by the strategy's value, not the words, because a
+    /// raw LLIFO with few `priobits` keeps fewer words than its sign needs.
+    positive: bool,
 }
 
 impl Prio {
-    /// The priority of an IFIFO/ILIFO entry: `p + 2^31` as a 32-bit fraction.
+    /// The priority of an IFIFO/ILIFO entry: the word `p + 2^31`, 32 bits.
     pub fn int(p: i32) -> Prio {
-        Prio { hi: u64::from(p as u32 ^ 0x8000_0000) << 32, rest: Vec::new() }
+        Prio { words: vec![p as u32 ^ 0x8000_0000], bits: 32, positive: p >= 0 }
     }
 
-    /// The priority of an LFIFO/LLIFO entry: `p + 2^63` as a 64-bit fraction.
+    /// The priority of an LFIFO/LLIFO entry: the words of `p + 2^63`, high
+    /// word first, 64 bits.
     pub fn long(p: i64) -> Prio {
-        Prio { hi: (p as u64) ^ (1 << 63), rest: Vec::new() }
+        Prio::long_bits(p, 64).expect("64 bits fit")
     }
 
-    /// A bit-vector priority: the first `bits` bits of `words`, MSB of
-    /// `words[0]` first (Converse's `priobits`/`prioptr`). Bits past `bits`
-    /// in the last word are ignored.
+    /// A raw LLIFO's priority with `priobits` bits (`queueing.C` keys the deque
+    /// on the first `ceil(priobits / 32)` words of `p + 2^63`, and picks the heap
+    /// by its sign). `None` above 64 bits (`queueing.C` would read past the
+    /// value).
+    pub fn long_bits(p: i64, priobits: u32) -> Option<Prio> {
+        if priobits > 64 {
+            return None;
+        }
+        let v = (p as u64) ^ (1 << 63);
+        let words = [(v >> 32) as u32, v as u32][..priobits.div_ceil(32) as usize].to_vec();
+        Some(Prio { words, bits: priobits, positive: p >= 0 })
+    }
+
+    /// A bit-vector priority: `bits` bits in the first `ceil(bits / 32)` of
+    /// `words`, MSB of `words[0]` first (Converse's `priobits`/`prioptr`). The
+    /// bits past `bits` in the last word are kept, as `queueing.C` keeps them.
     ///
     /// # Panics
     /// If `words` holds fewer than `ceil(bits / 32)` words.
     pub fn bits(bits: u32, words: &[u32]) -> Prio {
         let n = bits.div_ceil(32) as usize;
         assert!(words.len() >= n, "bit-vector priority of {bits} bits needs {n} words, got {}", words.len());
-        let word = |i: usize| -> u32 {
-            if i >= n {
-                return 0;
-            }
-            let w = words[i];
-            let used = bits - 32 * i as u32; // bits of this word that count
-            if used >= 32 {
-                w
-            } else {
-                w & !(u32::MAX >> used)
-            }
-        };
-        let hi = (u64::from(word(0)) << 32) | u64::from(word(1));
-        let mut rest: Vec<u32> = (2..n).map(word).collect();
-        while rest.last() == Some(&0) {
-            rest.pop();
-        }
-        Prio { hi, rest }
+        let words = words[..n].to_vec();
+        // `priobits && (int)prioptr[0] < 0`: the empty vector is negative.
+        let positive = words.first().is_some_and(|w| w >> 31 == 1);
+        Prio { words, bits, positive }
     }
 
-    /// Whether this priority is at least ½ (Converse's positive heap).
+    /// Whether this priority goes into the positive heap.
     pub fn is_positive(&self) -> bool {
-        self.hi >> 63 == 1
+        self.positive
     }
 
-    /// The fraction as MSB-first 32-bit words, trailing zero words removed.
-    pub fn words(&self) -> Vec<u32> {
-        let mut w = vec![(self.hi >> 32) as u32, self.hi as u32];
-        w.extend_from_slice(&self.rest);
-        while w.last() == Some(&0) {
-            w.pop();
-        }
-        w
+    /// The words, `ceil(bits / 32)` of them, as given.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// `priobits`.
+    pub fn bit_count(&self) -> u32 {
+        self.bits
     }
 }
 
@@ -133,6 +139,11 @@ pub enum Strategy {
     LFifo(i64),
     /// 64-bit priority, smaller first, LIFO among equals.
     LLifo(i64),
+    /// LLIFO with a raw `priobits` other than 64 ([`Strategy::from_raw`]): as
+    /// in `queueing.C`, only the first `ceil(priobits / 32)` words of the
+    /// biased value form the key, so longs that differ only past them share a
+    /// deque (LIFO among them). At most 64 bits.
+    LLifoBits(i64, u32),
 }
 
 impl Strategy {
@@ -146,15 +157,18 @@ impl Strategy {
             Strategy::BFifo(_) => CQS_QUEUEING_BFIFO,
             Strategy::BLifo(_) => CQS_QUEUEING_BLIFO,
             Strategy::LFifo(_) => CQS_QUEUEING_LFIFO,
-            Strategy::LLifo(_) => CQS_QUEUEING_LLIFO,
+            Strategy::LLifo(_) | Strategy::LLifoBits(..) => CQS_QUEUEING_LLIFO,
         }
     }
 
     /// Converse's raw form: `(strategy, priobits, prioptr)`. Integer
     /// strategies read `prioptr[0]` as an `i32`; long strategies read
     /// `prioptr[0]` (low) and `prioptr[1]` (high) as an `i64`, the memory
-    /// layout of a little-endian `CmiInt8`. `None` for an unknown strategy
-    /// or too few words.
+    /// layout of a little-endian `CmiInt8`. As in `queueing.C`, integer
+    /// strategies ignore `priobits`, LFIFO needs it to be 64 (its `CmiAssert`),
+    /// and LLIFO honours it ([`Strategy::LLifoBits`] unless 64; at most 64).
+    /// `None` for an unknown strategy, a `priobits` these rules refuse, or too
+    /// few words.
     pub fn from_raw(queueing: u32, priobits: u32, prioptr: &[u32]) -> Option<Strategy> {
         let int = || prioptr.first().map(|&w| w as i32);
         let long = || match prioptr {
@@ -169,8 +183,9 @@ impl Strategy {
             CQS_QUEUEING_ILIFO => Strategy::ILifo(int()?),
             CQS_QUEUEING_BFIFO => Strategy::BFifo(bits()?),
             CQS_QUEUEING_BLIFO => Strategy::BLifo(bits()?),
-            CQS_QUEUEING_LFIFO => Strategy::LFifo(long()?),
-            CQS_QUEUEING_LLIFO => Strategy::LLifo(long()?),
+            CQS_QUEUEING_LFIFO if priobits == 64 => Strategy::LFifo(long()?),
+            CQS_QUEUEING_LLIFO if priobits == 64 => Strategy::LLifo(long()?),
+            CQS_QUEUEING_LLIFO if priobits < 64 => Strategy::LLifoBits(long()?, priobits),
             _ => return None,
         })
     }
@@ -186,6 +201,7 @@ impl Strategy {
             Strategy::BLifo(p) => (Some(p), true),
             Strategy::LFifo(p) => (Some(Prio::long(p)), false),
             Strategy::LLifo(p) => (Some(Prio::long(p)), true),
+            Strategy::LLifoBits(p, bits) => (Some(Prio::long_bits(p, bits.min(64)).expect("at most 64")), true),
         }
     }
 }
@@ -367,9 +383,14 @@ mod tests {
         ];
         for (s, n) in all {
             assert_eq!(s.queueing(), n);
-            let raw = Strategy::from_raw(n, 0, &[0, 0]).unwrap();
+            let bits = if n >= CQS_QUEUEING_LFIFO { 64 } else { 0 };
+            let raw = Strategy::from_raw(n, bits, &[0, 0]).unwrap();
             assert_eq!(raw.queueing(), n);
         }
+        // LFIFO asserts 64 bits in queueing.C; LLIFO honours fewer, not more.
+        assert_eq!(Strategy::from_raw(CQS_QUEUEING_LFIFO, 32, &[0, 0]), None);
+        assert_eq!(Strategy::from_raw(CQS_QUEUEING_LLIFO, 32, &[0, 0]), Some(Strategy::LLifoBits(0, 32)));
+        assert_eq!(Strategy::from_raw(CQS_QUEUEING_LLIFO, 65, &[0, 0]), None);
         assert_eq!(Strategy::from_raw(0, 0, &[]), None);
         assert_eq!(Strategy::from_raw(CQS_QUEUEING_IFIFO, 32, &[]), None);
         assert_eq!(Strategy::from_raw(CQS_QUEUEING_LFIFO, 64, &[5, 1]), Some(Strategy::LFifo((1 << 32) | 5)));
@@ -416,37 +437,84 @@ mod tests {
     }
 
     #[test]
-    fn bit_vector_priorities_are_padded_binary_fractions() {
+    fn bit_vector_priorities_compare_whole_words() {
         let b = |bits, w: &[u32]| Prio::bits(bits, w);
-        // "01" (¼) < "1" (½) == "10" < "11" (¾); empty = 0 is smallest.
+        // "01" (¼) < "1" (½) < "11" (¾); the empty vector is smallest.
         assert!(b(2, &[0x4000_0000]) < b(1, &[0x8000_0000]));
-        assert_eq!(b(1, &[0x8000_0000]), b(2, &[0x8000_0000]));
-        assert_eq!(b(1, &[0xFFFF_FFFF]), b(1, &[0x8000_0000])); // masked
+        assert!(b(1, &[0x8000_0000]) < b(2, &[0xC000_0000]));
         assert!(b(0, &[]) < b(2, &[0x4000_0000]));
         assert!(!b(0, &[]).is_positive());
         assert!(b(1, &[0x8000_0000]).is_positive());
-        // long vectors: only a later non-zero word makes a difference
-        let long_a = b(100, &[1, 2, 3, 0]);
-        let long_b = b(96, &[1, 2, 3]);
-        assert_eq!(long_a, long_b);
-        assert!(b(100, &[1, 2, 3, 0x1000_0000]) > long_b);
-        assert_eq!(long_a.words(), vec![1, 2, 3]);
-        // integer 0 == bit-vector ½ == long 0: one number space
-        assert_eq!(Prio::int(0), b(1, &[0x8000_0000]));
-        assert_eq!(Prio::long(0), Prio::int(0));
+        // Same words, other bit count: another deque, ordered by bit count.
+        assert_ne!(b(1, &[0x8000_0000]), b(2, &[0x8000_0000]));
+        assert!(b(1, &[0x8000_0000]) < b(2, &[0x8000_0000]));
+        // A prefix sorts first: a trailing zero word is not dropped.
+        assert!(b(96, &[1, 2, 3]) < b(100, &[1, 2, 3, 0]));
+        assert_eq!(b(100, &[1, 2, 3, 0]).words(), &[1, 2, 3, 0]);
+        assert!(b(100, &[1, 2, 3, 0]) < b(100, &[1, 2, 3, 0x1000_0000]));
+        // Bits past priobits are part of the priority.
+        assert!(b(1, &[0x8000_0000]) < b(1, &[0xFFFF_FFFF]));
+        // The integer 0 (one word) is a prefix of the long 0 (two words).
+        assert!(Prio::int(0) < Prio::long(0));
         assert!(Prio::int(-1) < Prio::int(0));
-        // cross-width comparisons compare fractions: -1 + 2^63 over 2^64 is
-        // closer to ½ than -1 + 2^31 over 2^32
         assert!(Prio::long(-1) > Prio::int(-1));
+    }
 
+    #[test]
+    fn a_prefix_vector_runs_before_the_longer_one() {
+        // Canonicalised (trailing zero words dropped), the two were one
+        // priority and ran in FIFO order: 1 then 2.
+        let mut q = Cqs::new();
+        q.enqueue(1, Strategy::BFifo(Prio::bits(64, &[0xC000_0000, 0])));
+        q.enqueue(2, Strategy::BFifo(Prio::bits(32, &[0xC000_0000])));
+        q.enqueue(3, Strategy::LFifo(0));
+        q.enqueue(4, Strategy::IFifo(0));
+        assert_eq!(drain(&mut q), vec![4, 3, 2, 1]);
+    }
+
+    #[test]
+    fn bits_past_priobits_are_not_masked() {
+        // Masked, both were "1" and ran in FIFO order: 1 then 2.
+        let mut q = Cqs::new();
+        q.enqueue(1, Strategy::BFifo(Prio::bits(1, &[0xFFFF_FFFF])));
+        q.enqueue(2, Strategy::BFifo(Prio::bits(1, &[0x8000_0000])));
+        assert_eq!(drain(&mut q), vec![2, 1]);
+    }
+
+    #[test]
+    fn llifo_honours_priobits() {
+        // 32 bits: only the high word of p + 2^63 is the key, so 3 and 5 share
+        // a deque and the later one runs first. With priobits ignored they were
+        // two priorities and ran 3 then 5.
+        let raw = |p: i64| [p as u32, (p >> 32) as u32];
+        let mut q = Cqs::new();
+        q.enqueue(3, Strategy::from_raw(CQS_QUEUEING_LLIFO, 32, &raw(3)).unwrap());
+        q.enqueue(5, Strategy::from_raw(CQS_QUEUEING_LLIFO, 32, &raw(5)).unwrap());
+        q.enqueue(40, Strategy::from_raw(CQS_QUEUEING_LLIFO, 32, &raw(1 << 40)).unwrap());
+        assert_eq!(drain(&mut q), vec![5, 3, 40]);
+        // 64 bits: the whole value.
+        q.enqueue(3, Strategy::from_raw(CQS_QUEUEING_LLIFO, 64, &raw(3)).unwrap());
+        q.enqueue(5, Strategy::from_raw(CQS_QUEUEING_LLIFO, 64, &raw(5)).unwrap());
+        assert_eq!(drain(&mut q), vec![3, 5]);
+        // 0 bits: one key for all, the heap still chosen by the sign.
+        q.enqueue(7, Strategy::Fifo);
+        q.enqueue(8, Strategy::from_raw(CQS_QUEUEING_LLIFO, 0, &raw(9)).unwrap());
+        q.enqueue(9, Strategy::from_raw(CQS_QUEUEING_LLIFO, 0, &raw(-9)).unwrap());
+        assert_eq!(drain(&mut q), vec![9, 7, 8]);
+    }
+
+    #[test]
+    fn bit_vectors_in_the_queue() {
+        let b = |bits, w: &[u32]| Prio::bits(bits, w);
         let mut q = Cqs::new();
         q.enqueue(1, Strategy::BFifo(b(1, &[0x8000_0000]))); // ½, positive
         q.enqueue(2, Strategy::BFifo(b(2, &[0x4000_0000]))); // ¼, negative
         q.enqueue(3, Strategy::Fifo);
-        q.enqueue(4, Strategy::BLifo(b(2, &[0x8000_0000]))); // ½ again, LIFO
-        q.enqueue(5, Strategy::BFifo(b(0, &[]))); // 0
+        q.enqueue(4, Strategy::BLifo(b(1, &[0x8000_0000]))); // ½ again, LIFO
+        q.enqueue(5, Strategy::BFifo(b(0, &[]))); // empty
         q.enqueue(6, Strategy::BFifo(b(2, &[0xC000_0000]))); // ¾
-        assert_eq!(drain(&mut q), vec![5, 2, 3, 4, 1, 6]);
+        q.enqueue(7, Strategy::BFifo(b(2, &[0x8000_0000]))); // ½ in 2 bits: after 1 bit
+        assert_eq!(drain(&mut q), vec![5, 2, 3, 4, 1, 7, 6]);
     }
 
     #[test]
@@ -472,25 +540,48 @@ mod tests {
 
     // ---- property test against a reference model --------------------------
 
-    /// Independent model of a priority: MSB-first bits, trailing zeros cut.
-    fn model_bits(s: &Strategy) -> Vec<bool> {
-        let from_word_bits = |v: u64, n: u32| (0..n).map(move |i| (v >> (n - 1 - i)) & 1 == 1);
-        let mut bits: Vec<bool> = match s {
-            Strategy::Fifo | Strategy::Lifo => vec![],
+    /// Independent model of a priority, from the strategy's values: the
+    /// heap class (0 negative, 1 zero deque, 2 positive) and the key words
+    /// with the bit count.
+    fn model_key(s: &Strategy) -> (u8, Vec<u32>, u32) {
+        let long = |p: i64| {
+            let v = (p as i128 + (1i128 << 63)) as u64;
+            vec![(v >> 32) as u32, v as u32]
+        };
+        match s {
+            Strategy::Fifo | Strategy::Lifo => (1, vec![], 0),
             Strategy::IFifo(p) | Strategy::ILifo(p) => {
-                from_word_bits(u64::from((*p as i64 + (1i64 << 31)) as u32), 32).collect()
+                (if *p >= 0 { 2 } else { 0 }, vec![(*p as i64 + (1i64 << 31)) as u32], 32)
             }
-            Strategy::LFifo(p) | Strategy::LLifo(p) => {
-                from_word_bits((*p as i128 + (1i128 << 63)) as u64, 64).collect()
+            Strategy::LFifo(p) | Strategy::LLifo(p) => (if *p >= 0 { 2 } else { 0 }, long(*p), 64),
+            Strategy::LLifoBits(p, bits) => {
+                let mut w = long(*p);
+                w.truncate(bits.div_ceil(32) as usize);
+                (if *p >= 0 { 2 } else { 0 }, w, *bits)
             }
             Strategy::BFifo(p) | Strategy::BLifo(p) => {
-                p.words().iter().flat_map(|&w| from_word_bits(u64::from(w), 32)).collect()
+                let w = p.words().to_vec();
+                (if !w.is_empty() && w[0] >= 0x8000_0000 { 2 } else { 0 }, w, p.bit_count())
             }
-        };
-        while bits.last() == Some(&false) {
-            bits.pop();
         }
-        bits
+    }
+
+    /// `CqsPrioGT`'s order, written out: word by word, the shorter first,
+    /// then (our tie-break) the bit count.
+    fn model_cmp(a: &(u8, Vec<u32>, u32), b: &(u8, Vec<u32>, u32)) -> std::cmp::Ordering {
+        if a.0 != b.0 {
+            return a.0.cmp(&b.0);
+        }
+        for i in 0.. {
+            match (a.1.get(i), b.1.get(i)) {
+                (None, None) => break,
+                (None, Some(_)) => return std::cmp::Ordering::Less,
+                (Some(_), None) => return std::cmp::Ordering::Greater,
+                (Some(x), Some(y)) if x != y => return x.cmp(y),
+                _ => {}
+            }
+        }
+        a.2.cmp(&b.2)
     }
 
     #[derive(Clone, Debug)]
@@ -512,6 +603,7 @@ mod tests {
         ];
         let bitvec =
             (0u32..=100, proptest::collection::vec(word, 4)).prop_map(|(bits, words)| Prio::bits(bits, &words));
+        let long_bits = (small_long.clone(), 0u32..64).prop_map(|(p, b)| Strategy::LLifoBits(p, b));
         prop_oneof![
             Just(Strategy::Fifo),
             Just(Strategy::Lifo),
@@ -521,6 +613,7 @@ mod tests {
             bitvec.prop_map(Strategy::BLifo),
             small_long.clone().prop_map(Strategy::LFifo),
             small_long.prop_map(Strategy::LLifo),
+            long_bits,
         ]
     }
     use proptest::strategy::Strategy as Strategy_;
@@ -536,52 +629,56 @@ mod tests {
         /// then sequence — reversed for LIFO) says, at every step.
         #[test]
         fn cqs_matches_reference_model(ops in arb_ops()) {
-            // (class, bits, lifo-first, signed sequence, item)
-            let mut model: Vec<(u8, Vec<bool>, u8, i64, u32)> = Vec::new();
+            // (key, lifo-first, signed sequence, item)
+            type Entry = ((u8, Vec<u32>, u32), u8, i64, u32);
+            let cmp = |a: &Entry, b: &Entry| model_cmp(&a.0, &b.0).then((a.1, a.2).cmp(&(b.1, b.2)));
+            let mut model: Vec<Entry> = Vec::new();
             let mut q = Cqs::new();
             for (seq, op) in ops.into_iter().enumerate() {
                 let seq = seq as i64;
                 match op {
                     Op::Enq(s) => {
-                        let bits = model_bits(&s);
                         let lifo = matches!(
                             s,
-                            Strategy::Lifo | Strategy::ILifo(_) | Strategy::BLifo(_) | Strategy::LLifo(_)
+                            Strategy::Lifo
+                                | Strategy::ILifo(_)
+                                | Strategy::BLifo(_)
+                                | Strategy::LLifo(_)
+                                | Strategy::LLifoBits(..)
                         );
-                        let class = match s {
-                            Strategy::Fifo | Strategy::Lifo => 1,
-                            _ if bits.first() == Some(&true) => 2,
-                            _ => 0,
-                        };
                         let key = if lifo { (0, -seq) } else { (1, seq) };
-                        model.push((class, bits, key.0, key.1, seq as u32));
+                        model.push((model_key(&s), key.0, key.1, seq as u32));
                         q.enqueue(seq as u32, s);
                     }
                     Op::Deq => {
                         let want = model
                             .iter()
                             .enumerate()
-                            .min_by(|a, b| (a.1.0, &a.1.1, a.1.2, a.1.3).cmp(&(b.1.0, &b.1.1, b.1.2, b.1.3)))
+                            .min_by(|a, b| cmp(a.1, b.1))
                             .map(|(i, _)| i)
-                            .map(|i| model.remove(i).4);
+                            .map(|i| model.remove(i).3);
                         prop_assert_eq!(q.dequeue(), want);
                     }
                 }
                 prop_assert_eq!(q.len(), model.len());
             }
             // drain the rest in model order
-            model.sort_by(|a, b| (a.0, &a.1, a.2, a.3).cmp(&(b.0, &b.1, b.2, b.3)));
+            model.sort_by(cmp);
             let rest: Vec<u32> = std::iter::from_fn(|| q.dequeue()).collect();
-            prop_assert_eq!(rest, model.into_iter().map(|m| m.4).collect::<Vec<_>>());
+            prop_assert_eq!(rest, model.into_iter().map(|m| m.3).collect::<Vec<_>>());
         }
 
-        /// Prio's order is the numeric order of the padded bit strings.
+        /// Prio's order is the model's within a heap.
         #[test]
-        fn prio_order_is_numeric(a in arb_strategy(), b in arb_strategy()) {
+        fn prio_order_is_the_models(a in arb_strategy(), b in arb_strategy()) {
             let pa = a.clone().split().0;
             let pb = b.clone().split().0;
             if let (Some(pa), Some(pb)) = (pa, pb) {
-                prop_assert_eq!(pa.cmp(&pb), model_bits(&a).cmp(&model_bits(&b)));
+                prop_assert_eq!(pa.is_positive(), model_key(&a).0 == 2);
+                let (ka, kb) = (model_key(&a), model_key(&b));
+                if ka.0 == kb.0 {
+                    prop_assert_eq!(pa.cmp(&pb), model_cmp(&ka, &kb));
+                }
             }
         }
     }

@@ -1,8 +1,10 @@
 //! # schedlab-converse — the Converse message layer
 //!
 //! A re-implementation of the message-driven core of Converse (Bhandarkar's
-//! thesis; the Converse manual; `converse.h`, `convcore.C`, `queueing.c`),
-//! spec §4 of `shared/spec/seed-systems.md`:
+//! thesis; the Converse manual; Charm++'s `conv-core/converse.h`,
+//! `convcore.C`, `queueing.C` and `arch/util/machine-common-core.C`), spec §4
+//! of `shared/spec/seed-systems.md`. Where it reads those sources one way or
+//! another, `docs/converse.md` says how and why.
 //!
 //! * **Generalised messages** ([`Msg`]): one contiguous block, an
 //!   [`HEADER_SIZE`]-byte header holding the handler index, then the payload.
@@ -16,14 +18,16 @@
 //! * **PEs**: each an OS thread (pinned with `core_affinity` if asked) with a
 //!   network inbox — a lock-free MPSC `SegQueue` — and a scheduler queue
 //!   ([`Cqs`]). [`Pe::send`] is `CmiSyncSendAndFree`; [`Pe::broadcast`] /
-//!   [`Pe::broadcast_all`] the broadcasts.
-//! * **The scheduler loop** (Csd, spec §4.2): each iteration drains the
-//!   network, calling each arrived message's handler immediately (handlers
-//!   may process at once or [`Pe::enqueue`] the message with a [`Strategy`]),
-//!   then dequeues **one** message from the scheduler queue and calls its
-//!   handler. Entry points: [`Pe::schedule_forever`], [`Pe::schedule_count`]
-//!   (returns 0, or `n` minus the number delivered if stopped early — as
-//!   `CsdScheduleCount` does), [`Pe::schedule_poll`], [`Pe::scheduler`]
+//!   [`Pe::broadcast_all`] the broadcasts. A send to the PE itself goes to
+//!   its local queue (`CmiSendSelf`), not the network.
+//! * **The scheduler loop** (Csd, spec §4.2): each iteration takes one
+//!   message — from another PE if there is one, else from the local queue,
+//!   else from the scheduler queue (`CsdNextMessage`) — and calls its
+//!   handler (handlers may process at once or [`Pe::enqueue`] the message
+//!   with a [`Strategy`]). Entry points: [`Pe::schedule_forever`],
+//!   [`Pe::schedule_count`] (returns 0, or `n` minus the number delivered if
+//!   stopped early — as `CsdScheduleCount` does; `n = 0` schedules until
+//!   stopped), [`Pe::schedule_poll`], [`Pe::scheduler`]
 //!   (dispatch on the sign of `n`), [`Pe::deliver_msgs`] (network only),
 //!   [`Pe::deliver_specific_msg`]. [`Pe::exit_scheduler`] is
 //!   `CsdExitScheduler`: a stop counter that every running scheduler
@@ -33,12 +37,16 @@
 //!   LFIFO, LLIFO with the current `CQS_QUEUEING_*` numbering (2…9); a
 //!   negative-priority heap of per-priority deques, a zero-priority deque and
 //!   a positive-priority heap, dequeued in that order; integer priorities
-//!   biased by 2³¹ (longs by 2⁶³) to pick the heap. See [`cqs`] for details.
+//!   biased by 2³¹ (longs by 2⁶³) to pick the heap; priorities compared word
+//!   by word, a prefix first, unmasked. See [`cqs`] for details.
 //! * **Running a program**: [`Converse::run`]`(n, |pe| ...)` (or
 //!   [`Converse::builder`]) runs the closure on every PE — register handlers,
-//!   send the first messages, maybe schedule — then keeps each PE scheduling
-//!   until a global exit ([`Pe::exit_all`], like `CsdExitAll`/`CkExit`)
-//!   reaches it; returns the closures' values in PE order.
+//!   send the first messages, maybe schedule — then runs each PE's scheduler
+//!   until it is stopped on that PE ([`Pe::exit_scheduler`]), as
+//!   `ConverseInit` does before `ConverseExit`; the run ends when every PE
+//!   has left its scheduler, and returns the closures' values in PE order.
+//!   [`Pe::exit_all`] is a convenience like Charm++'s `CkExit` (Converse has
+//!   no exit-all): it stops every PE's scheduler.
 //!
 //! ## Design decisions and differences from Converse
 //!
@@ -58,15 +66,21 @@
 //!   panic in a PE's start closure itself sends a global exit so the others
 //!   do not wait forever, and yields [`RunError::Pe`]. Converse aborts the
 //!   whole job instead.
-//! * **Global exit** is a message ([`Pe::exit_all`] sends one to each PE,
-//!   itself included), so messages a PE sent before calling it are
-//!   delivered first; messages still in flight when a PE handles its exit
-//!   message are dropped at shutdown. There is no quiescence detection.
+//! * **Ending**: a PE is done when its scheduler returns after the start
+//!   closure; messages still in flight to a PE that is done are dropped.
+//!   The optional global exit is a message ([`Pe::exit_all`] sends one to
+//!   each PE, itself included through its local queue), so messages a PE
+//!   sent before calling it are delivered first. If the start closure ran
+//!   the scheduler itself and stopped it, the scheduler runs again after the
+//!   closure, as `ConverseInit` with `usched = 0` does. There is no quiescence
+//!   detection.
 //! * **Counting**: `schedule_count` counts handler invocations, as Converse
 //!   does — a message that arrives, is enqueued by its handler and later
 //!   dispatched counts twice. The internal exit message is not counted.
 //! * **Ordering**: messages from one PE to another arrive in send order (the
 //!   inbox is a FIFO); Converse only promises that on some machine layers.
+//!   Messages to self wait in the local queue behind every message from
+//!   other PEs (`CsdLocalMax = 0`, Converse's default).
 //! * **Header**: 8 bytes — handler index and source PE ([`Msg::src_pe`]);
 //!   Converse's header has more (the queueing priority lives in the
 //!   message's envelope there, in the Cqs key here).
@@ -74,11 +88,11 @@
 //!   non-`Send` state); handlers registered on the [`Converse`] object are
 //!   shared by all PEs and take the first indices.
 //!   `CmiRegisterHandlerGlobal` + `CmiNumberHandler` are not provided.
-//! * **Cqs priorities** are canonical binary fractions: numerically equal
-//!   priorities of different bit lengths share one deque (FIFO/LIFO among
-//!   them), where `queueing.c` keeps them in distinct deques. As in
-//!   Converse, an IFIFO/LFIFO priority 0 lands in the *positive* heap, so it
-//!   runs after plain FIFO/LIFO messages.
+//! * **Cqs priorities** are keyed as in `queueing.C` (bit count and words,
+//!   bits past the count kept); priorities with equal words and different bit
+//!   counts, which `queueing.C` leaves in heap order, run fewer bits first.
+//!   As in Converse, an IFIFO/LFIFO priority 0 lands in the *positive* heap,
+//!   so it runs after plain FIFO/LIFO messages.
 //! * Not implemented: Cth threads, Cld load balancers, the message manager,
 //!   futures, CPM, node queues, async sends (all sends are synchronous and
 //!   "AndFree": the message moves).

@@ -53,8 +53,11 @@ impl Shared {
 pub struct PeStats {
     /// Handler invocations of user messages (network and scheduler queue).
     pub delivered: u64,
-    /// Messages taken from the network inbox.
+    /// Messages taken from the network inbox (sent by other PEs).
     pub from_network: u64,
+    /// Messages taken from the local queue: sends to this PE itself, and
+    /// network messages set aside by [`Pe::deliver_specific_msg`].
+    pub from_local: u64,
     /// Messages taken from the scheduler queue (Cqs).
     pub from_queue: u64,
     /// Messages sent (a broadcast counts once per destination).
@@ -216,11 +219,14 @@ impl Converse {
         HandlerId(self.handlers.len() as u32 - 1)
     }
 
-    /// Start the PEs (`ConverseInit`): each PE thread runs `f` — which
-    /// typically registers handlers, sends the first messages and may call
-    /// the scheduler itself — and then, unless a global exit
-    /// ([`Pe::exit_all`]) already reached it, runs the scheduler until one
-    /// does. Returns each PE's value of `f`, or the failures.
+    /// Start the PEs (`ConverseInit` with `usched = 0`): each PE thread runs
+    /// `f` — which typically registers handlers, sends the first messages and
+    /// may call the scheduler itself — and then the scheduler
+    /// ([`Pe::schedule_forever`]) until it is stopped on that PE
+    /// ([`Pe::exit_scheduler`], or a global exit, [`Pe::exit_all`]); then the
+    /// PE is done (`ConverseExit`). The run ends when every PE is done;
+    /// messages still on their way to a PE that is done are dropped. Returns
+    /// each PE's value of `f`, or the failures.
     pub fn start<R, F>(&self, f: F) -> Result<Vec<R>, RunError>
     where
         R: Send,
@@ -268,9 +274,9 @@ impl Converse {
                             let out = catch_unwind(AssertUnwindSafe(|| f(&mut pe)));
                             match out {
                                 Ok(r) => {
-                                    while !pe.global_exit {
-                                        pe.schedule_forever();
-                                    }
+                                    // convcore's `CsdScheduler(-1)` after the start
+                                    // function; its return ends the PE.
+                                    pe.schedule_forever();
                                     (Some(r), pe.stats, pe.errors, None)
                                 }
                                 Err(p) => {
@@ -326,8 +332,9 @@ pub struct Pe {
     shared: Arc<Shared>,
     handlers: Vec<LocalHandler>,
     cqs: Cqs<Msg>,
-    /// Network messages set aside by `deliver_specific_msg`, delivered first.
-    stash: VecDeque<Msg>,
+    /// `CmiLocalQueue`: messages sent to this PE by itself, and network
+    /// messages set aside by `deliver_specific_msg`; checked after the network.
+    local: VecDeque<Msg>,
     /// `CsdStopFlag`: bumped by `exit_scheduler`; a scheduler returns when it
     /// differs from the value it saw on entry.
     stop_flag: u64,
@@ -351,7 +358,7 @@ impl Pe {
             shared,
             handlers,
             cqs: Cqs::new(),
-            stash: VecDeque::new(),
+            local: VecDeque::new(),
             stop_flag: 0,
             global_exit: false,
             stats: PeStats::default(),
@@ -385,13 +392,19 @@ impl Pe {
         self.handlers.len()
     }
 
-    /// `CmiSyncSendAndFree`: hand `msg` to PE `pe`'s network inbox (to self
-    /// too). Messages from one PE to another arrive in send order.
+    /// `CmiSyncSendAndFree`: hand `msg` to PE `pe`'s network inbox, or, sent
+    /// to this PE itself, to its local queue (`CmiSendSelf`), which the
+    /// scheduler checks after the network. Messages from one PE to another
+    /// arrive in send order.
     pub fn send(&mut self, pe: usize, mut msg: Msg) {
         assert!(pe < self.num_pes(), "send to PE {pe} of {}", self.num_pes());
         msg.set_src_pe(self.id);
         self.stats.sent += 1;
-        self.shared.push(pe, msg);
+        if pe == self.id {
+            self.local.push_back(msg);
+        } else {
+            self.shared.push(pe, msg);
+        }
     }
 
     /// `CmiSyncBroadcastAndFree`: a copy to every PE except this one.
@@ -454,16 +467,24 @@ impl Pe {
         self.stop_flag += 1;
     }
 
-    /// `CsdExitAll` / `CkExit`: send an exit message to every PE, this one
-    /// included. A PE handles it in arrival order (messages this PE sent
+    /// A global exit, like Charm++'s `CkExit` (Converse itself has none: a
+    /// Converse program ends when every PE has left its scheduler, e.g. by a
+    /// broadcast whose handler calls [`Pe::exit_scheduler`]). Sends an exit
+    /// message to every PE, this one included (to its local queue, as any
+    /// send to self); a PE handles it in arrival order (messages this PE sent
     /// earlier are delivered first); from then on its scheduler calls return
-    /// at once, and [`Converse::start`] lets the PE thread finish.
+    /// at once.
     pub fn exit_all(&mut self) {
         let mut m = Msg::alloc(HEADER_SIZE);
         m.set_handler(HandlerId(EXIT_HANDLER));
+        m.set_src_pe(self.id);
         for pe in 0..self.num_pes() {
-            m.set_src_pe(self.id);
-            self.shared.push(pe, m.clone());
+            if pe == self.id {
+                // Behind this PE's earlier sends to itself, like any send to self.
+                self.local.push_back(m.clone());
+            } else {
+                self.shared.push(pe, m.clone());
+            }
         }
     }
 
@@ -505,12 +526,16 @@ impl Pe {
         self.errors.push(HandlerError { pe: self.id, handler: HandlerId(h), message });
     }
 
+    /// The next message from another PE, else from the local queue
+    /// (`CsdNextMessage` with `CsdLocalMax = 0`: `CmiGetNonLocal`, then
+    /// `CmiLocalQueue`).
     fn pop_network(&mut self) -> Option<Msg> {
-        if let Some(m) = self.stash.pop_front() {
+        if let Some(m) = self.shared.inboxes[self.id].queue.pop() {
+            self.stats.from_network += 1;
             return Some(m);
         }
-        let m = self.shared.inboxes[self.id].queue.pop()?;
-        self.stats.from_network += 1;
+        let m = self.local.pop_front()?;
+        self.stats.from_local += 1;
         Some(m)
     }
 
@@ -552,7 +577,7 @@ impl Pe {
     /// (otherwise return). Returns the budget left.
     fn run_loop(&mut self, mut budget: Option<u64>, block: bool) -> Option<u64> {
         let cycle = self.stop_flag;
-        if self.global_exit || budget == Some(0) {
+        if self.global_exit {
             return budget;
         }
         loop {
@@ -574,7 +599,9 @@ impl Pe {
                     self.handle_message(m);
                     if user {
                         if let Some(b) = budget.as_mut() {
-                            *b -= 1;
+                            // From 0 it goes on past 0: `CsdScheduleCount(0)`
+                            // runs until stopped.
+                            *b = b.wrapping_sub(1);
                         }
                     }
                     if self.stop_flag != cycle || self.global_exit || budget == Some(0) {
@@ -600,9 +627,16 @@ impl Pe {
     /// `CsdScheduleCount(n)`: deliver `n` messages (handler invocations,
     /// network and queue alike), waiting for them if need be; returns 0, or
     /// `n` minus the number delivered if stopped early by `exit_scheduler`
-    /// or a global exit.
+    /// or a global exit. `n = 0` delivers until stopped (convcore decrements
+    /// before it tests for 0) and returns 0 (convcore returns minus the
+    /// number delivered, which a `u64` cannot hold).
     pub fn schedule_count(&mut self, n: u64) -> u64 {
-        self.run_loop(Some(n), true).unwrap_or(0)
+        let left = self.run_loop(Some(n), true).unwrap_or(0);
+        if n == 0 {
+            0
+        } else {
+            left
+        }
     }
 
     /// `CsdSchedulePoll`: deliver until nothing is available (network and
@@ -645,13 +679,14 @@ impl Pe {
         left
     }
 
-    /// `CmiDeliverSpecificMsg(h)`: wait for a network message for handler
-    /// `h` and handle it; other messages arriving meanwhile are set aside
-    /// and delivered, in order, by later scheduler calls. Returns false if
-    /// a global exit arrived first.
+    /// `CmiDeliverSpecificMsg(h)`: wait for a message for handler `h` (in the
+    /// local queue or from the network) and handle it; other network
+    /// messages arriving meanwhile are appended to the local queue, as in
+    /// convcore, and delivered by later scheduler calls after the network.
+    /// Returns false if a global exit arrived first.
     pub fn deliver_specific_msg(&mut self, h: HandlerId) -> bool {
-        if let Some(i) = self.stash.iter().position(|m| m.handler() == h) {
-            let m = self.stash.remove(i).expect("index from position");
+        if let Some(i) = self.local.iter().position(|m| m.handler() == h) {
+            let m = self.local.remove(i).expect("index from position");
             self.handle_message(m);
             return true;
         }
@@ -666,7 +701,7 @@ impl Pe {
                     self.global_exit = true;
                     return false;
                 }
-                self.stash.push_back(m);
+                self.local.push_back(m);
             }
             if self.global_exit {
                 return false;

@@ -143,7 +143,8 @@ fn scheduler_queue_path_dispatches_in_strategy_order() {
         pe.schedule_forever();
         assert_eq!(pe.queue_len(), 0);
         let st = pe.stats();
-        assert_eq!((st.from_network, st.from_queue, st.enqueued), (12, 12, 12));
+        // Sent to itself: through the local queue, not the network.
+        assert_eq!((st.from_network, st.from_local, st.from_queue, st.enqueued), (0, 12, 12, 12));
         pe.exit_all();
         let v = seen.borrow().clone();
         v
@@ -183,7 +184,6 @@ fn schedule_count_returns_zero_or_the_undelivered_rest() {
         // n == 0 polls: delivers the last one and returns, not waiting
         assert_eq!(pe.scheduler(0), 0);
         assert_eq!(delivered.get(), 6);
-        assert_eq!(pe.schedule_count(0), 0);
         // a message through the queue counts twice (arrival + dispatch)
         let real = h;
         let via_queue = pe.register_handler(move |pe: &mut Pe, mut m: Msg| {
@@ -341,18 +341,18 @@ fn deliver_specific_msg_sets_others_aside_in_order() {
                 pe.send(0, msg_u64(a, i, 0));
             }
             pe.send(0, msg_u64(b, 7, 0));
-            pe.send(0, msg_u64(a, 3, 0));
             return Vec::new();
         }
         assert!(pe.deliver_specific_msg(b));
         assert_eq!(*log.borrow(), vec![1007]);
-        // the set-aside ones come first, then the rest, in arrival order
-        assert_eq!(pe.schedule_count(4), 0);
+        // the set-aside ones (now in the local queue) in arrival order
+        assert_eq!(pe.schedule_count(3), 0);
+        assert_eq!(pe.stats().from_local, 3);
         pe.exit_all();
         let v = log.borrow().clone();
         v
     })
-    .map(|r| assert_eq!(r[0], vec![1007, 0, 1, 2, 3]))
+    .map(|r| assert_eq!(r[0], vec![1007, 0, 1, 2]))
     .unwrap();
 }
 
@@ -527,4 +527,96 @@ fn bench_functions_return_plausible_numbers() {
     let (queued, direct) = bench_queueing_overhead(100_000);
     assert!(queued > 0.0 && direct > 0.0, "{queued} {direct}");
     assert!(queued < 10_000.0 && direct < 10_000.0, "{queued} {direct}");
+}
+
+/// `CsdScheduleCount(0)` decrements before it tests for 0: it schedules until
+/// stopped (it used to return at once, delivering nothing).
+#[test]
+fn schedule_count_zero_schedules_until_stopped() {
+    let _g = serial();
+    Converse::run(1, |pe: &mut Pe| {
+        let delivered = Rc::new(Cell::new(0u64));
+        let d = delivered.clone();
+        let h = pe.register_handler(move |pe: &mut Pe, m: Msg| {
+            d.set(d.get() + 1);
+            if m.read_u64(0) == 1 {
+                pe.exit_scheduler();
+            }
+        });
+        for stop in [0, 0, 0, 0, 1, 0] {
+            pe.send(0, msg_u64(h, stop, 0));
+        }
+        assert_eq!(pe.schedule_count(0), 0);
+        assert_eq!(delivered.get(), 5, "ran until the handler that stopped it");
+        pe.exit_all();
+    })
+    .unwrap();
+}
+
+/// A send to self goes to the PE's local queue (`CmiSendSelf`), which
+/// `CsdNextMessage` checks after messages from other PEs: a message from PE 1
+/// that arrived later still runs first. (Through the network inbox, the
+/// self-send ran first.)
+#[test]
+fn a_send_to_self_runs_after_messages_from_other_pes() {
+    let _g = serial();
+    use std::sync::atomic::AtomicBool;
+    let (self_sent, other_sent) = (AtomicBool::new(false), AtomicBool::new(false));
+    let wait = |flag: &AtomicBool| {
+        while !flag.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    Converse::builder()
+        .pes(2)
+        .spin(Duration::from_micros(20))
+        .build()
+        .start(|pe: &mut Pe| {
+            let log = log.clone();
+            let h = pe.register_handler(move |pe: &mut Pe, m: Msg| {
+                let mut l = log.lock().unwrap();
+                l.push((m.src_pe(), m.read_u64(0)));
+                if l.len() == 2 {
+                    pe.exit_scheduler();
+                }
+            });
+            let stop = pe.register_handler(|pe: &mut Pe, _m: Msg| pe.exit_scheduler());
+            if pe.my_pe() == 1 {
+                // PE 0 sends to itself first; then this PE sends to PE 0.
+                wait(&self_sent);
+                pe.send(0, msg_u64(h, 1, 0));
+                other_sent.store(true, Ordering::Release);
+                pe.send(1, Msg::with_payload_len(stop, 0));
+                return;
+            }
+            pe.send(0, msg_u64(h, 0, 0));
+            self_sent.store(true, Ordering::Release);
+            wait(&other_sent); // PE 1's message is in PE 0's inbox now
+                               // start() schedules from here.
+        })
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), vec![(Some(1), 1), (Some(0), 0)]);
+}
+
+/// Converse has no exit-all: a program ends when every PE has left its
+/// scheduler (`ConverseExit` after `CsdScheduler(-1)`). Here each PE stops its
+/// own scheduler and no global exit is ever sent; `start` must return (it used
+/// to wait for a global exit forever).
+#[test]
+fn the_run_ends_when_every_pe_has_left_its_scheduler() {
+    let _g = serial();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = Converse::builder().pes(3).spin(Duration::from_micros(20)).build().start(|pe: &mut Pe| {
+            let stop = pe.register_handler(|pe: &mut Pe, _m: Msg| pe.exit_scheduler());
+            if pe.my_pe() == 0 {
+                pe.broadcast_all(Msg::with_payload_len(stop, 0));
+            }
+            pe.my_pe()
+        });
+        let _ = tx.send(r);
+    });
+    let r = rx.recv_timeout(Duration::from_secs(20)).expect("the run did not end when every PE left its scheduler");
+    assert_eq!(r.unwrap(), vec![0, 1, 2]);
 }

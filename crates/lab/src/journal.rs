@@ -32,7 +32,7 @@ fn unusable(p: &Path, e: impl std::fmt::Display) -> LabError {
 }
 
 /// The part of the plan a run file belongs to.
-fn fingerprint(plan: &Plan) -> Value {
+pub(crate) fn fingerprint(plan: &Plan) -> Value {
     json!({
         "machines": plan.machine_specs,
         "policies": plan.policy_specs,

@@ -10,9 +10,11 @@
 pub mod experiment;
 pub mod journal;
 pub mod plot;
+pub mod share;
 pub mod table;
 
 pub use experiment::{metric_value, Experiment, Plan, Quick, RunKey, WALL_FIELDS};
+pub use share::{error_part, Share};
 pub use table::{pct_diff, PctCell, Table};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -69,6 +71,9 @@ pub struct SweepOptions {
     /// Set (e.g. by Ctrl-C) to stop starting runs; the runs under way finish and are
     /// journalled, and the sweep returns [`Sweep::interrupted`].
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Run only this process's share of the matrix (one rank of an MPI job, [`share`]);
+    /// the other runs stay `None` until [`Sweep::merge`] brings them in.
+    pub share: Option<Share>,
 }
 
 /// One finished run.
@@ -114,7 +119,8 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
         .map(|(i, k)| journal.as_ref().and_then(|j| j.load(&plan, i, k)).map(|report| RunResult { key: *k, report }))
         .collect();
     let resumed = runs.iter().filter(|r| r.is_some()).count();
-    let todo: Vec<usize> = (0..keys.len()).filter(|&i| runs[i].is_none()).collect();
+    let mine = |i: usize| opts.share.is_none_or(|s| s.owns(i));
+    let todo: Vec<usize> = (0..keys.len()).filter(|&i| runs[i].is_none() && mine(i)).collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
