@@ -10,12 +10,13 @@
 pub mod experiment;
 pub mod journal;
 pub mod plot;
+pub mod reproduce;
 pub mod table;
 
 pub use experiment::{metric_value, Experiment, Plan, Quick, RunKey, WALL_FIELDS};
 pub use table::{pct_diff, PctCell, Table};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use schedlab_sim::{simulate, Report, SimConfig, SimError};
 use serde_json::{json, Value};
@@ -69,6 +70,11 @@ pub struct SweepOptions {
     /// Set (e.g. by Ctrl-C) to stop starting runs; the runs under way finish and are
     /// journalled, and the sweep returns [`Sweep::interrupted`].
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Draw this sweep's bar inside a caller's multi-bar display (`schedlab reproduce`:
+    /// one bar per experiment under an overall bar) instead of on its own.
+    pub multi: Option<MultiProgress>,
+    /// A further bar advanced once per finished run (the overall bar of `reproduce`).
+    pub overall: Option<ProgressBar>,
 }
 
 /// One finished run.
@@ -121,7 +127,10 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
         .map_err(|e| LabError::Run(format!("thread pool: {e}")))?;
     let threads = pool.current_num_threads();
     let pb = if opts.progress && std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr())
+        match &opts.multi {
+            Some(m) => m.add(ProgressBar::new(todo.len() as u64)),
+            None => ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr()),
+        }
     } else {
         ProgressBar::hidden()
     };
@@ -153,6 +162,9 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
                             None => Ok(report),
                         });
                 pb.inc(1);
+                if let Some(o) = &opts.overall {
+                    o.inc(1);
+                }
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 if plain && (n * 4 / todo.len() > (n - 1) * 4 / todo.len()) {
                     eprintln!("{}: {n}/{} runs, {:.1} s", plan.name, todo.len(), start.elapsed().as_secs_f64());
@@ -217,7 +229,9 @@ impl Sweep {
     pub fn values(&self, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         self.values_of(&self.plan.metric, machine, policy, workload)
     }
-    fn values_of(&self, metric: &str, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
+    /// Any report field's values over seeds for one (machine, policy, workload); NaN
+    /// for a run that failed.
+    pub fn values_of(&self, metric: &str, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         (0..self.plan.seeds.len())
             .map(|s| {
                 self.runs[self.run_index(machine, policy, workload, s)]
