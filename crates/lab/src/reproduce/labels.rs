@@ -80,7 +80,7 @@ pub fn workload(spec: &str) -> String {
 /// A machine by what varies in the experiment: its CPU count, its L2, its affinity.
 pub fn machine(spec: &str, m: &Machine) -> String {
     if opt(spec, "cpus").is_some() {
-        return format!("{} CPUs", m.cpus);
+        return format!("{} CPU{}", m.cpus, if m.cpus == 1 { "" } else { "s" });
     }
     if opt(spec, "l2").is_some() {
         return format!("L2 {} KB", m.l2_kb);

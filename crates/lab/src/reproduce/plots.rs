@@ -45,14 +45,25 @@ fn tick(v: f64, pct: bool) -> String {
     }
 }
 
-fn y_range(values: impl Iterator<Item = Cell>, scale: f64) -> (f64, f64) {
+/// The y range: always including 0 (bars start there), and never narrower than ±1 %
+/// for percentages or 10 % of the largest value otherwise, so that noise of 0.001 %
+/// does not fill the plot.
+fn y_range(values: impl Iterator<Item = Cell>, scale: f64, pct: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (0f64, 0f64);
     for c in values {
         lo = lo.min(c.min / scale);
         hi = hi.max(c.max / scale);
     }
-    if hi - lo < 1e-9 {
-        hi = lo + 1.0;
+    let min_span = if pct { 2.0 } else { (hi.abs().max(lo.abs()) * 0.1).max(1e-9) };
+    if hi - lo < min_span {
+        if pct {
+            lo = lo.min(-1.0);
+            hi = hi.max(1.0);
+        } else if hi > 0.0 {
+            hi = lo + min_span;
+        } else {
+            lo = hi - min_span;
+        }
     }
     let pad = (hi - lo) * 0.08;
     (if lo < 0.0 { lo - pad } else { lo }, if hi > 0.0 { hi + pad } else { hi })
@@ -97,7 +108,7 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
     let at = |g: usize, s: usize| if groups_are_cols { p.cells[s][g] } else { p.cells[g][s] };
     let n_groups = groups.len() + usize::from(!p.others.is_empty());
     let all = p.cells.iter().flatten().flatten().chain(p.others.iter().filter_map(|(_, c)| c.as_ref())).copied();
-    let (lo, hi) = y_range(all, t.scale);
+    let (lo, hi) = y_range(all, t.scale, pct);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -113,6 +124,9 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .light_line_style(WHITE)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
             .x_labels(0)
             .y_labels(8)
             .y_label_formatter(&|v| tick(*v, pct))
@@ -121,11 +135,13 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
             .map_err(e)?;
         chart.draw_series([PathElement::new(vec![(0.0, 0.0), (n_groups as f64, 0.0)], BLACK.stroke_width(1))]).map_err(e)?;
         let ns = series.len().max(1);
-        let w = 0.8 / ns as f64;
+        // Bars no wider than a fifth of a group, centred in it.
+        let w = (0.8 / ns as f64).min(0.2);
+        let off = 0.5 - w * ns as f64 / 2.0;
         for s in 0..series.len() {
             for g in 0..groups.len() {
                 let Some(c) = at(g, s) else { continue };
-                let x0 = g as f64 + 0.1 + s as f64 * w;
+                let x0 = g as f64 + off + s as f64 * w;
                 let v = c.mean / t.scale;
                 chart.draw_series([Rectangle::new([(x0, 0.0), (x0 + w * 0.85, v)], colour(s).filled())]).map_err(e)?;
                 whisker(&mut chart, x0 + w * 0.425, w * 0.2, c.min / t.scale, c.max / t.scale)?;
@@ -133,10 +149,11 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
         }
         if !p.others.is_empty() {
             let g = groups.len();
-            let w = 0.8 / p.others.len() as f64;
+            let w = (0.8 / p.others.len() as f64).min(0.2);
+            let off = 0.5 - w * p.others.len() as f64 / 2.0;
             for (i, (_, c)) in p.others.iter().enumerate() {
                 let Some(c) = c else { continue };
-                let x0 = g as f64 + 0.1 + i as f64 * w;
+                let x0 = g as f64 + off + i as f64 * w;
                 chart
                     .draw_series([Rectangle::new([(x0, 0.0), (x0 + w * 0.85, c.mean / t.scale)], OTHER.filled())])
                     .map_err(e)?;
@@ -168,7 +185,7 @@ pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<Stri
     let (x0, x1) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     let (x0, x1) = if x0.is_finite() { (x0, x1.max(x0 + 1.0)) } else { (0.0, 1.0) };
     let pad = (x1 - x0) * 0.04;
-    let (lo, hi) = y_range(p.cells.iter().flatten().flatten().copied(), t.scale);
+    let (lo, hi) = y_range(p.cells.iter().flatten().flatten().copied(), t.scale, pct);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -182,7 +199,10 @@ pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<Stri
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_labels(xs.len().clamp(2, 13))
+            .light_line_style(WHITE)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .x_labels(((x1 - x0) as usize + 1).clamp(2, 13))
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_labels(8)
             .y_label_formatter(&|v| tick(*v, pct))

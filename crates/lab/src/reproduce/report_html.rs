@@ -1,7 +1,7 @@
 //! `index.html`: the report as one self-contained page — inline CSS, the plots as
 //! inline SVG, no script, no network — with the wall-clock section last and apart.
 
-use super::report_md::{grid, machine_line, notes, panel_heading, throughput_unit};
+use super::report_md::{cost_models, grid, machine_line, notes, panel_heading, throughput_unit};
 use super::{Reproduction, Section, WALL_HEADING};
 use std::fmt::Write;
 
@@ -74,11 +74,13 @@ fn section(s: &Section, i: usize, out: &mut String) {
     let _ = writeln!(out, "<dt>Runs</dt><dd>{} ({} failed)</dd>", plan.runs().len(), s.sweep.failures.len());
     out.push_str("<dt>Machines</dt><dd><ul>\n");
     for (spec, m) in plan.machine_specs.iter().zip(&plan.machines) {
-        let (head, costs) = machine_line(spec, m);
+        let _ = writeln!(out, "<li>{}</li>", inline(&machine_line(spec, m).0));
+    }
+    for (who, costs) in cost_models(plan) {
         let _ = writeln!(
             out,
-            "<li>{}<details><summary>cost model</summary><p class=\"costs\">{}</p></details></li>",
-            inline(&head),
+            "<li><details><summary>cost model of {}</summary><p class=\"costs\">{}</p></details></li>",
+            inline(&who),
             esc(&costs)
         );
     }

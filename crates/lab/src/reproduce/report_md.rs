@@ -97,6 +97,23 @@ pub fn machine_line(spec: &str, m: &Machine) -> (String, String) {
     (head, list)
 }
 
+/// The distinct cost models of a plan's machines, each with the machines that use it
+/// (most experiments share one across all their machines: printed once).
+pub fn cost_models(plan: &crate::Plan) -> Vec<(String, String)> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    for (spec, m) in plan.machine_specs.iter().zip(&plan.machines) {
+        let costs = machine_line(spec, m).1;
+        match out.iter_mut().find(|(_, c)| *c == costs) {
+            Some((who, _)) => who.push(format!("`{spec}`")),
+            None => out.push((vec![format!("`{spec}`")], costs)),
+        }
+    }
+    let n = plan.machines.len();
+    out.into_iter()
+        .map(|(who, c)| (if who.len() == n && n > 1 { "every machine above".to_string() } else { who.join(", ") }, c))
+        .collect()
+}
+
 pub fn throughput_unit(s: &Section) -> String {
     s.sweep.finished().next().map_or_else(String::new, |r| r.report.throughput_unit.clone())
 }
@@ -123,8 +140,10 @@ fn section(s: &Section, i: usize, out: &mut String) {
     let _ = writeln!(out, "- **Runs:** {} ({} failed)", plan.runs().len(), s.sweep.failures.len());
     let _ = writeln!(out, "- **Machines and cost-model parameters:**");
     for (spec, m) in plan.machine_specs.iter().zip(&plan.machines) {
-        let (head, costs) = machine_line(spec, m);
-        let _ = writeln!(out, "  - {head}; cost model: {costs}");
+        let _ = writeln!(out, "  - {}", machine_line(spec, m).0);
+    }
+    for (who, costs) in cost_models(plan) {
+        let _ = writeln!(out, "  - cost model of {who}: {costs}");
     }
     for f in &s.sweep.failures {
         let _ = writeln!(out, "- **Failed:** {}: {}", s.sweep.describe(&f.key), f.error);

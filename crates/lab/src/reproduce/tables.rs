@@ -246,7 +246,8 @@ pub fn signed(x: f64) -> String {
 pub fn fmt_cell(c: &Option<Cell>, pct: bool, scale: f64) -> String {
     let Some(c) = c else { return "n/a".into() };
     let f = |x: f64| if pct { signed(x) } else { num(x / scale) };
-    if c.min == c.max {
+    // The spread is shown only where it shows at this precision.
+    if f(c.min) == f(c.max) {
         f(c.mean)
     } else {
         format!("{} ({}..{})", f(c.mean), f(c.min), f(c.max))
