@@ -111,7 +111,8 @@ enum Cmd {
         experiment: PathBuf,
     },
     /// Re-run every experiment of the source papers and write one report of them.
-    #[command(after_help = "Runs each experiment file of the reproduction catalog (PMQS Chat and Mkbench on the NUMA-Q and
+    #[command(
+        after_help = "Runs each experiment file of the reproduction catalog (PMQS Chat and Mkbench on the NUMA-Q and
 the 8-way; the colouring paper's WebBench CPU study, colours × httpds × L2 and Chat; the O(1)
 NetBench uniprocessor, 4-way and starvation runs) through the same code as `schedlab sweep`,
 then writes to --out:
@@ -124,7 +125,8 @@ Everything is byte-identical between runs and thread counts except the final
 \"Wall clock\" section of report.md and index.html. docs/reproduce.md describes the report.
 Examples:
   schedlab reproduce --quick
-  schedlab reproduce --only chat-smp,webbench-cpus --out out/some")]
+  schedlab reproduce --only chat-smp,webbench-cpus --out out/some"
+    )]
     Reproduce {
         /// Use every experiment's [quick] sizes (smaller workloads, fewer seeds, same structure).
         #[arg(long)]
@@ -570,7 +572,9 @@ fn reproduce(
         ExitCode::from(2)
     };
     if mpi {
-        return usage("--mpi: this schedlab was not built with MPI (the MPI ping-pong is not part of the report yet)".into());
+        return usage(
+            "--mpi: this schedlab was not built with MPI (the MPI ping-pong is not part of the report yet)".into(),
+        );
     }
     if let Some(Err(e)) = threads.map(|t| check_threads("--threads", t)) {
         return usage(e);
@@ -591,7 +595,8 @@ fn reproduce(
     if !experiments.is_dir() {
         return usage(format!("--experiments {}: not a directory", experiments.display()));
     }
-    let opts = schedlab_lab::reproduce::Options { quick, only, threads: threads.unwrap_or(0), experiments, progress: true };
+    let opts =
+        schedlab_lab::reproduce::Options { quick, only, threads: threads.unwrap_or(0), experiments, progress: true };
     let rep = match schedlab_lab::reproduce::run(&opts) {
         Ok(r) => r,
         Err(e) => {
@@ -613,7 +618,9 @@ fn reproduce(
             if failed == 0 {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("schedlab reproduce: {failed} runs failed (listed in their sections); the others are in the report");
+                eprintln!(
+                    "schedlab reproduce: {failed} runs failed (listed in their sections); the others are in the report"
+                );
                 ExitCode::from(1)
             }
         }

@@ -56,9 +56,13 @@ pub enum Plot {
     /// Grouped bars with min..max whiskers; groups are the table's columns and bars its
     /// rows when `groups_are_cols` (PMQS: pool size groups, balancer bars), else the
     /// other way round.
-    Bars { groups_are_cols: bool },
+    Bars {
+        groups_are_cols: bool,
+    },
     /// Lines over the table's rows as a numeric x axis (CPUs, clients), one per column.
-    Lines { x_label: &'static str },
+    Lines {
+        x_label: &'static str,
+    },
 }
 
 /// One table of a section: a report field shown over three of the matrix's dimensions.

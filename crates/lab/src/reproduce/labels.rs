@@ -93,7 +93,14 @@ pub fn machine(spec: &str, m: &Machine) -> String {
 
 /// The label of one run's coordinate along `dim`; `None` when the policy has no such
 /// part (DSS has no pool).
-pub fn along(dim: Dim, machine_spec: &str, m: &Machine, policy_spec: &str, workload_spec: &str, aliases: &[(&str, &str)]) -> Option<String> {
+pub fn along(
+    dim: Dim,
+    machine_spec: &str,
+    m: &Machine,
+    policy_spec: &str,
+    workload_spec: &str,
+    aliases: &[(&str, &str)],
+) -> Option<String> {
     match dim {
         Dim::Machine => Some(machine(machine_spec, m)),
         Dim::Policy => Some(policy(policy_spec, aliases)),

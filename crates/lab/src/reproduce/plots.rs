@@ -133,7 +133,9 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
             .y_desc(if pct { t.unit.clone() } else { format!("{} ({})", t.label, t.unit) })
             .draw()
             .map_err(e)?;
-        chart.draw_series([PathElement::new(vec![(0.0, 0.0), (n_groups as f64, 0.0)], BLACK.stroke_width(1))]).map_err(e)?;
+        chart
+            .draw_series([PathElement::new(vec![(0.0, 0.0), (n_groups as f64, 0.0)], BLACK.stroke_width(1))])
+            .map_err(e)?;
         let ns = series.len().max(1);
         // Bars no wider than a fifth of a group, centred in it.
         let w = (0.8 / ns as f64).min(0.2);
@@ -166,7 +168,8 @@ pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Resu
             let (px, py) = chart.backend_coord(&(g as f64 + 0.5, lo));
             left.draw(&Text::new(name.clone(), (px, py + 8), style.clone())).map_err(e)?;
         }
-        let mut items: Vec<(String, RGBColor)> = series.iter().enumerate().map(|(i, s)| (s.clone(), colour(i))).collect();
+        let mut items: Vec<(String, RGBColor)> =
+            series.iter().enumerate().map(|(i, s)| (s.clone(), colour(i))).collect();
         if !p.others.is_empty() {
             items.push((other_label, OTHER));
         }
@@ -211,7 +214,9 @@ pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<Stri
             .draw()
             .map_err(e)?;
         if pct {
-            chart.draw_series([PathElement::new(vec![(x0 - pad, 0.0), (x1 + pad, 0.0)], BLACK.stroke_width(1))]).map_err(e)?;
+            chart
+                .draw_series([PathElement::new(vec![(x0 - pad, 0.0), (x1 + pad, 0.0)], BLACK.stroke_width(1))])
+                .map_err(e)?;
         }
         let half = (x1 - x0).max(1.0) * 0.008;
         for (c, _) in p.cols.iter().enumerate() {

@@ -41,7 +41,13 @@ fn table(head: &[String], rows: &[Vec<String>]) -> String {
     for r in rows {
         s.push_str("<tr>");
         for (i, c) in r.iter().enumerate() {
-            let _ = write!(s, "{}{}{}", if i == 0 { "<th>" } else { "<td>" }, inline(c), if i == 0 { "</th>" } else { "</td>" });
+            let _ = write!(
+                s,
+                "{}{}{}",
+                if i == 0 { "<th>" } else { "<td>" },
+                inline(c),
+                if i == 0 { "</th>" } else { "</td>" }
+            );
         }
         s.push_str("</tr>\n");
     }
@@ -123,7 +129,9 @@ section{border-top:2px solid #888;margin-top:2em}dt{font-weight:bold;float:left;
 
 /// The whole of `index.html`.
 pub fn render(rep: &Reproduction) -> String {
-    let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>schedlab reproduce</title>\n");
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>schedlab reproduce</title>\n",
+    );
     let _ = writeln!(s, "<style>\n{STYLE}\n</style>\n</head>\n<body>");
     s.push_str("<h1>schedlab reproduce: the 2001–2002 scheduler papers, re-run in the simulator</h1>\n");
     let mode = if rep.quick {
@@ -144,7 +152,9 @@ pub fn render(rep: &Reproduction) -> String {
     let mut rows: Vec<Vec<String>> = rep
         .sections
         .iter()
-        .map(|x| vec![x.entry.name.to_string(), x.sweep.plan.runs().len().to_string(), format!("{:.2}", x.sweep.wall_s)])
+        .map(|x| {
+            vec![x.entry.name.to_string(), x.sweep.plan.runs().len().to_string(), format!("{:.2}", x.sweep.wall_s)]
+        })
         .collect();
     rows.push(vec![
         "**total**".into(),

@@ -47,7 +47,9 @@ pub fn grid(t: &ViewTables, p: &Panel, pct: bool) -> (Vec<String>, Vec<Vec<Strin
         .map(|(r, cells)| std::iter::once(r.clone()).chain(cells.iter().map(|c| fmt_cell(c, pct, t.scale))).collect())
         .collect();
     if let Some((name, cells)) = &p.summary {
-        rows.push(std::iter::once(format!("**{name}**")).chain(cells.iter().map(|c| fmt_cell(c, pct, t.scale))).collect());
+        rows.push(
+            std::iter::once(format!("**{name}**")).chain(cells.iter().map(|c| fmt_cell(c, pct, t.scale))).collect(),
+        );
     }
     (head, rows)
 }
@@ -194,9 +196,19 @@ pub fn render(rep: &Reproduction) -> String {
     let mut rows: Vec<Vec<String>> = rep
         .sections
         .iter()
-        .map(|sec| vec![sec.entry.name.to_string(), sec.sweep.plan.runs().len().to_string(), format!("{:.2}", sec.sweep.wall_s)])
+        .map(|sec| {
+            vec![
+                sec.entry.name.to_string(),
+                sec.sweep.plan.runs().len().to_string(),
+                format!("{:.2}", sec.sweep.wall_s),
+            ]
+        })
         .collect();
-    rows.push(vec!["**total**".into(), rep.sections.iter().map(|x| x.sweep.plan.runs().len()).sum::<usize>().to_string(), format!("{:.2}", rep.wall_s)]);
+    rows.push(vec![
+        "**total**".into(),
+        rep.sections.iter().map(|x| x.sweep.plan.runs().len()).sum::<usize>().to_string(),
+        format!("{:.2}", rep.wall_s),
+    ]);
     s.push_str(&md_table(&["experiment".into(), "runs".into(), "wall s".into()], &rows));
     let _ = writeln!(s, "\nWorker threads: {}.", rep.threads);
     s

@@ -76,7 +76,14 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
     let base = p.policy_specs.iter().position(|x| *x == p.baseline).unwrap_or(0);
     let base_label = labels::policy(&p.baseline, entry.aliases);
     let label = |dim, m: usize, pi: usize, w: usize| {
-        labels::along(dim, &p.machine_specs[m], &p.machines[m], &p.policy_specs[pi], &p.workload_specs[w], entry.aliases)
+        labels::along(
+            dim,
+            &p.machine_specs[m],
+            &p.machines[m],
+            &p.policy_specs[pi],
+            &p.workload_specs[w],
+            entry.aliases,
+        )
     };
     let mut panels: Vec<Panel> = Vec::new();
     let mut panel_names: Vec<String> = Vec::new();
@@ -88,8 +95,11 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
             for w in 0..p.workloads.len() {
                 let vals = sweep.values_of(view.metric, m, pi, w);
                 let cell = match view.value {
-                    Value::Pct => pct_diff(&vals, &sweep.values_of(view.metric, m, base, w))
-                        .map(|c| Cell { mean: c.mean, min: c.min, max: c.max }),
+                    Value::Pct => pct_diff(&vals, &sweep.values_of(view.metric, m, base, w)).map(|c| Cell {
+                        mean: c.mean,
+                        min: c.min,
+                        max: c.max,
+                    }),
                     Value::Abs(_) => spread(&vals),
                 };
                 let pname = label(view.panel, m, pi, w).unwrap_or_default();
@@ -142,14 +152,10 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
         };
         let best = (0..nc)
             .map(|c| {
-                panel
-                    .cells
-                    .iter()
-                    .filter_map(|r| r[c])
-                    .fold(None, |acc: Option<Cell>, x| match acc {
-                        Some(a) if a.mean >= x.mean => Some(a),
-                        _ => Some(x),
-                    })
+                panel.cells.iter().filter_map(|r| r[c]).fold(None, |acc: Option<Cell>, x| match acc {
+                    Some(a) if a.mean >= x.mean => Some(a),
+                    _ => Some(x),
+                })
             })
             .collect();
         panel.summary = Some((name.to_string(), best));
@@ -157,10 +163,8 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
     let (unit, scale) = match view.value {
         Value::Pct => (format!("% vs {base_label}"), 1.0),
         Value::Abs(u) => {
-            let max = panels
-                .iter()
-                .flat_map(|p| p.cells.iter().flatten().flatten().map(|c| c.max.abs()))
-                .fold(0.0, f64::max);
+            let max =
+                panels.iter().flat_map(|p| p.cells.iter().flatten().flatten().map(|c| c.max.abs())).fold(0.0, f64::max);
             let tp_unit =
                 sweep.finished().next().map_or_else(|| "per s".to_string(), |r| r.report.throughput_unit.clone());
             unit_scale(u, max, &tp_unit)
