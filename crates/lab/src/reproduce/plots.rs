@@ -36,7 +36,7 @@ fn e<E: std::fmt::Display>(x: E) -> String {
 
 /// A y-axis tick: integers where the range allows, never `600000.0`.
 fn tick(v: f64, pct: bool) -> String {
-    let r = if v.abs() >= 10.0 { format!("{v:.0}") } else { format!("{v:.1}") };
+    let r = if v.abs() >= 10.0 || (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { format!("{v:.1}") };
     let r = if r == "-0" || r == "-0.0" { r[1..].to_string() } else { r };
     if pct && v > 0.0 {
         format!("+{r}")
@@ -223,11 +223,17 @@ pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<Stri
             let pts: Vec<(f64, Cell)> =
                 p.cells.iter().zip(&xs).filter_map(|(row, &x)| row[c].map(|cell| (x, cell))).collect();
             let col = colour(c);
+            // Earlier series wider and with bigger dots, drawn first: where schedulers
+            // give the same numbers, their lines show as nested bands, not one colour.
+            let rank = (p.cols.len() - 1 - c) as u32;
             chart
-                .draw_series(LineSeries::new(pts.iter().map(|(x, v)| (*x, v.mean / t.scale)), col.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|(x, v)| (*x, v.mean / t.scale)),
+                    col.stroke_width(2 + rank),
+                ))
                 .map_err(e)?;
             chart
-                .draw_series(pts.iter().map(|(x, v)| Circle::new((*x, v.mean / t.scale), 3, col.filled())))
+                .draw_series(pts.iter().map(|(x, v)| Circle::new((*x, v.mean / t.scale), 3 + rank, col.filled())))
                 .map_err(e)?;
             for (x, v) in &pts {
                 whisker(&mut chart, *x, half, v.min / t.scale, v.max / t.scale)?;
