@@ -116,6 +116,44 @@ enum Cmd {
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
+    /// Re-run every experiment of the source papers and write one report of them.
+    #[command(
+        after_help = "Runs each experiment file of the reproduction catalog (PMQS Chat and Mkbench on the NUMA-Q and
+the 8-way; the colouring paper's WebBench CPU study, colours × httpds × L2 and Chat; the O(1)
+NetBench uniprocessor, 4-way and starvation runs) through the same code as `schedlab sweep`,
+then writes to --out:
+  report.md      one section per experiment in the source's own table form: the command that
+                 regenerates it, machine and cost-model parameters, seeds, min..max over seeds
+  index.html     the same, self-contained (inline SVG plots, no script, no network)
+  results.json   every table and every run's report
+  plots/*.svg    the plots of report.md
+Everything is byte-identical between runs and thread counts except the final
+\"Wall clock\" section of report.md and index.html. docs/reproduce.md describes the report.
+Examples:
+  schedlab reproduce --quick
+  schedlab reproduce --only chat-smp,webbench-cpus --out out/some"
+    )]
+    Reproduce {
+        /// Use every experiment's [quick] sizes (smaller workloads, fewer seeds, same structure).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory.
+        #[arg(long, default_value = "out/reproduce")]
+        out: PathBuf,
+        /// Run only these experiments (comma-separated catalog names, e.g. chat-smp,netbench-up).
+        #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',')]
+        only: Vec<String>,
+        /// Worker threads (default: all cores; at most 4 per core). Results do not depend on it.
+        #[arg(long, allow_negative_numbers = true)]
+        threads: Option<usize>,
+        /// The directory of the experiment files (default: ./experiments, else the one of
+        /// the source tree this binary was built from).
+        #[arg(long, value_name = "DIR")]
+        experiments: Option<PathBuf>,
+        /// Also run Converse ping-pong across MPI ranks (needs a build with MPI).
+        #[arg(long)]
+        mpi: bool,
+    },
     /// Real-machine benchmarks: schedlab's runtime (every policy) beside Tokio, Go, kernel threads and the atomic limit.
     #[command(
         after_help = "Runs ping-pong (same and cross worker), local dispatch, spawn, Converse, Chat, hackbench and\nwake-to-run latency on schedlab's runtime for every policy, each policy's pick-next cost,\nthen the peers: schedlab-peer-tokio (next to this binary; build it with\n`cargo build --release -p schedlab-peer-tokio`), the Go peer (built with `go build -o target/peers/schedlab-peer-go ./peers/go`\nwhen `go` is on PATH), kernel threads (threads + pipes, and `perf bench sched messaging -t -p` when perf is installed)\nand two pinned threads spinning on an atomic. Progress on stderr. Examples:\n  schedlab bench --quick --only chat\n  schedlab bench --quick --pin none"
@@ -271,6 +309,9 @@ fn main() -> ExitCode {
         }
         Cmd::Sweep { quick, out, threads, resume, max_memory, mpi, experiment } => {
             sweep(SweepArgs { quick, out, threads, resume, max_memory, mpi }, &experiment)
+        }
+        Cmd::Reproduce { quick, out, only, threads, experiments, mpi } => {
+            reproduce(quick, out, only, threads, experiments, mpi)
         }
         Cmd::Cachecheck { walk, format, cachegrind_assoc } => match walk.walk() {
             Ok(w) => cachecheck::run(w, cachegrind_assoc, matches!(format, Format::Json)),
@@ -528,6 +569,79 @@ pub(crate) fn check_threads(flag: &str, n: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// `schedlab reproduce`.
+fn reproduce(
+    quick: bool,
+    out: PathBuf,
+    only: Vec<String>,
+    threads: Option<usize>,
+    experiments: Option<PathBuf>,
+    mpi: bool,
+) -> ExitCode {
+    let usage = |msg: String| {
+        eprintln!("schedlab reproduce: {msg}");
+        ExitCode::from(2)
+    };
+    if mpi {
+        return usage(
+            "--mpi: this schedlab was not built with MPI (the MPI ping-pong is not part of the report yet)".into(),
+        );
+    }
+    if let Some(Err(e)) = threads.map(|t| check_threads("--threads", t)) {
+        return usage(e);
+    }
+    if only.iter().any(String::is_empty) {
+        return usage("--only: empty experiment name".into());
+    }
+    // The checked-in experiments: ./experiments from the repository root, else the
+    // source tree this binary was built from (so the command works from any directory).
+    let experiments = experiments.unwrap_or_else(|| {
+        let here = PathBuf::from("experiments");
+        if here.is_dir() {
+            here
+        } else {
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments"))
+        }
+    });
+    if !experiments.is_dir() {
+        return usage(format!("--experiments {}: not a directory", experiments.display()));
+    }
+    let opts =
+        schedlab_lab::reproduce::Options { quick, only, threads: threads.unwrap_or(0), experiments, progress: true };
+    let rep = match schedlab_lab::reproduce::run(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("schedlab reproduce: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    match schedlab_lab::reproduce::write(&rep, &out) {
+        Ok(_) => {
+            println!(
+                "{} experiments, {} runs in {:.1} s wall on {} threads; report in {}/ (report.md, index.html, results.json, plots/)",
+                rep.sections.len(),
+                rep.sections.iter().map(|s| s.sweep.plan.runs().len()).sum::<usize>(),
+                rep.wall_s,
+                rep.threads,
+                out.display()
+            );
+            let failed = rep.failures();
+            if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "schedlab reproduce: {failed} runs failed (listed in their sections); the others are in the report"
+                );
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("schedlab reproduce: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
 /// `schedlab sweep`'s flags.
 pub(crate) struct SweepArgs {
     quick: bool,
@@ -574,7 +688,7 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
         journal: Some(dir.join("runs")),
         resume,
         cancel: Some(cancel),
-        share: None,
+        ..Default::default()
     };
     let sweep = match schedlab_lab::run_sweep(plan, &opts) {
         Ok(s) => s,

@@ -11,13 +11,14 @@ pub mod experiment;
 pub mod journal;
 pub mod plot;
 pub mod share;
+pub mod reproduce;
 pub mod table;
 
 pub use experiment::{metric_value, Experiment, Plan, Quick, RunKey, WALL_FIELDS};
 pub use share::{error_part, Share};
 pub use table::{pct_diff, PctCell, Table};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use schedlab_sim::{simulate, Report, SimConfig, SimError};
 use serde_json::{json, Value};
@@ -74,6 +75,11 @@ pub struct SweepOptions {
     /// Run only this process's share of the matrix (one rank of an MPI job, [`share`]);
     /// the other runs stay `None` until [`Sweep::merge`] brings them in.
     pub share: Option<Share>,
+    /// Draw this sweep's bar inside a caller's multi-bar display (`schedlab reproduce`:
+    /// one bar per experiment under an overall bar) instead of on its own.
+    pub multi: Option<MultiProgress>,
+    /// A further bar advanced once per finished run (the overall bar of `reproduce`).
+    pub overall: Option<ProgressBar>,
 }
 
 /// One finished run.
@@ -127,7 +133,10 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
         .map_err(|e| LabError::Run(format!("thread pool: {e}")))?;
     let threads = pool.current_num_threads();
     let pb = if opts.progress && std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr())
+        match &opts.multi {
+            Some(m) => m.add(ProgressBar::new(todo.len() as u64)),
+            None => ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr()),
+        }
     } else {
         ProgressBar::hidden()
     };
@@ -159,6 +168,9 @@ pub fn run_sweep(plan: Plan, opts: &SweepOptions) -> Result<Sweep, LabError> {
                             None => Ok(report),
                         });
                 pb.inc(1);
+                if let Some(o) = &opts.overall {
+                    o.inc(1);
+                }
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 if plain && (n * 4 / todo.len() > (n - 1) * 4 / todo.len()) {
                     eprintln!("{}: {n}/{} runs, {:.1} s", plan.name, todo.len(), start.elapsed().as_secs_f64());
@@ -223,7 +235,9 @@ impl Sweep {
     pub fn values(&self, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         self.values_of(&self.plan.metric, machine, policy, workload)
     }
-    fn values_of(&self, metric: &str, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
+    /// Any report field's values over seeds for one (machine, policy, workload); NaN
+    /// for a run that failed.
+    pub fn values_of(&self, metric: &str, machine: usize, policy: usize, workload: usize) -> Vec<f64> {
         (0..self.plan.seeds.len())
             .map(|s| {
                 self.runs[self.run_index(machine, policy, workload, s)]

@@ -1,0 +1,141 @@
+//! `schedlab reproduce`: the report is byte-identical across runs and thread counts
+//! apart from its wall-clock section, has every section, and bad flags exit 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EXPERIMENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments");
+
+fn reproduce(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).arg("reproduce").args(args).output().expect("run schedlab reproduce")
+}
+
+fn run_into(dir: &Path, extra: &[&str]) {
+    let out = dir.to_str().unwrap();
+    let mut a = vec!["--quick", "--experiments", EXPERIMENTS, "--out", out];
+    a.extend_from_slice(extra);
+    let o = reproduce(&a);
+    assert!(o.status.success(), "reproduce {a:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A file of the report up to its wall-clock section (the one part allowed to differ).
+fn deterministic_part(dir: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let cut = ["## Wall clock (not deterministic)", "<section id=\"wall-clock\">"]
+        .iter()
+        .filter_map(|m| text.find(m))
+        .min()
+        .unwrap_or(text.len());
+    text[..cut].to_string()
+}
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-reproduce-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn byte_identical_across_runs_and_thread_counts() {
+    let only = ["--only", "netbench-starvation"];
+    let dirs = [tmp("t1a"), tmp("t1b"), tmp("t2")];
+    run_into(&dirs[0], &[&only[..], &["--threads", "1"]].concat());
+    run_into(&dirs[1], &[&only[..], &["--threads", "1"]].concat());
+    run_into(&dirs[2], &[&only[..], &["--threads", "2"]].concat());
+    for name in ["report.md", "index.html", "results.json"] {
+        let a = deterministic_part(&dirs[0], name);
+        assert!(a.len() > 500, "{name} is nearly empty");
+        for d in &dirs[1..] {
+            assert_eq!(
+                a,
+                deterministic_part(d, name),
+                "{name} differs between {} and {}",
+                dirs[0].display(),
+                d.display()
+            );
+        }
+    }
+    // The wall-clock section is there, last, and only there.
+    let md = std::fs::read_to_string(dirs[0].join("report.md")).unwrap();
+    let wall = md.find("## Wall clock (not deterministic)").expect("wall-clock section");
+    assert!(!md[..wall].contains("wall s"), "a wall-clock figure before the wall-clock section");
+    let json = std::fs::read_to_string(dirs[0].join("results.json")).unwrap();
+    assert!(!json.contains("wall_s") && !json.contains("events_per_sec"), "wall-clock fields in results.json");
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn every_section_is_present() {
+    let dir = tmp("all");
+    run_into(&dir, &["--threads", "2"]);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let names = [
+        "chat-numa",
+        "chat-smp",
+        "mkbench-numa",
+        "mkbench-smp",
+        "webbench-cpus",
+        "colours-threshold",
+        "chat-colours",
+        "netbench-up",
+        "netbench-4way",
+        "netbench-starvation",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        assert!(md.contains(&format!("\n## {}. {n}: ", i + 1)), "report.md lacks the section of {n}");
+        assert!(
+            md.contains(&format!("- **Regenerate:** `schedlab sweep --quick experiments/{n}.toml`")),
+            "report.md: no command for {n}"
+        );
+        assert!(html.contains(&format!("<section id=\"{n}\">")), "index.html lacks the section of {n}");
+        assert_eq!(json["sections"][i]["name"], *n, "results.json: section {i}");
+    }
+    for must in ["**Source:**", "**Form:**", "**Seeds:**", "cost model of", "## Wall clock (not deterministic)"] {
+        assert!(md.contains(must), "report.md lacks {must:?}");
+    }
+    // Self-contained: the plots inline, nothing fetched.
+    assert!(html.matches("<svg").count() >= 10, "index.html has too few inline plots");
+    // (The SVGs' `xmlns="http://www.w3.org/2000/svg"` is a name, not a fetch.)
+    for fetch in ["<script", "<link", "src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!html.contains(fetch), "index.html fetches something: {fetch:?}");
+    }
+    // Every plot report.md links to exists.
+    for line in md.lines().filter(|l| l.starts_with("![")) {
+        let path = &line[line.find("](").unwrap() + 2..line.len() - 1];
+        assert!(dir.join(path).is_file(), "report.md links to missing {path}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_problem() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--only", "nosuch"], "--only \"nosuch\": no such experiment (known: chat-numa"),
+        (&["--only", ""], "--only"),
+        (&["--threads", "0"], "--threads 0"),
+        (&["--threads", "-1"], "--threads"),
+        (&["--mpi"], "not built with MPI"),
+        (&["--experiments", "/nonexistent/dir"], "/nonexistent/dir"),
+        (&["--bogus"], "--bogus"),
+    ];
+    for (args, needle) in cases {
+        let o = reproduce(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "reproduce {args:?}: exit {:?}, stderr {err}", o.status.code());
+        assert!(err.contains(needle), "reproduce {args:?}: stderr does not name {needle:?}: {err}");
+        assert!(!err.contains("panicked"), "reproduce {args:?} panicked: {err}");
+    }
+    // An experiments directory without the catalog's files is named too.
+    let empty = tmp("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o =
+        reproduce(&["--quick", "--experiments", empty.to_str().unwrap(), "--out", empty.join("o").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("chat-numa.toml"), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&empty);
+}

@@ -1,0 +1,120 @@
+//! `schedlab reproduce`: every experiment of the source documents, run through the
+//! same sweep code as `schedlab sweep`, and one report of them in each source's own
+//! form (`report.md`, a self-contained `index.html`, `results.json`).
+//!
+//! * [`catalog`]: the one list of experiments, their sources and the form of their tables;
+//! * [`run`]: plans every selected experiment, then runs them one after the other
+//!   (each in parallel over `--threads`), with progress;
+//! * [`tables`] and [`plots`]: a sweep seen through a catalog view;
+//! * `report_md`, `report_html`, `results`: the three outputs. Everything but the
+//!   final wall-clock section is a function of the experiment files and the code only.
+
+pub mod catalog;
+pub mod labels;
+pub mod plots;
+mod report_html;
+mod report_md;
+mod results;
+pub mod run;
+pub mod tables;
+
+pub use run::{run, Options};
+
+use crate::{LabError, Sweep};
+use catalog::{Entry, Plot, Value};
+use std::path::{Path, PathBuf};
+use tables::ViewTables;
+
+/// One view of a section: its tables and one SVG per table (when the view has a plot).
+pub struct ViewOut {
+    pub tables: ViewTables,
+    pub plots: Vec<Option<String>>,
+}
+
+/// One finished experiment.
+pub struct Section {
+    pub entry: &'static Entry,
+    pub sweep: Sweep,
+    pub views: Vec<ViewOut>,
+}
+
+impl Section {
+    /// The command that regenerates this section's numbers.
+    pub fn command(&self) -> String {
+        let quick = if self.sweep.plan.quick { " --quick" } else { "" };
+        format!("schedlab sweep{quick} {}", self.entry.file)
+    }
+
+    /// The plot file of view `v`, panel `k` (relative to the output directory).
+    pub fn plot_path(&self, v: usize, k: usize) -> String {
+        format!("plots/{}-{}-{}.svg", self.entry.name, v + 1, k + 1)
+    }
+}
+
+/// A finished reproduction.
+pub struct Reproduction {
+    pub quick: bool,
+    pub sections: Vec<Section>,
+    /// Wall-clock figures: only in the report's last section.
+    pub wall_s: f64,
+    pub threads: usize,
+}
+
+impl Reproduction {
+    /// Every run that failed, over all sections.
+    pub fn failures(&self) -> usize {
+        self.sections.iter().map(|s| s.sweep.failures.len()).sum()
+    }
+}
+
+/// See a sweep through each view of its catalog entry, and draw the plots.
+pub fn section(entry: &'static Entry, sweep: Sweep) -> Result<Section, LabError> {
+    let mut views = Vec::new();
+    for v in entry.views {
+        let t = tables::build(entry, v, &sweep);
+        let pct = v.value == Value::Pct;
+        let mut svgs = Vec::new();
+        for p in &t.panels {
+            let svg = match v.plot {
+                Plot::None => None,
+                Plot::Bars { groups_are_cols } => Some(plots::bars(&t, p, pct, groups_are_cols)),
+                Plot::Lines { x_label } => Some(plots::lines(&t, p, pct, x_label)),
+            };
+            svgs.push(svg.transpose().map_err(|e| LabError::Io(format!("{}: plot: {e}", entry.name)))?);
+        }
+        views.push(ViewOut { tables: t, plots: svgs });
+    }
+    Ok(Section { entry, sweep, views })
+}
+
+/// Write `report.md`, `index.html`, `results.json` and `plots/*.svg` into `dir`.
+pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
+    let io = |p: &Path, e: std::io::Error| LabError::Io(format!("{}: {e}", p.display()));
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(&plots).map_err(|e| io(&plots, e))?;
+    let mut files = Vec::new();
+    for s in &rep.sections {
+        for (v, view) in s.views.iter().enumerate() {
+            for (k, svg) in view.plots.iter().enumerate() {
+                if let Some(svg) = svg {
+                    let path = dir.join(s.plot_path(v, k));
+                    std::fs::write(&path, svg).map_err(|e| io(&path, e))?;
+                    files.push(path);
+                }
+            }
+        }
+    }
+    for (name, text) in [
+        ("report.md", report_md::render(rep)),
+        ("index.html", report_html::render(rep)),
+        ("results.json", results::render(rep)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// The heading of the wall-clock section: everything from it on is not deterministic.
+pub const WALL_HEADING: &str = "Wall clock (not deterministic)";

@@ -1,0 +1,215 @@
+//! `report.md`: one section per experiment in catalog order, then the wall-clock
+//! section (the only part that differs between two runs).
+
+use super::catalog::Unit;
+use super::tables::{fmt_cell, unit_scale, Cell, Panel, ViewTables};
+use super::{Reproduction, Section, WALL_HEADING};
+use schedlab_sim::Machine;
+use std::fmt::Write;
+
+/// A Markdown table, first column left-aligned, the others right-aligned.
+pub fn md_table(head: &[String], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([head[i].chars().count()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::from("|");
+        for (i, c) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - c.chars().count());
+            if i == 0 {
+                let _ = write!(s, " {c}{pad} |");
+            } else {
+                let _ = write!(s, " {pad}{c} |");
+            }
+        }
+        s + "\n"
+    };
+    let mut s = line(head);
+    s.push('|');
+    for (i, w) in widths.iter().enumerate() {
+        let _ = write!(s, "{}{}|", "-".repeat(w + 1), if i == 0 { "-" } else { ":" });
+    }
+    s.push('\n');
+    for r in rows {
+        s.push_str(&line(r));
+    }
+    s
+}
+
+/// The grid of one panel as header and rows of text (shared with the HTML report).
+pub fn grid(t: &ViewTables, p: &Panel, pct: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec![format!("{} \\ {}", t.row_name, t.col_name)];
+    head.extend(p.cols.iter().cloned());
+    let mut rows: Vec<Vec<String>> = p
+        .rows
+        .iter()
+        .zip(&p.cells)
+        .map(|(r, cells)| std::iter::once(r.clone()).chain(cells.iter().map(|c| fmt_cell(c, pct, t.scale))).collect())
+        .collect();
+    if let Some((name, cells)) = &p.summary {
+        rows.push(
+            std::iter::once(format!("**{name}**")).chain(cells.iter().map(|c| fmt_cell(c, pct, t.scale))).collect(),
+        );
+    }
+    (head, rows)
+}
+
+/// The lines under a panel: policies off the grid, and the baseline's absolute value.
+pub fn notes(t: &ViewTables, p: &Panel, pct: bool, tp_unit: &str) -> Vec<String> {
+    let mut v: Vec<String> =
+        p.others.iter().map(|(n, c)| format!("{n}: {} {}", fmt_cell(c, pct, t.scale), t.unit)).collect();
+    if let Some((name, c)) = &p.baseline {
+        v.push(format!("{name} (the baseline), absolute `{}`: {}", t.metric, abs(&t.metric, c, tp_unit)));
+    }
+    v
+}
+
+/// An absolute value with its unit chosen from the field's name.
+fn abs(metric: &str, c: &Cell, tp_unit: &str) -> String {
+    let u = if metric == "throughput" {
+        Unit::Throughput
+    } else if metric.ends_with("_ns") {
+        Unit::Time
+    } else {
+        Unit::Count
+    };
+    let (unit, scale) = unit_scale(u, c.max.abs(), tp_unit);
+    fmt_cell(&Some(*c), false, scale) + " " + &unit
+}
+
+/// A machine and every cost-model parameter it was run with.
+pub fn machine_line(spec: &str, m: &Machine) -> (String, String) {
+    let head = format!(
+        "`{spec}`: {}, {} CPUs in {} node(s) at {} MHz, L2 {} KB {}-way, {}-byte lines, HZ {}, IRQ affinity {}",
+        m.name,
+        m.cpus,
+        m.nodes,
+        m.mhz,
+        m.l2_kb,
+        m.l2_assoc,
+        m.line_bytes,
+        m.hz,
+        if m.irq_affinity { "on" } else { "off" }
+    );
+    let costs = serde_json::to_value(&m.costs).expect("cost params serialise");
+    let list = match costs.as_object() {
+        Some(o) => o.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+        None => String::new(),
+    };
+    (head, list)
+}
+
+/// The distinct cost models of a plan's machines, each with the machines that use it
+/// (most experiments share one across all their machines: printed once).
+pub fn cost_models(plan: &crate::Plan) -> Vec<(String, String)> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    for (spec, m) in plan.machine_specs.iter().zip(&plan.machines) {
+        let costs = machine_line(spec, m).1;
+        match out.iter_mut().find(|(_, c)| *c == costs) {
+            Some((who, _)) => who.push(format!("`{spec}`")),
+            None => out.push((vec![format!("`{spec}`")], costs)),
+        }
+    }
+    let n = plan.machines.len();
+    out.into_iter()
+        .map(|(who, c)| (if who.len() == n && n > 1 { "every machine above".to_string() } else { who.join(", ") }, c))
+        .collect()
+}
+
+pub fn throughput_unit(s: &Section) -> String {
+    s.sweep.finished().next().map_or_else(String::new, |r| r.report.throughput_unit.clone())
+}
+
+/// The heading of a view's panel.
+pub fn panel_heading(t: &ViewTables, p: &Panel) -> String {
+    let better = if t.lower_is_better { ", lower is better" } else { "" };
+    format!("{}, {}{better} — {}", t.label, t.unit, p.title)
+}
+
+fn section(s: &Section, i: usize, out: &mut String) {
+    let e = s.entry;
+    let plan = &s.sweep.plan;
+    let _ = writeln!(out, "<a id=\"{}\"></a>\n\n## {}. {}: {}\n", e.name, i + 1, e.name, plan.title);
+    let _ = writeln!(out, "- **Source:** {}", e.source);
+    let _ = writeln!(out, "- **Form:** {}", e.form);
+    let _ = writeln!(out, "- **Regenerate:** `{}`", s.command());
+    let seeds: Vec<String> = plan.seeds.iter().map(u64::to_string).collect();
+    let _ = writeln!(
+        out,
+        "- **Seeds:** {} — each cell is the mean over seeds with (min..max) over seeds; one value when a single seed",
+        seeds.join(", ")
+    );
+    let _ = writeln!(out, "- **Runs:** {} ({} failed)", plan.runs().len(), s.sweep.failures.len());
+    let _ = writeln!(out, "- **Machines and cost-model parameters:**");
+    for (spec, m) in plan.machine_specs.iter().zip(&plan.machines) {
+        let _ = writeln!(out, "  - {}", machine_line(spec, m).0);
+    }
+    for (who, costs) in cost_models(plan) {
+        let _ = writeln!(out, "  - cost model of {who}: {costs}");
+    }
+    for f in &s.sweep.failures {
+        let _ = writeln!(out, "- **Failed:** {}: {}", s.sweep.describe(&f.key), f.error);
+    }
+    out.push('\n');
+    let tp = throughput_unit(s);
+    for (v, view) in s.views.iter().enumerate() {
+        let t = &view.tables;
+        let pct = t.pct;
+        for (k, p) in t.panels.iter().enumerate() {
+            let _ = writeln!(out, "### {}\n", panel_heading(t, p));
+            let (head, rows) = grid(t, p, pct);
+            out.push_str(&md_table(&head, &rows));
+            let notes = notes(t, p, pct, &tp);
+            if !notes.is_empty() {
+                out.push('\n');
+                for n in notes {
+                    let _ = writeln!(out, "- {n}");
+                }
+            }
+            if view.plots[k].is_some() {
+                let _ = writeln!(out, "\n![{}]({})", panel_heading(t, p), s.plot_path(v, k));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// The whole of `report.md`.
+pub fn render(rep: &Reproduction) -> String {
+    let mut s = String::from("# schedlab reproduce: the 2001–2002 scheduler papers, re-run in the simulator\n\n");
+    let mode = if rep.quick {
+        "**quick** — the experiments' `[quick]` sizes (smaller workloads, fewer seeds, same structure): checks that every part runs; the numbers are not the papers' configurations"
+    } else {
+        "**full** — the experiments' own sizes and seeds"
+    };
+    let _ = writeln!(s, "Mode: {mode}.\n");
+    s.push_str("Sources are numbered as in the project's spec (`seed-systems.md` §0): S1 the PMQS paper (Franke et al., ALS 2001), S6 the cache-colouring paper (Yamamura et al., FREENIX 2002), S10 Theurer's O(1) NetBench report (LKML, Jan 2002). Each section names its experiment file and the command that regenerates it; `results.json` has every number of every run.\n\n");
+    s.push_str("## Contents\n\n");
+    for (i, sec) in rep.sections.iter().enumerate() {
+        let _ = writeln!(s, "{}. [{}](#{}) — {}", i + 1, sec.entry.name, sec.entry.name, sec.sweep.plan.title);
+    }
+    let _ = writeln!(s, "{}. [{WALL_HEADING}](#wall-clock)\n", rep.sections.len() + 1);
+    for (i, sec) in rep.sections.iter().enumerate() {
+        section(sec, i, &mut s);
+    }
+    let _ = writeln!(s, "<a id=\"wall-clock\"></a>\n\n## {WALL_HEADING}\n");
+    let mut rows: Vec<Vec<String>> = rep
+        .sections
+        .iter()
+        .map(|sec| {
+            vec![
+                sec.entry.name.to_string(),
+                sec.sweep.plan.runs().len().to_string(),
+                format!("{:.2}", sec.sweep.wall_s),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        "**total**".into(),
+        rep.sections.iter().map(|x| x.sweep.plan.runs().len()).sum::<usize>().to_string(),
+        format!("{:.2}", rep.wall_s),
+    ]);
+    s.push_str(&md_table(&["experiment".into(), "runs".into(), "wall s".into()], &rows));
+    let _ = writeln!(s, "\nWorker threads: {}.", rep.threads);
+    s
+}
