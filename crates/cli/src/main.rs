@@ -1,6 +1,8 @@
 //! `schedlab`: the scheduler laboratory's command-line tool.
 
 mod bench;
+#[cfg(feature = "mpi")]
+mod bench_mpi;
 mod cachecheck;
 mod validate;
 
@@ -130,6 +132,14 @@ enum Cmd {
         /// are always pinned.
         #[arg(long, value_enum, default_value_t = PinArg::All)]
         pin: PinArg,
+        /// Instead: the Converse ping-pong and scheduler-overhead experiments between two MPI
+        /// ranks beside raw MPI (`mpirun -np 2 schedlab bench --mpi`; needs a build with
+        /// `--features mpi`).
+        #[arg(long, conflicts_with = "only")]
+        mpi: bool,
+        /// With --mpi: write rows.json, table.md and the two SVG figures to this directory.
+        #[arg(long, value_name = "DIR", requires = "mpi")]
+        out: Option<PathBuf>,
     },
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
@@ -278,7 +288,8 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }
-        Cmd::Bench { quick, format, only, pin } => {
+        Cmd::Bench { mpi: true, quick, format, out, .. } => bench_mpi(quick, matches!(format, Format::Json), out),
+        Cmd::Bench { quick, format, only, pin, .. } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
                 return ExitCode::from(2);
@@ -604,4 +615,18 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
         }
         Err(e) => fail(e),
     }
+}
+
+#[cfg(feature = "mpi")]
+fn bench_mpi(quick: bool, json: bool, out: Option<PathBuf>) -> ExitCode {
+    bench_mpi::run(quick, json, out)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn bench_mpi(_quick: bool, _json: bool, _out: Option<PathBuf>) -> ExitCode {
+    eprintln!(
+        "schedlab bench --mpi: this schedlab was built without MPI; rebuild with \
+         `cargo build --release -p schedlab --features mpi` (needs an MPI library and libclang)"
+    );
+    ExitCode::from(2)
 }

@@ -91,6 +91,7 @@
 
 pub mod bench;
 pub mod cqs;
+pub mod machine;
 pub mod msg;
 pub mod runtime;
 
@@ -99,5 +100,6 @@ pub use cqs::{
     Cqs, Prio, Strategy, CQS_QUEUEING_BFIFO, CQS_QUEUEING_BLIFO, CQS_QUEUEING_FIFO, CQS_QUEUEING_IFIFO,
     CQS_QUEUEING_ILIFO, CQS_QUEUEING_LFIFO, CQS_QUEUEING_LIFO, CQS_QUEUEING_LLIFO,
 };
+pub use machine::{Network, SendError};
 pub use msg::{HandlerId, Msg, HEADER_SIZE};
 pub use runtime::{Converse, ConverseBuilder, HandlerError, Pe, PeStats, RunError, RunReport, SharedHandler};
