@@ -3,9 +3,10 @@
 //! MPI in the same run. Launch with `mpirun -np 2 schedlab bench --mpi`.
 
 use schedlab_converse::machine::mpi::MpiJob;
-use schedlab_converse::machine::mpi_bench::{self, Point, Settings, Stat};
+use schedlab_converse::machine::mpi_bench::{self, Fault, Point, Settings, Stat};
 use serde_json::json;
 use std::fmt::Write;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,7 +14,16 @@ use std::time::Duration;
 /// The thesis's goal: Converse within 10 % of the raw MPI one-way time.
 const GOAL: f64 = 1.1;
 
-pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>) -> ExitCode {
+pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>, fault: Option<&str>) -> ExitCode {
+    let fault = match fault {
+        None => None,
+        Some("handler-panic") => Some(Fault::HandlerPanic),
+        Some("send-to-missing-pe") => Some(Fault::SendToMissingPe),
+        Some(f) => {
+            eprintln!("schedlab bench --mpi: --fault {f}: expected handler-panic or send-to-missing-pe");
+            return ExitCode::from(2);
+        }
+    };
     let job = match MpiJob::init() {
         Ok(j) => j,
         Err(e) => {
@@ -31,7 +41,10 @@ pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>) -> ExitCode {
         return ExitCode::from(2);
     }
     // What runs where (and the pid a test may kill).
-    eprintln!("schedlab bench --mpi: rank {rank} on {} (pid {}) holds PE {rank}", job.host(), std::process::id());
+    let line = format!("schedlab bench --mpi: rank {rank} on {} (pid {}) holds PE {rank}\n", job.host(), std::process::id());
+    // One write, so the ranks' lines do not interleave.
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    job.notice_launcher_kill(1);
     let settings = if quick {
         Settings {
             sizes: mpi_bench::paper_sizes().into_iter().take(5).collect(),
@@ -39,6 +52,7 @@ pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>) -> ExitCode {
             target: Duration::from_millis(5),
             min_round_trips: 20,
             max_round_trips: 5_000,
+            fault,
         }
     } else {
         Settings {
@@ -47,6 +61,7 @@ pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>) -> ExitCode {
             target: Duration::from_millis(25),
             min_round_trips: 20,
             max_round_trips: 20_000,
+            fault,
         }
     };
     let points = mpi_bench::run(&job, &settings, |p| {

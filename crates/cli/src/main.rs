@@ -140,6 +140,10 @@ enum Cmd {
         /// With --mpi: write rows.json, table.md and the two SVG figures to this directory.
         #[arg(long, value_name = "DIR", requires = "mpi")]
         out: Option<PathBuf>,
+        /// With --mpi, for the failure tests: make PE 1's handler fail (handler-panic |
+        /// send-to-missing-pe).
+        #[arg(long, value_name = "FAULT", requires = "mpi", hide = true)]
+        fault: Option<String>,
     },
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
@@ -288,7 +292,9 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out)
         }
-        Cmd::Bench { mpi: true, quick, format, out, .. } => bench_mpi(quick, matches!(format, Format::Json), out),
+        Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
+            bench_mpi(quick, matches!(format, Format::Json), out, fault.as_deref())
+        }
         Cmd::Bench { quick, format, only, pin, .. } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
@@ -618,12 +624,12 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
 }
 
 #[cfg(feature = "mpi")]
-fn bench_mpi(quick: bool, json: bool, out: Option<PathBuf>) -> ExitCode {
-    bench_mpi::run(quick, json, out)
+fn bench_mpi(quick: bool, json: bool, out: Option<PathBuf>, fault: Option<&str>) -> ExitCode {
+    bench_mpi::run(quick, json, out, fault)
 }
 
 #[cfg(not(feature = "mpi"))]
-fn bench_mpi(_quick: bool, _json: bool, _out: Option<PathBuf>) -> ExitCode {
+fn bench_mpi(_quick: bool, _json: bool, _out: Option<PathBuf>, _fault: Option<&str>) -> ExitCode {
     eprintln!(
         "schedlab bench --mpi: this schedlab was built without MPI; rebuild with \
          `cargo build --release -p schedlab --features mpi` (needs an MPI library and libclang)"

@@ -209,6 +209,21 @@ impl Network for MpiNet {
     }
 }
 
+static KILL_NOTICE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+extern "C" fn on_sigterm(sig: libc::c_int) {
+    if let Some(t) = KILL_NOTICE.get() {
+        // SAFETY: write(2) of an immutable, initialised buffer.
+        unsafe { libc::write(2, t.as_ptr().cast(), t.len()) };
+    }
+    // SAFETY: restore the default action and re-raise: the process ends
+    // with SIGTERM as the launcher asked.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
 /// This process's part in an MPI job: MPI is initialised (with
 /// `Threading::Serialized`, what Converse PE threads need) until it drops.
 pub struct MpiJob {
@@ -245,6 +260,28 @@ impl MpiJob {
     /// The host this rank runs on (`MPI_Get_processor_name`).
     pub fn host(&self) -> String {
         mpi::environment::processor_name().unwrap_or_else(|_| "?".into())
+    }
+
+    /// When the launcher ends this rank with SIGTERM (as `mpirun` does to
+    /// the survivors when a rank dies or aborts), print which PEs this rank
+    /// held and what the PE numbering is, so the launcher's "rank N died"
+    /// names PEs too. Call once, after the PE layout is known.
+    pub fn notice_launcher_kill(&self, pes_per_rank: usize) {
+        let (rank, size) = (self.rank(), self.size());
+        let first = rank * pes_per_rank;
+        let text = format!(
+            "schedlab converse: rank {rank} (PEs {first}..{}) stopped by the MPI launcher: another rank died or \
+             aborted (the launcher names it; rank r of {size} holds PEs r*{pes_per_rank}..(r+1)*{pes_per_rank})\n",
+            first + pes_per_rank
+        );
+        if KILL_NOTICE.set(text.into_bytes()).is_err() {
+            return;
+        }
+        // SAFETY: the handler only calls async-signal-safe functions (write,
+        // signal, raise) on a buffer built before installation.
+        unsafe {
+            libc::signal(libc::SIGTERM, on_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        }
     }
 
     /// End every rank of the job with `message` (`MPI_Abort`).

@@ -57,6 +57,15 @@ pub struct Point {
     pub queued: Stat,
 }
 
+/// A failure to inject on PE 1 (rank 1), for the failure tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The ping-pong handler panics at its 10th message.
+    HandlerPanic,
+    /// The ping-pong handler sends its 10th message to a PE that does not exist.
+    SendToMissingPe,
+}
+
 /// Settings of [`run`].
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -68,6 +77,8 @@ pub struct Settings {
     /// Bounds on the round trips per repetition.
     pub min_round_trips: u64,
     pub max_round_trips: u64,
+    /// Failure injection (tests only).
+    pub fault: Option<Fault>,
 }
 
 /// Run the experiments on ranks 0 and 1 of `world` (which must have exactly
@@ -84,8 +95,8 @@ pub fn run(job: &super::mpi::MpiJob, s: &Settings, mut progress: impl FnMut(&Poi
         let (mut raw, mut direct, mut queued) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..s.reps.max(1) {
             raw.push(raw_pingpong(&comm, size, round_trips));
-            direct.push(converse_pingpong(&comm, size, round_trips, false));
-            queued.push(converse_pingpong(&comm, size, round_trips, true));
+            direct.push(converse_pingpong(&comm, size, round_trips, false, s.fault));
+            queued.push(converse_pingpong(&comm, size, round_trips, true, s.fault));
         }
         if comm.rank() == 0 {
             let one_way = |v: Vec<Option<Duration>>| {
@@ -141,7 +152,13 @@ fn raw_pingpong(comm: &SimpleCommunicator, size: usize, round_trips: u64) -> Opt
 /// The Converse ping-pong of `bench::bench_pingpong`, with one PE per rank:
 /// PE 0 on rank 0 and PE 1 on rank 1, messages of `size` bytes. Rank 0
 /// returns the time of `round_trips` round trips after a warm-up.
-fn converse_pingpong(comm: &SimpleCommunicator, size: usize, round_trips: u64, via_queue: bool) -> Option<Duration> {
+fn converse_pingpong(
+    comm: &SimpleCommunicator,
+    size: usize,
+    round_trips: u64,
+    via_queue: bool,
+    fault: Option<Fault>,
+) -> Option<Duration> {
     let warm = (round_trips / 10).clamp(1, 100);
     // Unpinned: with one PE per rank, pinning would put both ranks' PEs on core 0.
     let results = Converse::builder()
@@ -163,12 +180,16 @@ fn converse_pingpong(comm: &SimpleCommunicator, size: usize, round_trips: u64, v
             let (done2, count2, t02) = (done.clone(), count.clone(), t0.clone());
             pe.register_handler(move |pe: &mut Pe, mut m: Msg| {
                 m.set_handler(to_wire);
-                if pe.my_pe() == 1 {
-                    pe.send(0, m);
-                    return;
-                }
                 let c = count2.get() + 1;
                 count2.set(c);
+                if pe.my_pe() == 1 {
+                    match fault {
+                        Some(Fault::HandlerPanic) if c == 10 => panic!("injected fault: the ping-pong handler panics"),
+                        Some(Fault::SendToMissingPe) if c == 10 => pe.send(pe.num_pes() + 5, m),
+                        _ => pe.send(0, m),
+                    }
+                    return;
+                }
                 if c == warm {
                     t02.set(Instant::now());
                 }
