@@ -41,7 +41,8 @@ pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>, fault: Option<&str
         return ExitCode::from(2);
     }
     // What runs where (and the pid a test may kill).
-    let line = format!("schedlab bench --mpi: rank {rank} on {} (pid {}) holds PE {rank}\n", job.host(), std::process::id());
+    let line =
+        format!("schedlab bench --mpi: rank {rank} on {} (pid {}) holds PE {rank}\n", job.host(), std::process::id());
     // One write, so the ranks' lines do not interleave.
     let _ = std::io::stderr().write_all(line.as_bytes());
     job.notice_launcher_kill(1);

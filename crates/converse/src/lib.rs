@@ -40,6 +40,12 @@
 //!   until a global exit ([`Pe::exit_all`], like `CsdExitAll`/`CkExit`)
 //!   reaches it; returns the closures' values in PE order.
 //!
+//! * **Across processes** ([`machine`]): with [`ConverseBuilder::network`]
+//!   each process (MPI rank, feature `mpi`) is a node of `pes` PEs, numbered
+//!   globally; sends to other ranks go through the network, progress is made
+//!   in the scheduler loop's network-drain step, and a failure ends the job
+//!   naming rank and PE. `schedlab bench --mpi` runs Fig. 2.4/2.5 over MPI.
+//!
 //! ## Design decisions and differences from Converse
 //!
 //! * **Idle PEs spin, then park.** An idle scheduler polls its inbox for

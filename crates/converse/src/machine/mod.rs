@@ -77,7 +77,13 @@ impl std::error::Error for SendError {}
 /// Check bytes received from the network: `Ok(msg)` or why they are not a
 /// message for one of PEs `first..first + local` (`dest_pe` is what the
 /// transport says the destination was).
-pub fn check_arrival(bytes: Vec<u8>, dest_pe: usize, first: usize, local: usize, from_rank: usize) -> Result<Msg, String> {
+pub fn check_arrival(
+    bytes: Vec<u8>,
+    dest_pe: usize,
+    first: usize,
+    local: usize,
+    from_rank: usize,
+) -> Result<Msg, String> {
     if !(first..first + local).contains(&dest_pe) {
         return Err(format!(
             "malformed message from rank {from_rank}: addressed to PE {dest_pe}, but this rank holds PEs {first}..{}",

@@ -100,7 +100,11 @@ pub fn run(job: &super::mpi::MpiJob, s: &Settings, mut progress: impl FnMut(&Poi
         }
         if comm.rank() == 0 {
             let one_way = |v: Vec<Option<Duration>>| {
-                Stat::of(v.into_iter().map(|d| d.expect("rank 0 times").as_nanos() as f64 / (2 * round_trips) as f64).collect())
+                Stat::of(
+                    v.into_iter()
+                        .map(|d| d.expect("rank 0 times").as_nanos() as f64 / (2 * round_trips) as f64)
+                        .collect(),
+                )
             };
             let p = Point { size, round_trips, raw: one_way(raw), direct: one_way(direct), queued: one_way(queued) };
             progress(&p);
