@@ -21,14 +21,16 @@
 //!   sizes (MPI orders messages only within one communicator).
 //! * **Sends** are `MPI_Isend`s of the message's own heap block (no copy),
 //!   tested at once: an eager send is complete when `MPI_Isend` returns and
-//!   its block is freed there; others wait in `pending` for the next
+//!   its block is freed there (or kept to receive into, see `Inner::pool`);
+//!   others wait in `pending` for the next
 //!   progress call.
 //! * **Progress** (`poll`, called by the scheduler loop's network-drain step
 //!   when the PE's inbox is empty, and by idle PEs): test pending sends, then
 //!   the oldest posted receive until one is incomplete; each arrival is
-//!   routed to its PE's inbox and its buffer reposted (a small arrival is
-//!   copied out so the 16 KiB buffer stays in the ring: a user keeping many
-//!   small messages does not keep 16 KiB each).
+//!   routed to its PE's inbox and its buffer reposted. An arrival under
+//!   4 KiB is copied out so the 16 KiB buffer stays in the ring (a user
+//!   keeping many small messages does not keep 16 KiB each); a bigger one
+//!   keeps its buffer (at most 4× its size) and the ring gets a recycled one.
 //! * **Communicators**: each [`MpiNet`] duplicates the one it is given
 //!   twice, so successive Converse runs in one job (the benchmarks) never
 //!   see each other's late messages.
@@ -61,6 +63,10 @@ pub const SMALL_MAX: usize = 16 * 1024;
 /// many between two polls wait in MPI's unexpected queue (still in order).
 pub const PREPOSTED: usize = 16;
 
+/// Blocks of completed sends kept for reuse as receive buffers (see
+/// [`Inner::pool`]).
+const POOL_MAX: usize = 8;
+
 /// Tag offset of a large message's announcement (tag = `ANNOUNCE` + PE).
 /// Destination PEs must stay below it.
 pub const ANNOUNCE: usize = 16_384;
@@ -92,6 +98,12 @@ struct Inner {
     /// Posted receives, oldest first (the order they complete in).
     ring: VecDeque<Posted>,
     pending: Vec<Pending>,
+    /// Blocks (capacity ≥ [`SMALL_MAX`]) of completed sends, reused for the
+    /// next receives of a similar size: a fresh block per arrival would be
+    /// page-faulted in (glibc maps blocks above 128 KiB anew each time) and
+    /// cold in cache, a cost that grows with the size (~5 µs at 256 KiB
+    /// here). At most [`POOL_MAX`].
+    pool: Vec<Vec<u8>>,
 }
 
 // SAFETY: `Inner` holds MPI handles (pointers owned by the MPI library) and
@@ -156,7 +168,9 @@ impl Inner {
             check(code, "MPI_Isend");
             check(ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE), "MPI_Test");
         }
-        if done == 0 {
+        if done != 0 {
+            self.recycle(block);
+        } else {
             self.pending.push(Pending { req, block });
             if self.pending.len() >= 64 {
                 // A PE that only sends still frees its blocks.
@@ -165,15 +179,42 @@ impl Inner {
         }
     }
 
-    /// Free the blocks of completed sends.
+    /// Recycle or free the blocks of completed sends.
     fn complete_sends(&mut self) {
-        self.pending.retain_mut(|p| {
+        let mut i = 0;
+        while i < self.pending.len() {
             let mut done: c_int = 0;
-            // SAFETY: `p.req` is a live send request; MPI_Test frees it
-            // (setting it to MPI_REQUEST_NULL) when complete.
-            check(unsafe { ffi::MPI_Test(&mut p.req, &mut done, ffi::RSMPI_STATUS_IGNORE) }, "MPI_Test");
-            done == 0
-        });
+            // SAFETY: a live send request; MPI_Test frees it (setting it to
+            // MPI_REQUEST_NULL) when complete.
+            check(unsafe { ffi::MPI_Test(&mut self.pending[i].req, &mut done, ffi::RSMPI_STATUS_IGNORE) }, "MPI_Test");
+            if done != 0 {
+                let p = self.pending.swap_remove(i);
+                self.recycle(p.block);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Keep a block MPI is done with for a later receive (if big enough and
+    /// the pool has room), else free it.
+    fn recycle(&mut self, block: Vec<u8>) {
+        if block.capacity() >= SMALL_MAX && self.pool.len() < POOL_MAX {
+            self.pool.push(block);
+        }
+    }
+
+    /// An empty block of at least `len` bytes: from the pool if one is no
+    /// more than twice that (a user keeps what it receives), else new.
+    fn block(&mut self, len: usize) -> Vec<u8> {
+        match self.pool.iter().position(|b| b.capacity() >= len && b.capacity() <= 2 * len) {
+            Some(i) => {
+                let mut b = self.pool.swap_remove(i);
+                b.clear();
+                b
+            }
+            None => Vec::with_capacity(len),
+        }
     }
 
     /// The next arrival on the small communicator, if the oldest posted
@@ -196,13 +237,14 @@ impl Inner {
         // SAFETY: MPI wrote `count` ≤ SMALL_MAX bytes at the start of `buf`.
         unsafe { buf.set_len(count as usize) };
         let (from, tag) = (status.MPI_SOURCE as usize, status.MPI_TAG as usize);
-        let bytes = if count as usize <= SMALL_MAX / 2 {
+        let bytes = if (count as usize) < SMALL_MAX / 4 {
             // Copy out; the big buffer goes straight back into the ring.
             let out = buf.clone();
             self.post(buf);
             out
         } else {
-            self.post(Vec::with_capacity(SMALL_MAX));
+            let fresh = self.block(SMALL_MAX);
+            self.post(fresh);
             buf
         };
         Some((from, tag, bytes))
@@ -217,7 +259,7 @@ impl Inner {
         if len as usize > MAX_WIRE_BYTES || (len as usize) <= SMALL_MAX {
             return Err(format!("malformed message from rank {from} to PE {dest}: announces {len} bytes, outside {}..={MAX_WIRE_BYTES}", SMALL_MAX + 1));
         }
-        let mut body = Vec::<u8>::with_capacity(len as usize);
+        let mut body = self.block(len as usize);
         // SAFETY: a zeroed status is a valid out-parameter.
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
         // SAFETY: `body` has `len` bytes of capacity; the sender posted the
@@ -303,9 +345,10 @@ impl MpiNet {
                 pes_per_rank * ranks
             ));
         }
-        let mut inner = Inner { small, large, ring: VecDeque::with_capacity(PREPOSTED), pending: Vec::new() };
+        let mut inner = Inner { small, large, ring: VecDeque::with_capacity(PREPOSTED), pending: Vec::new(), pool: Vec::new() };
         for _ in 0..PREPOSTED {
-            inner.post(Vec::with_capacity(SMALL_MAX));
+            let b = inner.block(SMALL_MAX);
+            inner.post(b);
         }
         Arc::new(MpiNet { inner: Mutex::new(inner), rank, ranks, pes_per_rank })
     }
