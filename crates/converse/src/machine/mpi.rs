@@ -99,10 +99,11 @@ struct Inner {
     ring: VecDeque<Posted>,
     pending: Vec<Pending>,
     /// Blocks (capacity ≥ [`SMALL_MAX`]) of completed sends, reused for the
-    /// next receives of a similar size: a fresh block per arrival would be
-    /// page-faulted in (glibc maps blocks above 128 KiB anew each time) and
-    /// cold in cache, a cost that grows with the size (~5 µs at 256 KiB
-    /// here). At most [`POOL_MAX`].
+    /// next receives of a similar size, so a ping-pong cycles through warm
+    /// blocks instead of fresh ones (glibc maps blocks above 128 KiB anew
+    /// each time). Measured here it mostly helps 4–16 KiB; at 64 KiB and
+    /// up Converse stays ~20–30 % above MPI, cause not yet found. At most
+    /// [`POOL_MAX`].
     pool: Vec<Vec<u8>>,
 }
 
