@@ -1,6 +1,8 @@
 //! `schedlab`: the scheduler laboratory's command-line tool.
 
 mod bench;
+#[cfg(feature = "mpi")]
+mod bench_mpi;
 mod cachecheck;
 mod mpi_sweep;
 mod validate;
@@ -174,6 +176,18 @@ Examples:
         /// are always pinned.
         #[arg(long, value_enum, default_value_t = PinArg::All)]
         pin: PinArg,
+        /// Instead: the Converse ping-pong and scheduler-overhead experiments between two MPI
+        /// ranks beside raw MPI (`mpirun -np 2 schedlab bench --mpi`; needs a build with
+        /// `--features mpi`).
+        #[arg(long, conflicts_with = "only")]
+        mpi: bool,
+        /// With --mpi: write rows.json, table.md and the two SVG figures to this directory.
+        #[arg(long, value_name = "DIR", requires = "mpi")]
+        out: Option<PathBuf>,
+        /// With --mpi, for the failure tests: make PE 1's handler fail (handler-panic |
+        /// send-to-missing-pe).
+        #[arg(long, value_name = "FAULT", requires = "mpi", hide = true)]
+        fault: Option<String>,
     },
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
@@ -330,7 +344,10 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out, trace } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace)
         }
-        Cmd::Bench { quick, format, only, pin } => {
+        Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
+            bench_mpi(quick, matches!(format, Format::Json), out, fault.as_deref())
+        }
+        Cmd::Bench { quick, format, only, pin, .. } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
                 return ExitCode::from(2);
@@ -751,4 +768,18 @@ pub(crate) fn finish_sweep(
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+#[cfg(feature = "mpi")]
+fn bench_mpi(quick: bool, json: bool, out: Option<PathBuf>, fault: Option<&str>) -> ExitCode {
+    bench_mpi::run(quick, json, out, fault)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn bench_mpi(_quick: bool, _json: bool, _out: Option<PathBuf>, _fault: Option<&str>) -> ExitCode {
+    eprintln!(
+        "schedlab bench --mpi: this schedlab was built without MPI; rebuild with \
+         `cargo build --release -p schedlab --features mpi` (needs an MPI library and libclang)"
+    );
+    ExitCode::from(2)
 }

@@ -48,6 +48,12 @@
 //!   [`Pe::exit_all`] is a convenience like Charm++'s `CkExit` (Converse has
 //!   no exit-all): it stops every PE's scheduler.
 //!
+//! * **Across processes** ([`machine`]): with [`ConverseBuilder::network`]
+//!   each process (MPI rank, feature `mpi`) is a node of `pes` PEs, numbered
+//!   globally; sends to other ranks go through the network, progress is made
+//!   in the scheduler loop's network-drain step, and a failure ends the job
+//!   naming rank and PE. `schedlab bench --mpi` runs Fig. 2.4/2.5 over MPI.
+//!
 //! ## Design decisions and differences from Converse
 //!
 //! * **Idle PEs spin, then park.** An idle scheduler polls its inbox for
@@ -105,6 +111,7 @@
 
 pub mod bench;
 pub mod cqs;
+pub mod machine;
 pub mod msg;
 pub mod runtime;
 
@@ -113,5 +120,6 @@ pub use cqs::{
     Cqs, Prio, Strategy, CQS_QUEUEING_BFIFO, CQS_QUEUEING_BLIFO, CQS_QUEUEING_FIFO, CQS_QUEUEING_IFIFO,
     CQS_QUEUEING_ILIFO, CQS_QUEUEING_LFIFO, CQS_QUEUEING_LIFO, CQS_QUEUEING_LLIFO,
 };
+pub use machine::{Network, SendError};
 pub use msg::{HandlerId, Msg, HEADER_SIZE};
 pub use runtime::{Converse, ConverseBuilder, HandlerError, Pe, PeStats, RunError, RunReport, SharedHandler};

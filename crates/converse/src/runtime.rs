@@ -2,6 +2,7 @@
 //! scheduler loop (spec §4.1–4.2).
 
 use crate::cqs::{Cqs, Strategy};
+use crate::machine::{Network, SendError, MAX_WIRE_BYTES};
 use crate::msg::{HandlerId, Msg, EXIT_HANDLER, HEADER_SIZE};
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
@@ -29,11 +30,36 @@ struct Inbox {
 }
 
 struct Shared {
+    /// This process's PEs, `first..first + inboxes.len()` in global numbers.
     inboxes: Box<[CachePadded<Inbox>]>,
     spin: Duration,
+    /// The other processes (none: this process is the whole machine).
+    net: Option<Arc<dyn Network>>,
+    first: usize,
+    /// PEs of the whole machine, every rank.
+    total: usize,
 }
 
 impl Shared {
+    /// Deliver to global PE `pe`: its inbox if it is ours, else the network.
+    fn route(&self, pe: usize, msg: Msg) {
+        let local = self.inboxes.len();
+        match (pe.checked_sub(self.first).filter(|&i| i < local), &self.net) {
+            (Some(i), _) => self.push(i, msg),
+            (None, Some(net)) => net.send(pe / local, pe, msg),
+            (None, None) => unreachable!("PE {pe} checked against num_pes before routing"),
+        }
+    }
+
+    /// The network-drain step's progress call: messages from other ranks
+    /// move to our inboxes. Returns how many arrived.
+    fn poll_net(&self) -> usize {
+        match &self.net {
+            Some(net) => net.poll(&mut |pe, m| self.push(pe - self.first, m)),
+            None => 0,
+        }
+    }
+
     fn push(&self, pe: usize, msg: Msg) {
         let inbox = &self.inboxes[pe];
         inbox.queue.push(msg);
@@ -146,14 +172,35 @@ impl<R> RunReport<R> {
 }
 
 /// Configures a [`Converse`] machine.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ConverseBuilder {
     pes: usize,
     pin: bool,
     spin: Duration,
+    net: Option<Arc<dyn Network>>,
+}
+
+impl fmt::Debug for ConverseBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConverseBuilder")
+            .field("pes", &self.pes)
+            .field("pin", &self.pin)
+            .field("spin", &self.spin)
+            .field("ranks", &self.net.as_ref().map(|n| n.ranks()))
+            .finish()
+    }
 }
 
 impl ConverseBuilder {
+    /// Span the machine over processes: this process is rank
+    /// `net.rank()` and holds the [`ConverseBuilder::pes`] PEs numbered
+    /// from `rank × pes` (every rank must use the same count). See
+    /// [`crate::machine`].
+    pub fn network(mut self, net: Arc<dyn Network>) -> Self {
+        self.net = Some(net);
+        self
+    }
+
     /// Number of PEs (OS threads). Default 1.
     pub fn pes(mut self, n: usize) -> Self {
         assert!(n >= 1, "a Converse machine needs at least one PE");
@@ -176,7 +223,7 @@ impl ConverseBuilder {
 
     /// The machine (no threads yet: they start with [`Converse::start`]).
     pub fn build(self) -> Converse {
-        Converse { pes: self.pes, pin: self.pin, spin: self.spin, handlers: Vec::new() }
+        Converse { pes: self.pes, pin: self.pin, spin: self.spin, handlers: Vec::new(), net: self.net }
     }
 }
 
@@ -186,12 +233,13 @@ pub struct Converse {
     pin: bool,
     spin: Duration,
     handlers: Vec<SharedHandler>,
+    net: Option<Arc<dyn Network>>,
 }
 
 impl Converse {
     /// 1 PE, unpinned, 100 µs spin.
     pub fn builder() -> ConverseBuilder {
-        ConverseBuilder { pes: 1, pin: false, spin: Duration::from_micros(100) }
+        ConverseBuilder { pes: 1, pin: false, spin: Duration::from_micros(100), net: None }
     }
 
     /// Run `f` on `n_pes` pinned PEs (see [`Converse::start`]).
@@ -203,7 +251,7 @@ impl Converse {
         Converse::builder().pes(n_pes).pin(true).build().start(f)
     }
 
-    /// Number of PEs.
+    /// Number of PEs (of this process).
     pub fn num_pes(&self) -> usize {
         self.pes
     }
@@ -253,14 +301,18 @@ impl Converse {
                 })
                 .collect(),
             spin: self.spin,
+            first: self.net.as_ref().map_or(0, |net| net.rank() * n),
+            total: self.net.as_ref().map_or(n, |net| net.ranks() * n),
+            net: self.net.clone(),
         });
         let cores = if self.pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
         type PeOutcome<R> = (Option<R>, PeStats, Vec<HandlerError>, Option<String>);
         let outcomes: Vec<PeOutcome<R>> = thread::scope(|s| {
             let handles: Vec<_> = (0..n)
-                .map(|id| {
+                .map(|local| {
+                    let id = shared.first + local;
                     let shared = Arc::clone(&shared);
-                    let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
+                    let core = (!cores.is_empty()).then(|| cores[local % cores.len()]);
                     let handlers = &self.handlers;
                     let f = &f;
                     thread::Builder::new()
@@ -269,7 +321,7 @@ impl Converse {
                             if let Some(c) = core {
                                 core_affinity::set_for_current(c);
                             }
-                            shared.inboxes[id].thread.set(thread::current()).expect("each PE starts once");
+                            shared.inboxes[local].thread.set(thread::current()).expect("each PE starts once");
                             let mut pe = Pe::new(id, shared, handlers);
                             let out = catch_unwind(AssertUnwindSafe(|| f(&mut pe)));
                             match out {
@@ -280,6 +332,10 @@ impl Converse {
                                     (Some(r), pe.stats, pe.errors, None)
                                 }
                                 Err(p) => {
+                                    if let Some(net) = &pe.shared.net {
+                                        let rank = net.rank();
+                                        net.fail(&format!("PE {id} (rank {rank}) panicked: {}", panic_message(&*p)));
+                                    }
                                     // Don't leave the others waiting forever.
                                     pe.exit_all();
                                     (None, pe.stats, pe.errors, Some(panic_message(&*p)))
@@ -291,13 +347,16 @@ impl Converse {
                 .collect();
             handles.into_iter().map(|h| h.join().expect("PE thread catches its panics")).collect()
         });
+        if let Some(net) = &self.net {
+            net.flush();
+        }
         let mut report = RunReport {
             results: Vec::with_capacity(n),
             stats: Vec::with_capacity(n),
             handler_errors: Vec::new(),
             pe_panic: None,
         };
-        for (pe, (r, stats, errors, panic)) in outcomes.into_iter().enumerate() {
+        for (pe, (r, stats, errors, panic)) in (shared.first..).zip(outcomes) {
             report.results.push(r);
             report.stats.push(stats);
             report.handler_errors.extend(errors);
@@ -328,7 +387,10 @@ enum Next {
 /// A PE's context: what Converse keeps in `Cpv` variables. Lives on its PE
 /// thread (not `Send`); handlers get it as `&mut Pe`.
 pub struct Pe {
+    /// Global PE number.
     id: usize,
+    /// Index of this PE's inbox in this process (`id - shared.first`).
+    slot: usize,
     shared: Arc<Shared>,
     handlers: Vec<LocalHandler>,
     cqs: Cqs<Msg>,
@@ -355,6 +417,7 @@ impl Pe {
             .collect();
         Pe {
             id,
+            slot: id - shared.first,
             shared,
             handlers,
             cqs: Cqs::new(),
@@ -371,9 +434,14 @@ impl Pe {
         self.id
     }
 
-    /// `CmiNumPes`.
+    /// `CmiNumPes` (every rank's PEs).
     pub fn num_pes(&self) -> usize {
-        self.shared.inboxes.len()
+        self.shared.total
+    }
+
+    /// `CmiMyNode` (this process's rank; 0 without a network).
+    pub fn my_rank(&self) -> usize {
+        self.shared.net.as_ref().map_or(0, |n| n.rank())
     }
 
     /// `CmiRegisterHandler`: must be called in the same order on every PE so
@@ -392,19 +460,37 @@ impl Pe {
         self.handlers.len()
     }
 
-    /// `CmiSyncSendAndFree`: hand `msg` to PE `pe`'s network inbox, or, sent
-    /// to this PE itself, to its local queue (`CmiSendSelf`), which the
-    /// scheduler checks after the network. Messages from one PE to another
-    /// arrive in send order.
-    pub fn send(&mut self, pe: usize, mut msg: Msg) {
-        assert!(pe < self.num_pes(), "send to PE {pe} of {}", self.num_pes());
+    /// `CmiSyncSendAndFree`: hand `msg` to PE `pe`'s network inbox (through
+    /// the [`Network`] if `pe` is on another rank), or, sent to this PE
+    /// itself, to its local queue (`CmiSendSelf`), which the scheduler checks
+    /// after the network. Messages from one PE to another arrive in send order.
+    ///
+    /// # Panics
+    /// On the errors of [`Pe::try_send`] (in a handler, the panic is a
+    /// [`HandlerError`]).
+    pub fn send(&mut self, pe: usize, msg: Msg) {
+        if let Err(e) = self.try_send(pe, msg) {
+            panic!("PE {}: {e}", self.id);
+        }
+    }
+
+    /// [`Pe::send`], returning an error instead of panicking for a PE that
+    /// does not exist or a message too large for the network.
+    pub fn try_send(&mut self, pe: usize, mut msg: Msg) -> Result<(), SendError> {
+        if pe >= self.num_pes() {
+            return Err(SendError::NoSuchPe { pe, num_pes: self.num_pes() });
+        }
+        if msg.len() > MAX_WIRE_BYTES {
+            return Err(SendError::Oversized { len: msg.len() });
+        }
         msg.set_src_pe(self.id);
         self.stats.sent += 1;
         if pe == self.id {
             self.local.push_back(msg);
         } else {
-            self.shared.push(pe, msg);
+            self.shared.route(pe, msg);
         }
+        Ok(())
     }
 
     /// `CmiSyncBroadcastAndFree`: a copy to every PE except this one.
@@ -483,7 +569,7 @@ impl Pe {
                 // Behind this PE's earlier sends to itself, like any send to self.
                 self.local.push_back(m.clone());
             } else {
-                self.shared.push(pe, m.clone());
+                self.shared.route(pe, m.clone());
             }
         }
     }
@@ -522,6 +608,11 @@ impl Pe {
     }
 
     fn record_error(&mut self, h: u32, message: String) {
+        if let Some(net) = &self.shared.net {
+            // Across processes nobody would collect the error: end the job.
+            let (pe, rank) = (self.id, net.rank());
+            net.fail(&format!("handler #{h} failed on PE {pe} (rank {rank}): {message}"));
+        }
         self.stats.handler_errors += 1;
         self.errors.push(HandlerError { pe: self.id, handler: HandlerId(h), message });
     }
@@ -530,7 +621,14 @@ impl Pe {
     /// (`CsdNextMessage` with `CsdLocalMax = 0`: `CmiGetNonLocal`, then
     /// `CmiLocalQueue`).
     fn pop_network(&mut self) -> Option<Msg> {
-        if let Some(m) = self.shared.inboxes[self.id].queue.pop() {
+        let inbox = &self.shared.inboxes[self.slot].queue;
+        // The machine layer's progress belongs to the network-drain step.
+        let from_network = match inbox.pop() {
+            Some(m) => Some(m),
+            None if self.shared.poll_net() > 0 => inbox.pop(),
+            None => None,
+        };
+        if let Some(m) = from_network {
             self.stats.from_network += 1;
             return Some(m);
         }
@@ -542,7 +640,15 @@ impl Pe {
     /// Spin (then yield) for the configured time, then park until a message
     /// arrives. Returns when the inbox is non-empty (or spuriously).
     fn idle(&mut self) {
-        let inbox = &self.shared.inboxes[self.id];
+        let inbox = &self.shared.inboxes[self.slot];
+        if self.shared.net.is_some() {
+            // Other ranks cannot unpark us: poll the network instead of
+            // parking, as MPI's own blocking calls do — back to back, since
+            // each poll is a progress call (no pause between them, which
+            // would only add to the time a message waits unseen).
+            while inbox.queue.is_empty() && self.shared.poll_net() == 0 {}
+            return;
+        }
         let spin = self.shared.spin;
         let start = Instant::now();
         let mut i: u32 = 0;
@@ -691,7 +797,7 @@ impl Pe {
             return true;
         }
         loop {
-            while let Some(m) = self.shared.inboxes[self.id].queue.pop() {
+            while let Some(m) = self.shared.inboxes[self.slot].queue.pop() {
                 self.stats.from_network += 1;
                 if m.handler() == h {
                     self.handle_message(m);
