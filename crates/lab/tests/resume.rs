@@ -5,16 +5,12 @@
 use schedlab_lab::{run_sweep, write_outputs, Experiment, SweepOptions};
 use std::path::Path;
 
-const EXP: &str = r#"
-name = "resume"
-machines = ["smp-2", "smp-4"]
-policies = ["dss", "mqs", "pmqs:pool=2,lb=lbp,period=10"]
-workloads = ["pingpong:rounds=300", "chat:rooms=1,messages=5"]
-seeds = [1, 2]
-baseline = "mqs"
-"#;
+mod common;
+use common::OUTPUTS;
 
-const OUTPUTS: [&str; 4] = ["results.json", "results.csv", "table.md", "chart.svg"];
+fn matrix() -> String {
+    common::matrix("resume")
+}
 
 fn sweep_into(exp: &str, out: &Path, resume: bool) -> schedlab_lab::Sweep {
     let plan = Experiment::from_toml(exp).unwrap().plan(false).unwrap();
@@ -32,10 +28,10 @@ fn read(dir: &Path, f: &str) -> Vec<u8> {
 fn an_interrupted_sweep_resumes_to_identical_files() {
     let tmp = tempfile::tempdir().unwrap();
     let (whole, part) = (tmp.path().join("whole"), tmp.path().join("part"));
-    let full = sweep_into(EXP, &whole, false);
+    let full = sweep_into(&matrix(), &whole, false);
     assert_eq!((full.runs.len(), full.resumed, full.failures.len()), (24, 0, 0));
     // An interrupted sweep: some runs finished (their files), one was being written.
-    sweep_into(EXP, &part, false);
+    sweep_into(&matrix(), &part, false);
     let runs = part.join("runs");
     for i in [0, 3, 4, 10, 17, 23] {
         std::fs::remove_file(runs.join(format!("{i:05}.json"))).unwrap();
@@ -44,21 +40,21 @@ fn an_interrupted_sweep_resumes_to_identical_files() {
     for f in OUTPUTS {
         std::fs::remove_file(part.join(f)).unwrap();
     }
-    let resumed = sweep_into(EXP, &part, true);
+    let resumed = sweep_into(&matrix(), &part, true);
     assert_eq!(resumed.resumed, 24 - 7, "kept every whole run file");
     for f in OUTPUTS {
         assert!(read(&whole, f) == read(&part, f), "{f} differs after resume");
     }
     // Without --resume the journal starts over.
-    let fresh = sweep_into(EXP, &part, false);
+    let fresh = sweep_into(&matrix(), &part, false);
     assert_eq!(fresh.resumed, 0);
 }
 
 #[test]
 fn resume_refuses_the_journal_of_another_matrix() {
     let tmp = tempfile::tempdir().unwrap();
-    sweep_into(EXP, tmp.path(), false);
-    let changed = EXP.replace("seeds = [1, 2]", "seeds = [1, 3]");
+    sweep_into(&matrix(), tmp.path(), false);
+    let changed = matrix().replace("seeds = [1, 2]", "seeds = [1, 3]");
     let plan = Experiment::from_toml(&changed).unwrap().plan(false).unwrap();
     let opts = SweepOptions { journal: Some(tmp.path().join("runs")), resume: true, ..Default::default() };
     let e = run_sweep(plan, &opts).err().expect("must refuse");
@@ -69,7 +65,7 @@ fn resume_refuses_the_journal_of_another_matrix() {
 #[test]
 fn a_failed_run_keeps_the_others() {
     // 2 ms of virtual time: the short ping-pong finishes, the long one cannot.
-    let exp = EXP.replace("\"pingpong:rounds=300\"", "\"pingpong:rounds=300\", \"pingpong:rounds=200000\"")
+    let exp = matrix().replace("\"pingpong:rounds=300\"", "\"pingpong:rounds=300\", \"pingpong:rounds=200000\"")
         + "max_virtual_s = 0.002\n";
     let tmp = tempfile::tempdir().unwrap();
     let s = sweep_into(&exp, tmp.path(), false);
@@ -87,7 +83,7 @@ fn a_failed_run_keeps_the_others() {
 
 #[test]
 fn the_whole_matrix_is_checked_before_any_run() {
-    let exp = EXP
+    let exp = &matrix()
         .replace("machines = [\"smp-2\", \"smp-4\"]", "machines = [\"smp-2\", \"smp-6\", \"smp-8\"]")
         .replace("\"pmqs:pool=2,lb=lbp,period=10\"", "\"pmqs:pool=4\", \"pmqs:pool=3\"");
     let e = Experiment::from_toml(&exp).unwrap().plan(false).err().expect("misfits");
@@ -103,6 +99,6 @@ fn the_whole_matrix_is_checked_before_any_run() {
         assert!(m.contains(want), "{want:?} missing from {m}");
     }
     assert!(m.contains("(4)"), "{m}");
-    let e = Experiment::from_toml(&EXP.replace("name = \"resume\"", "name = \"..\"")).unwrap().plan(false).err();
+    let e = Experiment::from_toml(&matrix().replace("name = \"resume\"", "name = \"..\"")).unwrap().plan(false).err();
     assert!(e.expect("'..' is not a name").message().contains("name"));
 }

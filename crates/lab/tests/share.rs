@@ -5,16 +5,12 @@
 use schedlab_lab::{error_part, run_sweep, write_outputs, Experiment, LabError, Share, Sweep, SweepOptions};
 use std::path::Path;
 
-const EXP: &str = r#"
-name = "share"
-machines = ["smp-2", "smp-4"]
-policies = ["dss", "mqs", "pmqs:pool=2,lb=lbp,period=10"]
-workloads = ["pingpong:rounds=300", "chat:rooms=1,messages=5"]
-seeds = [1, 2]
-baseline = "mqs"
-"#;
+mod common;
+use common::OUTPUTS;
 
-const OUTPUTS: [&str; 4] = ["results.json", "results.csv", "table.md", "chart.svg"];
+fn matrix() -> String {
+    common::matrix("share")
+}
 
 fn run(exp: &str, share: Option<Share>, journal: Option<&Path>) -> Sweep {
     let plan = Experiment::from_toml(exp).unwrap().plan(false).unwrap();
@@ -54,11 +50,11 @@ fn shares_cover_the_matrix_once() {
 fn merged_ranks_write_the_files_of_a_whole_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let whole = tmp.path().join("whole");
-    write_outputs(&run(EXP, None, Some(&whole.join("runs"))), &whole).unwrap();
+    write_outputs(&run(&matrix(), None, Some(&whole.join("runs"))), &whole).unwrap();
     // 3 ranks: 24 runs do not divide evenly, and rank 0 runs only a third of them.
     for ranks in [2, 3] {
         let dir = tmp.path().join(format!("ranks{ranks}"));
-        let (sweep, failed) = split(EXP, ranks, Some(&dir.join("runs")));
+        let (sweep, failed) = split(&matrix(), ranks, Some(&dir.join("runs")));
         assert!(failed.is_empty());
         assert_eq!(sweep.runs.iter().flatten().count(), 24);
         write_outputs(&sweep, &dir).unwrap();
@@ -75,7 +71,7 @@ fn merged_ranks_write_the_files_of_a_whole_sweep() {
 fn a_failed_run_on_another_rank_is_reported_with_its_rank_and_listed_as_locally() {
     // 2 ms of virtual time: the long ping-pong cannot finish (runs 2, 3, 8, 9, ... of 36:
     // both ranks have failures).
-    let exp = EXP.replace("\"pingpong:rounds=300\"", "\"pingpong:rounds=300\", \"pingpong:rounds=200000\"")
+    let exp = matrix().replace("\"pingpong:rounds=300\"", "\"pingpong:rounds=300\", \"pingpong:rounds=200000\"")
         + "max_virtual_s = 0.002\n";
     let tmp = tempfile::tempdir().unwrap();
     let local = run(&exp, None, None);
@@ -95,7 +91,7 @@ fn a_failed_run_on_another_rank_is_reported_with_its_rank_and_listed_as_locally(
 
 #[test]
 fn a_rank_that_could_not_run_is_named() {
-    let mut root = run(EXP, Some(Share { rank: 0, ranks: 2 }), None);
+    let mut root = run(&matrix(), Some(Share { rank: 0, ranks: 2 }), None);
     let part = error_part(1, &LabError::Config("experiments/x.toml: No such file or directory".into()));
     let e = root.merge(1, 2, &part, None).expect_err("an error part");
     assert_eq!(e.exit_code(), 2);
@@ -104,18 +100,19 @@ fn a_rank_that_could_not_run_is_named() {
 
 #[test]
 fn a_rank_with_another_matrix_or_missing_runs_is_refused() {
-    let mut root = run(EXP, Some(Share { rank: 0, ranks: 2 }), None);
-    let other = EXP.replace("seeds = [1, 2]", "seeds = [1, 3]");
+    let mut root = run(&matrix(), Some(Share { rank: 0, ranks: 2 }), None);
+    let other = matrix().replace("seeds = [1, 2]", "seeds = [1, 3]");
     let part = run(&other, Some(Share { rank: 1, ranks: 2 }), None).part_json(Share { rank: 1, ranks: 2 });
     let e = root.merge(1, 2, &part, None).expect_err("another matrix");
     assert!(e.message().contains("rank 1 ran another matrix"), "{e}");
     // Rank 1 of 3 sent as rank 1 of 2: the runs it holds are not rank 1's of 2.
-    let part = run(EXP, Some(Share { rank: 1, ranks: 3 }), None).part_json(Share { rank: 1, ranks: 3 });
+    let part = run(&matrix(), Some(Share { rank: 1, ranks: 3 }), None).part_json(Share { rank: 1, ranks: 3 });
     assert!(root.merge(1, 2, &part, None).is_err());
     // A part cut short (a run dropped) names the missing run.
-    let mut v: serde_json::Value =
-        serde_json::from_str(&run(EXP, Some(Share { rank: 1, ranks: 2 }), None).part_json(Share { rank: 1, ranks: 2 }))
-            .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(
+        &run(&matrix(), Some(Share { rank: 1, ranks: 2 }), None).part_json(Share { rank: 1, ranks: 2 }),
+    )
+    .unwrap();
     v["runs"].as_array_mut().unwrap().pop();
     let e = root.merge(1, 2, &v.to_string(), None).expect_err("a missing run");
     assert!(e.message().contains("rank 1 sent no result for its run machine"), "{e}");
