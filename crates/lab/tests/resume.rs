@@ -83,7 +83,7 @@ fn a_failed_run_keeps_the_others() {
 
 #[test]
 fn the_whole_matrix_is_checked_before_any_run() {
-    let exp = &matrix()
+    let exp = matrix()
         .replace("machines = [\"smp-2\", \"smp-4\"]", "machines = [\"smp-2\", \"smp-6\", \"smp-8\"]")
         .replace("\"pmqs:pool=2,lb=lbp,period=10\"", "\"pmqs:pool=4\", \"pmqs:pool=3\"");
     let e = Experiment::from_toml(&exp).unwrap().plan(false).err().expect("misfits");
