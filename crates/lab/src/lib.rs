@@ -10,8 +10,8 @@
 pub mod experiment;
 pub mod journal;
 pub mod plot;
-pub mod share;
 pub mod reproduce;
+pub mod share;
 pub mod table;
 
 pub use experiment::{metric_value, Experiment, Plan, Quick, RunKey, WALL_FIELDS};
