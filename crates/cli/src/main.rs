@@ -5,6 +5,7 @@ mod bench;
 mod bench_mpi;
 mod cachecheck;
 mod mpi_sweep;
+mod reproduce_real;
 mod validate;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -129,8 +130,11 @@ then writes to --out:
   index.html     the same, self-contained (inline SVG plots, no script, no network)
   results.json   every table and every run's report
   plots/*.svg    the plots of report.md
+  measured.json  the real-runtime measurements (Converse ping-pong; Chat, ping-pong, hackbench
+                 on the runtime beside the simulator on the host-calibrated machine)
 Everything is byte-identical between runs and thread counts except the final
-\"Wall clock\" section of report.md and index.html. docs/reproduce.md describes the report.
+\"Measured on this machine\" section of report.md and index.html (wall clock and
+real-runtime numbers; `--only measured` runs those alone, `--only` without it skips them). docs/reproduce.md describes the report.
 Examples:
   schedlab reproduce --quick
   schedlab reproduce --only chat-smp,webbench-cpus --out out/some"
@@ -623,32 +627,46 @@ fn reproduce(
     if !experiments.is_dir() {
         return usage(format!("--experiments {}: not a directory", experiments.display()));
     }
+    // The real-runtime part runs with every experiment, or when `--only` names it.
+    let measure = only.is_empty() || only.iter().any(|n| n == schedlab_lab::reproduce::MEASURED);
     let opts =
         schedlab_lab::reproduce::Options { quick, only, threads: threads.unwrap_or(0), experiments, progress: true };
-    let rep = match schedlab_lab::reproduce::run(&opts) {
+    let mut rep = match schedlab_lab::reproduce::run(&opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("schedlab reproduce: {e}");
             return ExitCode::from(e.exit_code());
         }
     };
+    // After the simulations, alone: no simulator thread competes with the runtimes.
+    if measure {
+        rep.measured = Some(reproduce_real::measure(quick, true));
+    }
     match schedlab_lab::reproduce::write(&rep, &out) {
         Ok(_) => {
             println!(
-                "{} experiments, {} runs in {:.1} s wall on {} threads; report in {}/ (report.md, index.html, results.json, plots/)",
+                "{} experiments, {} runs in {:.1} s wall on {} threads{}; report in {}/ (report.md, index.html, results.json, plots/{})",
                 rep.sections.len(),
                 rep.sections.iter().map(|s| s.sweep.plan.runs().len()).sum::<usize>(),
                 rep.wall_s,
                 rep.threads,
-                out.display()
+                rep.measured.as_ref().map_or(String::new(), |m| format!(", real-runtime measurements {:.1} s", m.wall_s)),
+                out.display(),
+                if rep.measured.is_some() { ", measured.json" } else { "" }
             );
             let failed = rep.failures();
-            if failed == 0 {
+            let failed_parts = rep.measured.as_ref().map_or(0, |m| m.failures());
+            if failed == 0 && failed_parts == 0 {
                 ExitCode::SUCCESS
             } else {
-                eprintln!(
-                    "schedlab reproduce: {failed} runs failed (listed in their sections); the others are in the report"
-                );
+                if failed > 0 {
+                    eprintln!(
+                        "schedlab reproduce: {failed} runs failed (listed in their sections); the others are in the report"
+                    );
+                }
+                if failed_parts > 0 {
+                    eprintln!("schedlab reproduce: {failed_parts} real-runtime measurements failed (listed in the last section)");
+                }
                 ExitCode::from(1)
             }
         }

@@ -21,7 +21,7 @@ fn run_into(dir: &Path, extra: &[&str]) {
 /// A file of the report up to its wall-clock section (the one part allowed to differ).
 fn deterministic_part(dir: &Path, name: &str) -> String {
     let text = std::fs::read_to_string(dir.join(name)).unwrap();
-    let cut = ["## Wall clock (not deterministic)", "<section id=\"wall-clock\">"]
+    let cut = ["## Measured on this machine (not deterministic)", "<section id=\"wall-clock\">"]
         .iter()
         .filter_map(|m| text.find(m))
         .min()
@@ -41,7 +41,9 @@ fn byte_identical_across_runs_and_thread_counts() {
     let dirs = [tmp("t1a"), tmp("t1b"), tmp("t2")];
     run_into(&dirs[0], &[&only[..], &["--threads", "1"]].concat());
     run_into(&dirs[1], &[&only[..], &["--threads", "1"]].concat());
-    run_into(&dirs[2], &[&only[..], &["--threads", "2"]].concat());
+    // The third also measures the real runtime: none of it may leak into the
+    // deterministic part.
+    run_into(&dirs[2], &["--only", "netbench-starvation,measured", "--threads", "2"]);
     for name in ["report.md", "index.html", "results.json"] {
         let a = deterministic_part(&dirs[0], name);
         assert!(a.len() > 500, "{name} is nearly empty");
@@ -57,10 +59,24 @@ fn byte_identical_across_runs_and_thread_counts() {
     }
     // The wall-clock section is there, last, and only there.
     let md = std::fs::read_to_string(dirs[0].join("report.md")).unwrap();
-    let wall = md.find("## Wall clock (not deterministic)").expect("wall-clock section");
+    let wall = md.find("## Measured on this machine (not deterministic)").expect("wall-clock section");
     assert!(!md[..wall].contains("wall s"), "a wall-clock figure before the wall-clock section");
-    let json = std::fs::read_to_string(dirs[0].join("results.json")).unwrap();
-    assert!(!json.contains("wall_s") && !json.contains("events_per_sec"), "wall-clock fields in results.json");
+    for d in [&dirs[0], &dirs[2]] {
+        let json = std::fs::read_to_string(d.join("results.json")).unwrap();
+        assert!(!json.contains("wall_s") && !json.contains("events_per_sec"), "wall-clock fields in results.json");
+        assert!(
+            !json.contains("real runtime") && !json.contains("calibration"),
+            "real-runtime numbers in results.json"
+        );
+    }
+    // Without `measured` in --only the runtime is not measured, and the report says so.
+    assert!(!dirs[0].join("measured.json").exists(), "measured.json without --only measured");
+    assert!(md[wall..].contains("were not run"), "report.md does not say the measurements were skipped");
+    let md2 = std::fs::read_to_string(dirs[2].join("report.md")).unwrap();
+    let wall2 = md2.find("## Measured on this machine (not deterministic)").unwrap();
+    assert!(md2[wall2..].contains("### Converse ping-pong"), "no Converse part in the measured section");
+    assert!(md2[wall2..].contains("| pmqs:pool=1,lb=lbp,period=10 |"), "no PMQS row beside the simulator");
+    assert!(dirs[2].join("measured.json").is_file(), "no measured.json");
     for d in &dirs {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -95,7 +111,17 @@ fn every_section_is_present() {
         assert!(html.contains(&format!("<section id=\"{n}\">")), "index.html lacks the section of {n}");
         assert_eq!(json["sections"][i]["name"], *n, "results.json: section {i}");
     }
-    for must in ["**Source:**", "**Form:**", "**Seeds:**", "cost model of", "## Wall clock (not deterministic)"] {
+    for must in [
+        "**Source:**",
+        "**Form:**",
+        "**Seeds:**",
+        "cost model of",
+        "## Measured on this machine (not deterministic)",
+        "### Converse ping-pong and scheduler overhead",
+        "### Chat, ping-pong and hackbench: the real runtime beside the simulator",
+        "`hackbench:groups=1,loops=50`",
+        "Machine: ",
+    ] {
         assert!(md.contains(must), "report.md lacks {must:?}");
     }
     // Self-contained: the plots inline, nothing fetched.

@@ -11,6 +11,7 @@
 
 pub mod catalog;
 pub mod labels;
+pub mod measured;
 pub mod plots;
 mod report_html;
 mod report_md;
@@ -18,6 +19,7 @@ mod results;
 pub mod run;
 pub mod tables;
 
+pub use measured::{Measured, MeasuredPart, MeasuredTable, MEASURED};
 pub use run::{run, Options};
 
 use crate::{LabError, Sweep};
@@ -58,6 +60,9 @@ pub struct Reproduction {
     /// Wall-clock figures: only in the report's last section.
     pub wall_s: f64,
     pub threads: usize,
+    /// The real-runtime measurements of this machine (the caller fills them in; None:
+    /// not measured in this run). Only in the last section and in `measured.json`.
+    pub measured: Option<Measured>,
 }
 
 impl Reproduction {
@@ -104,11 +109,16 @@ pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
             }
         }
     }
-    for (name, text) in [
+    let mut outputs = vec![
         ("report.md", report_md::render(rep)),
         ("index.html", report_html::render(rep)),
         ("results.json", results::render(rep)),
-    ] {
+    ];
+    // Not in results.json: that file is deterministic, these numbers are not.
+    if let Some(m) = &rep.measured {
+        outputs.push(("measured.json", serde_json::to_string_pretty(&m.json).expect("json") + "\n"));
+    }
+    for (name, text) in outputs {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         files.push(path);
@@ -116,5 +126,6 @@ pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
     Ok(files)
 }
 
-/// The heading of the wall-clock section: everything from it on is not deterministic.
-pub const WALL_HEADING: &str = "Wall clock (not deterministic)";
+/// The heading of the last section, wall-clock times and real-runtime measurements:
+/// everything from it on is not deterministic.
+pub const WALL_HEADING: &str = "Measured on this machine (not deterministic)";

@@ -2,7 +2,7 @@
 //! inline SVG, no script, no network — with the wall-clock section last and apart.
 
 use super::report_md::{cost_models, grid, machine_line, notes, panel_heading, throughput_unit};
-use super::{Reproduction, Section, WALL_HEADING};
+use super::{Reproduction, Section, MEASURED, WALL_HEADING};
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
@@ -149,6 +149,8 @@ pub fn render(rep: &Reproduction) -> String {
         section(sec, i, &mut s);
     }
     let _ = writeln!(s, "<section id=\"wall-clock\">\n<h2>{WALL_HEADING}</h2>");
+    s.push_str("<p>Everything in this section was measured with a clock on this machine: it differs from run to run and is not in <code>results.json</code> (the real-runtime numbers are in <code>measured.json</code>).</p>\n");
+    s.push_str("<h3>Wall clock of the simulations</h3>\n");
     let mut rows: Vec<Vec<String>> = rep
         .sections
         .iter()
@@ -162,6 +164,45 @@ pub fn render(rep: &Reproduction) -> String {
         format!("{:.2}", rep.wall_s),
     ]);
     s.push_str(&table(&["experiment".into(), "runs".into(), "wall s".into()], &rows));
-    let _ = writeln!(s, "<p>Worker threads: {}.</p>\n</section>\n</body>\n</html>", rep.threads);
+    let _ = writeln!(s, "<p>Worker threads: {}.</p>", rep.threads);
+    measured(rep, &mut s);
+    s.push_str("</section>\n</body>\n</html>\n");
     s
+}
+
+/// The real-runtime measurements, one sub-section per part (as in report.md).
+fn measured(rep: &Reproduction, s: &mut String) {
+    let Some(m) = &rep.measured else {
+        let _ = writeln!(
+            s,
+            "<p>The real-runtime measurements were not run (<code>--only</code> without <code>{MEASURED}</code>; <code>schedlab reproduce --only {MEASURED}</code> runs them alone).</p>"
+        );
+        return;
+    };
+    let _ = writeln!(s, "<p>Machine: {}. Measurements took {:.1} s.</p>", esc(&m.machine), m.wall_s);
+    for p in &m.parts {
+        let _ = writeln!(s, "<h3>{}</h3>", esc(&p.title));
+        if !p.lines.is_empty() {
+            s.push_str("<ul>\n");
+            for l in &p.lines {
+                let _ = writeln!(s, "<li>{}</li>", inline(l));
+            }
+            s.push_str("</ul>\n");
+        }
+        if let Some(e) = &p.error {
+            let _ = writeln!(s, "<p><strong>Failed:</strong> {}</p>", esc(e));
+            continue;
+        }
+        for t in &p.tables {
+            let _ = writeln!(s, "<p><strong>{}</strong></p>", inline(&t.caption));
+            s.push_str(&table(&t.head, &t.rows));
+            if !t.notes.is_empty() {
+                s.push_str("<ul class=\"notes\">\n");
+                for n in &t.notes {
+                    let _ = writeln!(s, "<li>{}</li>", inline(n));
+                }
+                s.push_str("</ul>\n");
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use super::catalog::Unit;
 use super::tables::{fmt_cell, unit_scale, Cell, Panel, ViewTables};
-use super::{Reproduction, Section, WALL_HEADING};
+use super::{Reproduction, Section, MEASURED, WALL_HEADING};
 use schedlab_sim::Machine;
 use std::fmt::Write;
 
@@ -193,6 +193,8 @@ pub fn render(rep: &Reproduction) -> String {
         section(sec, i, &mut s);
     }
     let _ = writeln!(s, "<a id=\"wall-clock\"></a>\n\n## {WALL_HEADING}\n");
+    s.push_str("Everything in this section was measured with a clock on this machine: it differs from run to run and is not in `results.json` (the real-runtime numbers are in `measured.json`).\n\n");
+    s.push_str("### Wall clock of the simulations\n\n");
     let mut rows: Vec<Vec<String>> = rep
         .sections
         .iter()
@@ -210,6 +212,41 @@ pub fn render(rep: &Reproduction) -> String {
         format!("{:.2}", rep.wall_s),
     ]);
     s.push_str(&md_table(&["experiment".into(), "runs".into(), "wall s".into()], &rows));
-    let _ = writeln!(s, "\nWorker threads: {}.", rep.threads);
+    let _ = writeln!(s, "\nWorker threads: {}.\n", rep.threads);
+    measured(rep, &mut s);
     s
+}
+
+/// The real-runtime measurements, one sub-section per part.
+fn measured(rep: &Reproduction, s: &mut String) {
+    let Some(m) = &rep.measured else {
+        let _ = writeln!(
+            s,
+            "The real-runtime measurements were not run (`--only` without `{MEASURED}`; `schedlab reproduce --only {MEASURED}` runs them alone).\n"
+        );
+        return;
+    };
+    let _ = writeln!(s, "Machine: {}. Measurements took {:.1} s.\n", m.machine, m.wall_s);
+    for p in &m.parts {
+        let _ = writeln!(s, "### {}\n", p.title);
+        for l in &p.lines {
+            let _ = writeln!(s, "- {l}");
+        }
+        s.push('\n');
+        if let Some(e) = &p.error {
+            let _ = writeln!(s, "**Failed:** {e}\n");
+            continue;
+        }
+        for t in &p.tables {
+            let _ = writeln!(s, "**{}**\n", t.caption);
+            s.push_str(&md_table(&t.head, &t.rows));
+            if !t.notes.is_empty() {
+                s.push('\n');
+                for n in &t.notes {
+                    let _ = writeln!(s, "- {n}");
+                }
+            }
+            s.push('\n');
+        }
+    }
 }
