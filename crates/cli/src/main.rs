@@ -605,7 +605,9 @@ fn reproduce(
     };
     if mpi {
         return usage(
-            "--mpi: this schedlab was not built with MPI (the MPI ping-pong is not part of the report yet)".into(),
+            "--mpi: the report has no MPI section yet; run the Converse-over-MPI ping-pong with \
+             `mpirun -np 2 schedlab bench --mpi` (a build with --features mpi)"
+                .into(),
         );
     }
     if let Some(Err(e)) = threads.map(|t| check_threads("--threads", t)) {

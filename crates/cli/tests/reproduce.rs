@@ -145,7 +145,7 @@ fn bad_flags_exit_2_naming_the_problem() {
         (&["--only", ""], "--only"),
         (&["--threads", "0"], "--threads 0"),
         (&["--threads", "-1"], "--threads"),
-        (&["--mpi"], "not built with MPI"),
+        (&["--mpi"], "no MPI section yet"),
         (&["--experiments", "/nonexistent/dir"], "/nonexistent/dir"),
         (&["--bogus"], "--bogus"),
     ];

@@ -118,22 +118,6 @@ impl Table {
             cells.extend(self.rows.iter().map(|r| fmt_cell(&r.cells[j])));
             rows.push(cells);
         }
-        let widths: Vec<usize> = (0..head.len())
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([head[i].chars().count()]).max().unwrap_or(0))
-            .collect();
-        let line = |cells: &[String]| {
-            let mut s = String::from("|");
-            for (i, c) in cells.iter().enumerate() {
-                let pad = " ".repeat(widths[i] - c.chars().count());
-                if i == 0 {
-                    let _ = write!(s, " {c}{pad} |");
-                } else {
-                    let _ = write!(s, " {pad}{c} |");
-                }
-            }
-            s.push('\n');
-            s
-        };
         let machine_note = match (multi_machine, self.rows.first()) {
             (false, Some(r)) => format!(" Machine: {}.", r.machine),
             _ => String::new(),
@@ -146,20 +130,36 @@ impl Table {
             self.baseline,
             machine_note
         );
-        s.push_str(&line(&head));
-        let mut sep = String::from("|");
-        for (i, w) in widths.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(sep, "{}|", "-".repeat(w + 2));
-            } else {
-                let _ = write!(sep, "{}:|", "-".repeat(w + 1));
-            }
-        }
-        s.push_str(&sep);
-        s.push('\n');
-        for r in &rows {
-            s.push_str(&line(r));
-        }
+        s.push_str(&md_table(&head, &rows));
         s
     }
+}
+
+/// A Markdown table, first column left-aligned, the others right-aligned.
+pub fn md_table(head: &[String], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([head[i].chars().count()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::from("|");
+        for (i, c) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - c.chars().count());
+            if i == 0 {
+                let _ = write!(s, " {c}{pad} |");
+            } else {
+                let _ = write!(s, " {pad}{c} |");
+            }
+        }
+        s + "\n"
+    };
+    let mut s = line(head);
+    s.push('|');
+    for (i, w) in widths.iter().enumerate() {
+        let _ = write!(s, "{}{}|", "-".repeat(w + 1), if i == 0 { "-" } else { ":" });
+    }
+    s.push('\n');
+    for r in rows {
+        s.push_str(&line(r));
+    }
+    s
 }

@@ -7,34 +7,7 @@ use super::{Reproduction, Section, MEASURED, WALL_HEADING};
 use schedlab_sim::Machine;
 use std::fmt::Write;
 
-/// A Markdown table, first column left-aligned, the others right-aligned.
-pub fn md_table(head: &[String], rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..head.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([head[i].chars().count()]).max().unwrap_or(0))
-        .collect();
-    let line = |cells: &[String]| {
-        let mut s = String::from("|");
-        for (i, c) in cells.iter().enumerate() {
-            let pad = " ".repeat(widths[i] - c.chars().count());
-            if i == 0 {
-                let _ = write!(s, " {c}{pad} |");
-            } else {
-                let _ = write!(s, " {pad}{c} |");
-            }
-        }
-        s + "\n"
-    };
-    let mut s = line(head);
-    s.push('|');
-    for (i, w) in widths.iter().enumerate() {
-        let _ = write!(s, "{}{}|", "-".repeat(w + 1), if i == 0 { "-" } else { ":" });
-    }
-    s.push('\n');
-    for r in rows {
-        s.push_str(&line(r));
-    }
-    s
-}
+pub use crate::table::md_table;
 
 /// The grid of one panel as header and rows of text (shared with the HTML report).
 pub fn grid(t: &ViewTables, p: &Panel, pct: bool) -> (Vec<String>, Vec<Vec<String>>) {
