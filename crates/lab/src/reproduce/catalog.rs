@@ -259,11 +259,7 @@ pub const CATALOG: &[Entry] = &[
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): uniprocessor",
         form: "Throughput per client count (rows 4..48), one column per scheduler, and the peak over the sweep (the report's metric: O(1) slightly ahead of 2.4 on peak).",
         aliases: &[("dss", "2.4 (DSS)")],
-        views: &[View {
-            summary: Summary::Peak,
-            plot: Plot::Lines { x_label: "clients" },
-            ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
-        }],
+        views: NETBENCH_THROUGHPUT,
     },
     Entry {
         name: "netbench-4way",
@@ -271,11 +267,7 @@ pub const CATALOG: &[Entry] = &[
         source: "S10: 4-way PIII Xeon 700, with and without IRQ + process affinity",
         form: "Throughput per client count (rows), one column per scheduler, one table per machine (without / with affinity), and the peak over the sweep.",
         aliases: &[("dss", "2.4 (DSS)")],
-        views: &[View {
-            summary: Summary::Peak,
-            plot: Plot::Lines { x_label: "clients" },
-            ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
-        }],
+        views: NETBENCH_THROUGHPUT,
     },
     Entry {
         name: "netbench-starvation",
@@ -301,3 +293,11 @@ pub fn find(name: &str) -> Option<&'static Entry> {
 pub fn names() -> Vec<&'static str> {
     CATALOG.iter().map(|e| e.name).collect()
 }
+
+/// NetBench throughput per client count, one line per scheduler, with the peak over the
+/// sweep: the report's form on the uniprocessor and on the 4-way alike.
+const NETBENCH_THROUGHPUT: &[View] = &[View {
+    summary: Summary::Peak,
+    plot: Plot::Lines { x_label: "clients" },
+    ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
+}];
