@@ -4,8 +4,10 @@
 //! packed with its index in one `u64` (`time << 8 | cpu`), so the question is a plain
 //! minimum over an array: no data-dependent branch to mispredict (a compare-and-branch
 //! scan mispredicted on most events), and ties go to the lower CPU, the order the
-//! results depend on. Virtual time is below 2^56 ns (833 days; the configuration caps
-//! runs far below that), so the packing keeps the order of times.
+//! results depend on. The packing keeps the order of times below 2^56 ns (833 days of
+//! virtual time); a later event reads as "never", so a run that gets that far ends with
+//! the time-limit error (`--max-virtual-s` accepts larger limits, but no run of the
+//! shipped workloads comes near).
 
 /// Bits of the CPU index ([`schedlab_core::cpu::MAX_CPUS`] is 64).
 const CPU_BITS: u32 = 8;
