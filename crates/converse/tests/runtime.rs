@@ -157,18 +157,25 @@ fn scheduler_queue_path_dispatches_in_strategy_order() {
     assert_eq!(order[0], vec![7, 2, 11, 6, 3, 0, 9, 5, 4, 1, 10, 8]);
 }
 
+/// A handler that counts the messages it gets and calls `exit_scheduler` on one
+/// whose first word is 1; returns the count and the handler.
+fn counting_stopper(pe: &mut Pe) -> (Rc<Cell<u64>>, HandlerId) {
+    let delivered = Rc::new(Cell::new(0u64));
+    let d = delivered.clone();
+    let h = pe.register_handler(move |pe: &mut Pe, m: Msg| {
+        d.set(d.get() + 1);
+        if m.read_u64(0) == 1 {
+            pe.exit_scheduler();
+        }
+    });
+    (delivered, h)
+}
+
 #[test]
 fn schedule_count_returns_zero_or_the_undelivered_rest() {
     let _g = serial();
     Converse::run(1, |pe: &mut Pe| {
-        let delivered = Rc::new(Cell::new(0u64));
-        let d = delivered.clone();
-        let h = pe.register_handler(move |pe: &mut Pe, m: Msg| {
-            d.set(d.get() + 1);
-            if m.read_u64(0) == 1 {
-                pe.exit_scheduler();
-            }
-        });
+        let (delivered, h) = counting_stopper(pe);
         let flag = |stop: bool| msg_u64(h, stop as u64, 0);
         for stop in [false, false, false, true, false, false] {
             pe.send(0, flag(stop));
@@ -535,14 +542,7 @@ fn bench_functions_return_plausible_numbers() {
 fn schedule_count_zero_schedules_until_stopped() {
     let _g = serial();
     Converse::run(1, |pe: &mut Pe| {
-        let delivered = Rc::new(Cell::new(0u64));
-        let d = delivered.clone();
-        let h = pe.register_handler(move |pe: &mut Pe, m: Msg| {
-            d.set(d.get() + 1);
-            if m.read_u64(0) == 1 {
-                pe.exit_scheduler();
-            }
-        });
+        let (delivered, h) = counting_stopper(pe);
         for stop in [0, 0, 0, 0, 1, 0] {
             pe.send(0, msg_u64(h, stop, 0));
         }
