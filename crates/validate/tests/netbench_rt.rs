@@ -38,7 +38,8 @@ fn netbench_runs_on_the_runtime_under_every_policy() {
 /// `o1:expired_prio_guard=on` 2.20 / 1.17 / 0.94 s; and at 32 clients × 60 operations
 /// `dss`'s longest response (2.43 s) exceeded `o1`'s (1.22 s). So neither `o1` against
 /// `dss` nor against the fix options separates reliably at a size this short. Bounds,
-/// with margin for a noisy VM: `o1` at least 0.5 s and at least 4× `fair`.
+/// with margin for a noisy VM: `o1` at least 0.2 s and at least 4× `fair` (a quiet
+/// machine measured `o1` 0.35 s, `fair` 0.047 s).
 ///
 /// What this does NOT show is the issue's `ps` claim: the probe is not starved under
 /// `o1` on the runtime (longest wait to first run 0.000 s in the three runs above,
@@ -61,7 +62,9 @@ fn netbench_o1_starves_smbds_where_fair_does_not() {
         longest.push(s);
     }
     let (o1, fair) = (longest[0], longest[1]);
-    assert!(o1 >= 0.5 && o1 >= 4.0 * fair, "o1 longest response {o1:.3} s, fair {fair:.3} s");
+    // The absolute floor is low because on a quiet machine the starvation is shorter
+    // (o1 0.35 s against fair 0.047 s in one CI run); the ratio is the claim.
+    assert!(o1 >= 0.2 && o1 >= 4.0 * fair, "o1 longest response {o1:.3} s, fair {fair:.3} s");
 }
 
 /// The starvation experiment on one real worker (about 20 s per policy on the shared
