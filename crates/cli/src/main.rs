@@ -5,6 +5,7 @@ mod bench;
 mod bench_mpi;
 mod cachecheck;
 mod mpi_sweep;
+mod reproduce_mpi;
 mod reproduce_real;
 mod validate;
 
@@ -156,7 +157,9 @@ Examples:
         /// the source tree this binary was built from).
         #[arg(long, value_name = "DIR")]
         experiments: Option<PathBuf>,
-        /// Also run Converse ping-pong across MPI ranks (needs a build with MPI).
+        /// Also run the Converse-over-MPI ping-pong across 2 ranks (launches this binary as
+        /// `bench --mpi` under `$SCHEDLAB_MPIRUN`, default `mpirun --allow-run-as-root
+        /// --oversubscribe`; needs a build with `--features mpi`).
         #[arg(long)]
         mpi: bool,
     },
@@ -603,13 +606,17 @@ fn reproduce(
         eprintln!("schedlab reproduce: {msg}");
         ExitCode::from(2)
     };
-    if mpi {
+    if mpi && !cfg!(feature = "mpi") {
         return usage(
-            "--mpi: the report has no MPI section yet; run the Converse-over-MPI ping-pong with \
-             `mpirun -np 2 schedlab bench --mpi` (a build with --features mpi)"
+            "--mpi: this schedlab was built without MPI; build it with \
+             `cargo build --release -p schedlab --features mpi` (README, \"Beyond one machine\")"
                 .into(),
         );
     }
+    let launcher = match mpi.then(reproduce_mpi::launcher).transpose() {
+        Ok(l) => l,
+        Err(e) => return usage(format!("--mpi: {e}")),
+    };
     if let Some(Err(e)) = threads.map(|t| check_threads("--threads", t)) {
         return usage(e);
     }
@@ -641,8 +648,15 @@ fn reproduce(
         }
     };
     // After the simulations, alone: no simulator thread competes with the runtimes.
-    if measure {
-        rep.measured = Some(reproduce_real::measure(quick, true));
+    let mpi_dir = out.join("mpi");
+    if measure || mpi {
+        if mpi {
+            if let Err(e) = std::fs::create_dir_all(&mpi_dir) {
+                return usage(format!("--out {}: {e}", mpi_dir.display()));
+            }
+        }
+        let parts = reproduce_real::Parts { local: measure, mpi: launcher.as_deref().map(|l| (l, mpi_dir.as_path())) };
+        rep.measured = Some(reproduce_real::measure(quick, true, parts));
     }
     match schedlab_lab::reproduce::write(&rep, &out) {
         Ok(_) => {

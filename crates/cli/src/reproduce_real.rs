@@ -27,6 +27,10 @@ struct Sizes {
     /// Seeds of the simulator; the runtime is run once per seed (its own spread).
     seeds: Vec<u64>,
     workloads: Vec<&'static str>,
+    /// Round trips per message size of the Converse size sweep (Fig. 2.4's x axis).
+    sized_round_trips: u64,
+    /// The NetBench starvation probe on one real worker.
+    netbench: &'static str,
 }
 
 impl Sizes {
@@ -38,6 +42,8 @@ impl Sizes {
                 queue_messages: 500_000,
                 seeds: vec![1, 2],
                 workloads: vec!["chat:rooms=2,messages=40", "pingpong:rounds=20000", "hackbench:groups=1,loops=50"],
+                sized_round_trips: 5_000,
+                netbench: "netbench:clients=24,ops=25,probes=2,probe_every_ns=500000000",
             }
         } else {
             Sizes {
@@ -51,6 +57,8 @@ impl Sizes {
                     "pingpong:rounds=50000",
                     "hackbench:groups=2,loops=50",
                 ],
+                sized_round_trips: 50_000,
+                netbench: "netbench:clients=24,ops=100,probes=4,probe_every_ns=500000000",
             }
         }
     }
@@ -80,8 +88,18 @@ fn signed(v: &[f64]) -> String {
     }
 }
 
+/// Which parts [`measure`] runs.
+pub struct Parts<'a> {
+    /// Everything that runs in this process (Converse, the sim-beside-real tables,
+    /// the starvation probe).
+    pub local: bool,
+    /// The Converse-over-MPI ping-pong, launched as `bench --mpi` under this MPI
+    /// launcher, writing its files into this directory.
+    pub mpi: Option<(&'a [String], &'a std::path::Path)>,
+}
+
 /// Measure everything; a part that fails carries its error and the others still run.
-pub fn measure(quick: bool, progress: bool) -> Measured {
+pub fn measure(quick: bool, progress: bool, which: Parts) -> Measured {
     let sizes = Sizes::new(quick);
     let t = Instant::now();
     let say = |m: &str| {
@@ -90,28 +108,47 @@ pub fn measure(quick: bool, progress: bool) -> Measured {
         }
     };
     let machine = schedlab_bench::topology::Topology::detect().line();
-    say(&format!("Converse ping-pong, {} round trips × {} repetitions", sizes.round_trips, sizes.reps));
-    let (converse, cj) = converse(&sizes, quick);
-    say(&format!(
-        "calibrating the host machine, then {} workloads × {} policies",
-        sizes.workloads.len(),
-        POLICIES.len()
-    ));
-    let (sim_real, vj) = match sim_beside_real(&sizes, quick) {
-        Ok(x) => x,
-        Err(e) => (
-            MeasuredPart { title: SIM_REAL_TITLE.into(), error: Some(e.clone()), ..Default::default() },
-            json!({ "error": e }),
-        ),
-    };
+    let mut parts = Vec::new();
+    let mut j = serde_json::Map::new();
+    j.insert("quick".into(), json!(quick));
+    j.insert("machine".into(), json!(machine));
+    if which.local {
+        say(&format!(
+            "Converse ping-pong, {} round trips × {} repetitions, then 9 message sizes",
+            sizes.round_trips, sizes.reps
+        ));
+        let (converse, cj) = converse(&sizes, quick);
+        parts.push(converse);
+        j.insert("converse".into(), cj);
+        say(&format!(
+            "calibrating the host machine, then {} workloads × {} policies",
+            sizes.workloads.len(),
+            POLICIES.len()
+        ));
+        let (sim_real, vj) = match sim_beside_real(&sizes, quick) {
+            Ok(x) => x,
+            Err(e) => (
+                MeasuredPart { title: SIM_REAL_TITLE.into(), error: Some(e.clone()), ..Default::default() },
+                json!({ "error": e }),
+            ),
+        };
+        parts.push(sim_real);
+        j.insert("sim_beside_real".into(), vj);
+        say(&format!("NetBench starvation on one real worker: {}", sizes.netbench));
+        let (starve, sj) = starvation(&sizes, quick);
+        parts.push(starve);
+        j.insert("starvation".into(), sj);
+    }
+    if let Some((launcher, dir)) = which.mpi {
+        say(&format!("Converse over MPI: {} … bench --mpi", launcher.join(" ")));
+        let (part, mj) = crate::reproduce_mpi::part(quick, launcher, dir);
+        parts.push(part);
+        j.insert("mpi".into(), mj);
+    }
     let wall_s = t.elapsed().as_secs_f64();
     say(&format!("done in {wall_s:.1} s"));
-    Measured {
-        json: json!({ "quick": quick, "machine": machine, "converse": cj, "sim_beside_real": vj, "wall_s": wall_s }),
-        machine,
-        parts: vec![converse, sim_real],
-        wall_s,
-    }
+    j.insert("wall_s".into(), json!(wall_s));
+    Measured { json: serde_json::Value::Object(j), machine, parts, wall_s }
 }
 
 fn regenerate(quick: bool) -> String {
@@ -130,6 +167,7 @@ fn converse(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
         q1.push(q);
         d1.push(d);
     }
+    let (sized, sized_json) = converse_sizes(s);
     let half = |v: &[f64]| v.iter().map(|x| x / 2.0).collect::<Vec<_>>();
     // Two messages per round trip, each queued once: the difference over two.
     let per_msg: Vec<f64> = queued.iter().zip(&direct).map(|(q, d)| (q - d) / 2.0).collect();
@@ -164,6 +202,7 @@ fn converse(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
             "One-way = round trip / 2 (the source's unit). The PEs share memory: no network, so the one-way time here is the runtime's own cost, which the source's 35 µs MPICH-GM transfer hides.".into(),
             "Queueing cost per message = (queued − direct round trip) / 2: each round trip queues two messages.".into(),
         ],
+        plot: None,
     };
     let one_pe = MeasuredTable {
         caption: format!(
@@ -177,6 +216,7 @@ fn converse(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
             vec!["**the scheduler queue's cost**".into(), spread(&queue_cost, 1)],
         ],
         notes: vec![],
+        plot: None,
     };
     let part = MeasuredPart {
         title: "Converse ping-pong and scheduler overhead (S7 §2.4, Fig. 2.4 and 2.5), real runtime only".into(),
@@ -185,7 +225,7 @@ fn converse(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
             "**Run:** `schedlab-converse`'s `bench_pingpong` and `bench_queueing_overhead` (the code of `schedlab bench`'s Converse rows); no simulator model.".into(),
             regenerate(quick),
         ],
-        tables: vec![pingpong, one_pe],
+        tables: vec![pingpong, sized, one_pe],
         error: None,
     };
     let j = json!({
@@ -193,6 +233,7 @@ fn converse(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
         "queue_messages": s.queue_messages,
         "pingpong_round_trip_us": { "direct": direct, "via_queue": queued },
         "one_pe_ns_per_message": { "via_queue": q1, "direct": d1 },
+        "by_size": sized_json,
     });
     (part, j)
 }
@@ -271,6 +312,7 @@ fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::
             ],
             rows,
             notes: vec![],
+            plot: None,
         });
     }
     let seeds: Vec<String> = s.seeds.iter().map(u64::to_string).collect();
@@ -293,4 +335,141 @@ fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::
     };
     let j = json!({ "calibration": cal, "seeds": s.seeds, "runs": runs });
     Ok((part, j))
+}
+
+/// Fig. 2.4 and 2.5 between two PEs of this process: one-way time against message
+/// size (16 B..1 MiB, powers of 4, as across MPI ranks), directly and through the
+/// scheduler queue, alternated per repetition; a table and a log–log plot.
+fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
+    let sizes = schedlab_converse_sizes();
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    let (mut line_d, mut line_q) = (Vec::new(), Vec::new());
+    for &size in &sizes {
+        let (mut d, mut q) = (Vec::new(), Vec::new());
+        for _ in 0..s.reps {
+            // ns per round trip → µs one way.
+            d.push(schedlab_converse::bench_pingpong_sized(size, s.sized_round_trips, false) / 2e3);
+            q.push(schedlab_converse::bench_pingpong_sized(size, s.sized_round_trips, true) / 2e3);
+        }
+        let per_msg: Vec<f64> = q.iter().zip(&d).map(|(q, d)| (q - d) * 1e3).collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        line_d.push((size as f64, mean(&d)));
+        line_q.push((size as f64, mean(&q)));
+        rows.push(vec![size_label(size), spread(&d, 3), spread(&q, 3), spread(&per_msg, 0)]);
+        js.push(json!({ "size": size, "one_way_us": { "direct": d, "via_queue": q } }));
+    }
+    let plot = schedlab_lab::plot::loglog_lines_svg_text(
+        "Converse ping-pong between 2 PEs of this machine (cf. thesis Fig. 2.4/2.5)",
+        "message size (bytes)",
+        "average one-way time (µs)",
+        &[("handler replies at once".into(), line_d), ("through the scheduler queue".into(), line_q)],
+    );
+    let (plot, mut notes) = match plot {
+        Ok(svg) => (Some(svg), Vec::new()),
+        Err(e) => (None, vec![format!("plot: {e}")]),
+    };
+    notes.push("Between PEs of one process a message moves by pointer (as in Converse's shared-memory machine layer), so the one-way time hardly grows with size; the thesis's curve rises with the bytes its network carries, which the MPI part (`schedlab reproduce --mpi`) measures across processes.".into());
+    let table = MeasuredTable {
+        caption: format!(
+            "One-way time against message size, 2 pinned PEs, {} round trips per size; mean (min..max) over {} repetitions",
+            s.sized_round_trips, s.reps
+        ),
+        head: vec!["size".into(), "direct µs".into(), "through the queue µs".into(), "queueing ns/message".into()],
+        rows,
+        notes,
+        plot,
+    };
+    (table, json!(js))
+}
+
+/// The thesis's sizes, as across MPI ranks: 16 B..1 MiB in powers of 4.
+fn schedlab_converse_sizes() -> Vec<usize> {
+    (0..9).map(|k| 16usize << (2 * k)).collect()
+}
+
+fn size_label(b: usize) -> String {
+    match b {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// Policies of the starvation probe: the 2.4 scheduler, O(1) and its two fix options,
+/// and `fair` (spec §5.5; docs/policies.md, "The NetBench starvation").
+const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "fair"];
+
+/// NetBench on one real worker, saturated: the longest wait for a response (the
+/// report's starved smbds) and the `ps` probe's longest wait to first run, per policy.
+fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
+    let title = "NetBench starvation on the uniprocessor (S5), real runtime, one worker".to_string();
+    let w = match schedlab_workloads::parse_workload(s.netbench) {
+        Ok(w) => w,
+        Err(e) => {
+            return (
+                MeasuredPart { title, error: Some(e.to_string()), ..Default::default() },
+                json!({ "error": e.to_string() }),
+            )
+        }
+    };
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    for p in STARVATION_POLICIES {
+        let run = schedlab_rt::Builder::new().workers(1).policy(p).build().and_then(|rt| {
+            // 1.43 ns per cycle: the workload's cycles are the modelled 700 MHz CPU's.
+            let r = schedlab_validate::run_on_runtime(&rt, &w, 1.43, 1);
+            rt.shutdown();
+            r
+        });
+        match run {
+            Ok(r) => {
+                let probe = r.first_run.iter().filter(|x| x.role == "ps").map(|x| x.max_ns).max().unwrap_or(0);
+                rows.push(vec![
+                    format!("`{p}`"),
+                    format!("{:.1}", r.throughput),
+                    format!("{:.3}", r.response_max_ns as f64 / 1e9),
+                    format!("{} of {}", r.timed_out, r.responses),
+                    format!("{:.3}", probe as f64 / 1e9),
+                    format!("{:.1}", r.wall_s),
+                ]);
+                js.push(json!({
+                    "policy": p, "mbit_s": r.throughput, "response_max_s": r.response_max_ns as f64 / 1e9,
+                    "timed_out": r.timed_out, "responses": r.responses, "ps_first_run_max_s": probe as f64 / 1e9,
+                    "wall_s": r.wall_s,
+                }));
+            }
+            Err(e) => {
+                rows.push(vec![format!("`{p}`"), format!("failed: {e}"), "".into(), "".into(), "".into(), "".into()]);
+                js.push(json!({ "policy": p, "error": e }));
+            }
+        }
+    }
+    let table = MeasuredTable {
+        caption: format!("`{}` on 1 worker (cycles at 1.43 ns: the modelled 700 MHz CPU)", s.netbench),
+        head: vec![
+            "policy".into(),
+            "Mbit/s".into(),
+            "longest response s".into(),
+            "timed out".into(),
+            "`ps` longest wait to run s".into(),
+            "wall s".into(),
+        ],
+        rows,
+        notes: vec![
+            "The deterministic NetBench sections above simulate the report's sizes on the modelled machines; here the same policy code schedules real tasks on one worker of this machine, so the numbers carry its noise (one run per policy).".into(),
+        ],
+        plot: None,
+    };
+    let part = MeasuredPart {
+        title,
+        lines: vec![
+            "**Source:** the NetBench report's UP starvation: under O(1), smbds that lose their interactivity bonus wait seconds while others are served; the `ps` probe hangs.".into(),
+            "**Run:** `schedlab_validate::run_on_runtime` on a one-worker runtime per policy (the code of `crates/validate/tests/netbench_rt.rs`).".into(),
+            regenerate(quick),
+        ],
+        tables: vec![table],
+        error: None,
+    };
+    (part, json!({ "workload": s.netbench, "runs": js }))
 }

@@ -112,3 +112,53 @@ fn one_rank_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs exactly 2 MPI ranks, got 1"));
 }
+
+/// `schedlab reproduce --mpi` launches the 2-rank ping-pong itself and puts it in the
+/// report's measured section, table and both figures; a launcher that does not exist
+/// fails that part only, naming the launcher.
+#[test]
+fn reproduce_mpi_puts_the_ranks_ping_pong_in_the_report() {
+    let dir = std::env::temp_dir().join(format!("schedlab-reproduce-mpi-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let reproduce = |launcher: Option<&str>| {
+        let mut c = Command::new("timeout");
+        c.args([
+            "-k",
+            "5",
+            "300",
+            env!("CARGO_BIN_EXE_schedlab"),
+            "reproduce",
+            "--quick",
+            "--only",
+            "chat-smp",
+            "--mpi",
+            "--out",
+        ])
+        .arg(&dir);
+        if let Some(l) = launcher {
+            c.env("SCHEDLAB_MPIRUN", l);
+        }
+        c.output().expect("run schedlab reproduce")
+    };
+    let out = reproduce(None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let part = &md[md.find("### Converse over MPI").expect("MPI part in report.md")..];
+    for size in ["| 16 ", "| 64 ", "| 256 ", "| 1024 ", "| 4096 "] {
+        assert!(part.contains(size), "no row for size {size} in {part}");
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("Converse over MPI") && html.matches("<svg").count() >= 3, "figures inline in index.html");
+    let measured: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("measured.json")).unwrap()).unwrap();
+    assert_eq!(measured["mpi"]["rows"].as_array().map(Vec::len), Some(5 * 5), "{}", measured["mpi"]);
+
+    let out = reproduce(Some("/nonexistent/mpirun"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("1 real-runtime measurements failed"), "{err}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("cannot start the MPI launcher `/nonexistent/mpirun`"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

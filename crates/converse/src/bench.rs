@@ -22,6 +22,14 @@ const PAYLOAD: usize = 16;
 /// real handler replies. The difference of the two is the cost of two
 /// enqueue + dispatch passes (one per PE) per round trip.
 pub fn bench_pingpong(round_trips: u64, via_queue: bool) -> f64 {
+    bench_pingpong_sized(PAYLOAD, round_trips, via_queue)
+}
+
+/// [`bench_pingpong`] with a `payload`-byte message (the thesis's Fig. 2.4 sweeps
+/// 16 B..1 MB). Between PEs of one process a message moves by pointer, so the size
+/// shows only where the runtime touches the payload; across ranks
+/// (`machine::mpi_bench`) every message is copied through MPI.
+pub fn bench_pingpong_sized(payload: usize, round_trips: u64, via_queue: bool) -> f64 {
     let round_trips = round_trips.max(1);
     let warm = (round_trips / 10).min(10_000);
     let results = Converse::builder()
@@ -62,7 +70,7 @@ pub fn bench_pingpong(round_trips: u64, via_queue: bool) -> f64 {
             });
             debug_assert_eq!(h, real);
             if pe.my_pe() == 0 {
-                let mut m = Msg::with_payload_len(to_wire, PAYLOAD);
+                let mut m = Msg::with_payload_len(to_wire, payload.max(8));
                 m.write_u64(0, 0x5eed);
                 t0.set(Instant::now()); // reset after the warm-up, if any
                 pe.send(1, m);

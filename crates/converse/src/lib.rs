@@ -115,7 +115,7 @@ pub mod machine;
 pub mod msg;
 pub mod runtime;
 
-pub use bench::{bench_pingpong, bench_queueing_overhead};
+pub use bench::{bench_pingpong, bench_pingpong_sized, bench_queueing_overhead};
 pub use cqs::{
     Cqs, Prio, Strategy, CQS_QUEUEING_BFIFO, CQS_QUEUEING_BLIFO, CQS_QUEUEING_FIFO, CQS_QUEUEING_IFIFO,
     CQS_QUEUEING_ILIFO, CQS_QUEUEING_LFIFO, CQS_QUEUEING_LIFO, CQS_QUEUEING_LLIFO,

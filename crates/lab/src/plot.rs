@@ -134,37 +134,51 @@ pub fn loglog_lines_svg(
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), String> {
+    let svg = loglog_lines_svg_text(title, x_desc, y_desc, series)?;
+    std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`loglog_lines_svg`] as SVG text (for a report that inlines its plots).
+pub fn loglog_lines_svg_text(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, String> {
     let pts = || series.iter().flat_map(|(_, p)| p.iter().copied()).filter(|&(x, y)| x > 0.0 && y > 0.0);
     let (x0, x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
     let (y0, y1) = pts().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
     if x0 > x1 {
         return Err(format!("{title}: no positive points to plot"));
     }
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut c = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d((x0 / 1.5..x1 * 1.5).log_scale(), (y0 / 1.5..y1 * 1.5).log_scale())
-        .map_err(err)?;
-    c.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err)?;
-    for (i, (name, p)) in series.iter().enumerate() {
-        let colour = Palette99::pick(i);
-        let p: Vec<(f64, f64)> = p.iter().copied().filter(|&(x, y)| x > 0.0 && y > 0.0).collect();
-        c.draw_series(LineSeries::new(p.clone(), colour.stroke_width(2)))
-            .map_err(err)?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], Palette99::pick(i).stroke_width(2)));
-        c.draw_series(p.into_iter().map(|xy| Circle::new(xy, 3, colour.filled()))).map_err(err)?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0 / 1.5..x1 * 1.5).log_scale(), (y0 / 1.5..y1 * 1.5).log_scale())
+            .map_err(err)?;
+        c.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err)?;
+        for (i, (name, p)) in series.iter().enumerate() {
+            let colour = Palette99::pick(i);
+            let p: Vec<(f64, f64)> = p.iter().copied().filter(|&(x, y)| x > 0.0 && y > 0.0).collect();
+            c.draw_series(LineSeries::new(p.clone(), colour.stroke_width(2)))
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], Palette99::pick(i).stroke_width(2)));
+            c.draw_series(p.into_iter().map(|xy| Circle::new(xy, 3, colour.filled()))).map_err(err)?;
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
     }
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+    Ok(svg)
 }

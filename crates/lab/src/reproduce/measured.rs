@@ -18,6 +18,9 @@ pub struct MeasuredTable {
     pub rows: Vec<Vec<String>>,
     /// Lines under the table.
     pub notes: Vec<String>,
+    /// A plot of the table (SVG text): inlined in `index.html`, written to
+    /// [`Measured::plot_path`] and linked from `report.md`.
+    pub plot: Option<String>,
 }
 
 /// One sub-section of the measured part.
@@ -44,6 +47,11 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// The plot file of part `p`, table `t` (relative to the output directory).
+    pub fn plot_path(p: usize, t: usize) -> String {
+        format!("plots/{MEASURED}-{}-{}.svg", p + 1, t + 1)
+    }
+
     /// Parts that failed.
     pub fn failures(&self) -> usize {
         self.parts.iter().filter(|p| p.error.is_some()).count()

@@ -109,6 +109,15 @@ pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
             }
         }
     }
+    for (pi, part) in rep.measured.iter().flat_map(|m| m.parts.iter().enumerate()) {
+        for (ti, t) in part.tables.iter().enumerate() {
+            if let Some(svg) = &t.plot {
+                let path = dir.join(Measured::plot_path(pi, ti));
+                std::fs::write(&path, svg).map_err(|e| io(&path, e))?;
+                files.push(path);
+            }
+        }
+    }
     let mut outputs = vec![
         ("report.md", report_md::render(rep)),
         ("index.html", report_html::render(rep)),

@@ -195,13 +195,18 @@ fn measured(rep: &Reproduction, s: &mut String) {
         }
         for t in &p.tables {
             let _ = writeln!(s, "<p><strong>{}</strong></p>", inline(&t.caption));
-            s.push_str(&table(&t.head, &t.rows));
+            if !t.head.is_empty() {
+                s.push_str(&table(&t.head, &t.rows));
+            }
             if !t.notes.is_empty() {
                 s.push_str("<ul class=\"notes\">\n");
                 for n in &t.notes {
                     let _ = writeln!(s, "<li>{}</li>", inline(n));
                 }
                 s.push_str("</ul>\n");
+            }
+            if let Some(svg) = &t.plot {
+                let _ = writeln!(s, "<figure>{}</figure>", svg_inline(svg));
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use super::catalog::Unit;
 use super::tables::{fmt_cell, unit_scale, Cell, Panel, ViewTables};
-use super::{Reproduction, Section, MEASURED, WALL_HEADING};
+use super::{Measured, Reproduction, Section, MEASURED, WALL_HEADING};
 use schedlab_sim::Machine;
 use std::fmt::Write;
 
@@ -200,7 +200,7 @@ fn measured(rep: &Reproduction, s: &mut String) {
         return;
     };
     let _ = writeln!(s, "Machine: {}. Measurements took {:.1} s.\n", m.machine, m.wall_s);
-    for p in &m.parts {
+    for (pi, p) in m.parts.iter().enumerate() {
         let _ = writeln!(s, "### {}\n", p.title);
         for l in &p.lines {
             let _ = writeln!(s, "- {l}");
@@ -210,14 +210,19 @@ fn measured(rep: &Reproduction, s: &mut String) {
             let _ = writeln!(s, "**Failed:** {e}\n");
             continue;
         }
-        for t in &p.tables {
+        for (ti, t) in p.tables.iter().enumerate() {
             let _ = writeln!(s, "**{}**\n", t.caption);
-            s.push_str(&md_table(&t.head, &t.rows));
+            if !t.head.is_empty() {
+                s.push_str(&md_table(&t.head, &t.rows));
+            }
             if !t.notes.is_empty() {
                 s.push('\n');
                 for n in &t.notes {
                     let _ = writeln!(s, "- {n}");
                 }
+            }
+            if t.plot.is_some() {
+                let _ = writeln!(s, "\n![{}]({})", p.title, Measured::plot_path(pi, ti));
             }
             s.push('\n');
         }
