@@ -403,7 +403,7 @@ const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired
 /// NetBench on one real worker, saturated: the longest wait for a response (the
 /// report's starved smbds) and the `ps` probe's longest wait to first run, per policy.
 fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
-    let title = "NetBench starvation on the uniprocessor (S5), real runtime, one worker".to_string();
+    let title = "NetBench starvation on the uniprocessor (S5): one real worker beside the simulated `up`".to_string();
     let w = match schedlab_workloads::parse_workload(s.netbench) {
         Ok(w) => w,
         Err(e) => {
@@ -415,7 +415,32 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
     };
     let mut rows = Vec::new();
     let mut js = Vec::new();
+    let up = schedlab_sim::Machine::preset("up").expect("the up preset");
     for p in STARVATION_POLICIES {
+        // The same workload on the modelled 700 MHz uniprocessor (deterministic).
+        let sim = schedlab_core::PolicySpec::parse(p).map_err(|e| e.to_string()).and_then(|spec| {
+            let cfg = schedlab_sim::SimConfig { seed: 1, ..Default::default() };
+            schedlab_sim::simulate(&up, &spec, &w, &cfg).map_err(|e| e.to_string())
+        });
+        let (sim_tput, sim_resp, sim_ps) = match &sim {
+            Ok(r) => (
+                format!("{:.1}", r.throughput),
+                r.responses.as_ref().map_or("—".into(), |x| format!("{:.3}", x.max_ns as f64 / 1e9)),
+                r.waits
+                    .iter()
+                    .find(|x| x.role == "ps")
+                    .map_or("—".into(), |x| format!("{:.3}", x.max_ns as f64 / 1e9)),
+            ),
+            Err(e) => (format!("failed: {e}"), String::new(), String::new()),
+        };
+        let sim_json = match &sim {
+            Ok(r) => json!({
+                "mbit_s": r.throughput,
+                "response_max_s": r.responses.as_ref().map(|x| x.max_ns as f64 / 1e9),
+                "ps_wait_max_s": r.waits.iter().find(|x| x.role == "ps").map(|x| x.max_ns as f64 / 1e9),
+            }),
+            Err(e) => json!({ "error": e }),
+        };
         let run = schedlab_rt::Builder::new().workers(1).policy(p).build().and_then(|rt| {
             // 1.43 ns per cycle: the workload's cycles are the modelled 700 MHz CPU's.
             let r = schedlab_validate::run_on_runtime(&rt, &w, 1.43, 1);
@@ -428,20 +453,24 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
                 rows.push(vec![
                     format!("`{p}`"),
                     format!("{:.1}", r.throughput),
+                    sim_tput,
                     format!("{:.3}", r.response_max_ns as f64 / 1e9),
+                    sim_resp,
                     format!("{} of {}", r.timed_out, r.responses),
                     format!("{:.3}", probe as f64 / 1e9),
-                    format!("{:.1}", r.wall_s),
+                    sim_ps,
                 ]);
                 js.push(json!({
                     "policy": p, "mbit_s": r.throughput, "response_max_s": r.response_max_ns as f64 / 1e9,
                     "timed_out": r.timed_out, "responses": r.responses, "ps_first_run_max_s": probe as f64 / 1e9,
-                    "wall_s": r.wall_s,
+                    "wall_s": r.wall_s, "sim_up": sim_json,
                 }));
             }
             Err(e) => {
-                rows.push(vec![format!("`{p}`"), format!("failed: {e}"), "".into(), "".into(), "".into(), "".into()]);
-                js.push(json!({ "policy": p, "error": e }));
+                let mut row = vec![format!("`{p}`"), format!("failed: {e}"), sim_tput, String::new(), sim_resp];
+                row.extend([String::new(), String::new(), sim_ps]);
+                rows.push(row);
+                js.push(json!({ "policy": p, "error": e, "sim_up": sim_json }));
             }
         }
     }
@@ -449,15 +478,17 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
         caption: format!("`{}` on 1 worker (cycles at 1.43 ns: the modelled 700 MHz CPU)", s.netbench),
         head: vec![
             "policy".into(),
-            "Mbit/s".into(),
-            "longest response s".into(),
-            "timed out".into(),
-            "`ps` longest wait to run s".into(),
-            "wall s".into(),
+            "Mbit/s real".into(),
+            "simulated `up`".into(),
+            "longest response s, real".into(),
+            "simulated `up`".into(),
+            "timed out, real".into(),
+            "`ps` longest wait to run s, real".into(),
+            "simulated `up`".into(),
         ],
         rows,
         notes: vec![
-            "The deterministic NetBench sections above simulate the report's sizes on the modelled machines; here the same policy code schedules real tasks on one worker of this machine, so the numbers carry its noise (one run per policy).".into(),
+            "Real: the same policy code schedules real tasks on one worker of this machine, one run per policy, so the numbers carry its noise. Simulated: the same workload on the modelled 700 MHz uniprocessor (`up`, seed 1), the machine of the NetBench sections above (which run the report's own sizes).".into(),
         ],
         plot: None,
     };
