@@ -403,7 +403,7 @@ const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired
 /// NetBench on one real worker, saturated: the longest wait for a response (the
 /// report's starved smbds) and the `ps` probe's longest wait to first run, per policy.
 fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
-    let title = "NetBench starvation on the uniprocessor (S5): one real worker beside the simulated `up`".to_string();
+    let title = "NetBench starvation on the uniprocessor (S5): one real worker beside the simulated UP".to_string();
     let w = match schedlab_workloads::parse_workload(s.netbench) {
         Ok(w) => w,
         Err(e) => {
