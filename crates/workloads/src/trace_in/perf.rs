@@ -113,17 +113,15 @@ fn parse_line(no: usize, line: &str) -> Result<Option<Line<'_>>, String> {
     let event = event.strip_suffix(':').ok_or_else(|| format!("bad event name '{event}'"))?;
     let kind = match event {
         "sched:sched_switch" => {
+            // Fields in line order, so a truncated line names the first one missing.
+            let prev = num(fields, "prev_pid")?;
+            let state = field(fields, "prev_state").ok_or("no 'prev_state=' field")?;
             let next_comm = fields
                 .split_once("next_comm=")
                 .and_then(|(_, r)| r.rsplit_once(" next_pid="))
                 .map(|(c, _)| c)
                 .ok_or("no 'next_comm=' field")?;
-            Kind::Switch {
-                prev: num(fields, "prev_pid")?,
-                state: field(fields, "prev_state").ok_or("no 'prev_state=' field")?,
-                next: num(fields, "next_pid")?,
-                next_comm,
-            }
+            Kind::Switch { prev, state, next: num(fields, "next_pid")?, next_comm }
         }
         "sched:sched_waking" => Kind::Waking { pid: num(fields, "pid")? },
         "sched:sched_wakeup" => Kind::Wakeup { pid: num(fields, "pid")? },
