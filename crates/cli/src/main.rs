@@ -54,7 +54,7 @@ enum Cmd {
         /// Scheduling policy spec, name[:key=value,...] (see `schedlab list`).
         #[arg(long, short, long_help = policy_help())]
         policy: String,
-        /// Workload spec, e.g. chat:rooms=10,messages=100 | hackbench:groups=4,loops=100 | pingpong:rounds=100000.
+        /// Workload spec, e.g. chat:rooms=10,messages=100 | hackbench:groups=4,loops=100 | pingpong:rounds=100000 | trace:FILE[,mhz=700] (a `perf script` or schedlab trace, replayed: docs/traces.md).
         #[arg(long, short)]
         workload: String,
         /// Seed of the simulation's random numbers (same seed, same result).
@@ -404,9 +404,28 @@ fn main() -> ExitCode {
                 Ok(n) => n,
                 Err(e) => return usage(format!("--max-memory: {e}")),
             };
-            let workload = match parse_workload_within(&workload, max_memory) {
-                Ok(w) => w,
-                Err(e) => return usage(e.to_string()),
+            let workload = if workload.starts_with("trace:") {
+                // A replayed trace: say what the mapping kept and dropped (docs/traces.md).
+                match schedlab_workloads::trace_in::load(&workload, max_memory) {
+                    Ok((w, s)) => {
+                        eprintln!(
+                            "{}: {} tasks; {} wake-ups → send/receive, {} blocks → sleeps; dropped: {} wake-ups of a task not blocked, {} blocks open at the end",
+                            w.spec,
+                            w.expected_tasks - 1,
+                            s.wake_edges,
+                            s.sleeps,
+                            s.dropped_wakeups,
+                            s.open_blocks
+                        );
+                        w
+                    }
+                    Err(e) => return usage(e.to_string()),
+                }
+            } else {
+                match parse_workload_within(&workload, max_memory) {
+                    Ok(w) => w,
+                    Err(e) => return usage(e.to_string()),
+                }
             };
             if !(max_virtual_s.is_finite() && max_virtual_s > 0.0) {
                 return usage(format!("--max-virtual-s {max_virtual_s}: must be a positive number of seconds"));

@@ -17,6 +17,7 @@
 //! | `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]` | B concurrent `make -j J` builds, [`mkbench`] |
 //! | `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,timeout_ns=..,probes=..]` | a throttled SMB file server and a `ps` probe, [`netbench`] |
 //! | `webbench:servers=N[,clients=256,requests=..,depth=..,work=..,ws=..,irq=..,bytes=..]` | Apache httpds kept runnable by WebBench clients, [`webbench`] |
+//! | `trace:FILE[,mhz=700]` | the dependency structure of a recorded trace (`perf script`, or schedlab's own JSON), [`trace_in`] |
 //!
 //! Every builder produces a workload that passes [`Workload::validate`], whose
 //! `expected_messages`/`expected_tasks` agree with a static execution of its programs
@@ -35,6 +36,7 @@ pub mod netbench;
 pub mod pingpong;
 pub mod program;
 pub mod spec;
+pub mod trace_in;
 mod validate;
 pub mod webbench;
 

@@ -104,6 +104,10 @@ pub fn parse_workload(s: &str) -> Result<Workload, SpecError> {
 /// [`parse_workload`] with a memory limit: a workload whose [`Footprint`] estimate
 /// exceeds `max_bytes` is refused before it is built.
 pub fn parse_workload_within(s: &str, max_bytes: u64) -> Result<Workload, SpecError> {
+    // A file path does not fit `key=value` spec syntax: read before it.
+    if s.starts_with("trace:") {
+        return crate::trace_in::load(s, max_bytes).map(|(w, _)| w);
+    }
     let spec = WorkloadSpec::parse(s)?;
     spec.footprint().check(&spec.canonical(), max_bytes)?;
     spec.build()
