@@ -186,7 +186,9 @@ impl PolicySched {
                     break;
                 }
                 prev_state = PrevState::Blocked;
-                blocked = Some(task.clone());
+                // Moved, not cloned: the worker is done with it until `schedule` has
+                // unlinked it (a reference-count increment and decrement saved).
+                blocked = Some(task);
                 break;
             }
             set_current_task(NO_TASK);
