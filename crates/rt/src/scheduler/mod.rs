@@ -69,6 +69,33 @@ impl WorkerLocal {
 impl Schedule for Arc<Handle> {
     /// A waker moved `task` from IDLE to SCHEDULED.
     fn schedule(&self, task: Task) {
+        self.schedule_in(task, context::get())
+    }
+
+    /// A wake from a thread of this runtime (a worker, or its `block_on` caller) uses
+    /// the context's handle, which outlives the call (a worker holds an `Arc`,
+    /// `block_on` borrows the runtime): no clone of the task's `Arc<Handle>`.
+    unsafe fn schedule_woken(this: *const Self, task: Task) {
+        let ctx = context::get();
+        // SAFETY: `task` is not handed over yet, so `this` is alive.
+        let mine = unsafe { Arc::as_ptr(&*this) };
+        match ctx {
+            // SAFETY: an installed context's handle is alive (see above).
+            Some(c) if std::ptr::eq(c.handle, mine) => unsafe { &*c.handle }.schedule_in(task, ctx),
+            _ => {
+                // SAFETY: as above; the clone keeps the handle alive past the hand-over.
+                let h = unsafe { (*this).clone() };
+                h.schedule_in(task, ctx)
+            }
+        }
+    }
+}
+
+impl Handle {
+    /// Queue a woken `task`; `ctx` is the calling thread's context. Inlined into both
+    /// callers: the wake path is a few dozen instructions, a call's frame a third more.
+    #[inline(always)]
+    fn schedule_in(&self, task: Task, ctx: Option<Ctx>) {
         let handle: &Handle = self;
         if handle.shutdown.load(SeqCst) {
             task.cancel();
@@ -78,7 +105,7 @@ impl Schedule for Arc<Handle> {
             Scheduler::Fast(f) => {
                 // Woken by a task running on one of this runtime's workers: that
                 // worker's LIFO slot.
-                let local = match context::get() {
+                let local = match ctx {
                     Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, handle) => {
                         // SAFETY: the worker's `Local` outlives its installed context.
                         Some(unsafe { &*l })

@@ -57,15 +57,17 @@ where
     unsafe fn waker_wake(p: *const ()) {
         let me = Arc::from_raw(p as *const Self);
         if me.header.state.wake() == WakeAction::Schedule {
-            let scheduler = me.scheduler.clone();
-            scheduler.schedule(me);
+            let scheduler: *const S = &me.scheduler;
+            // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
+            S::schedule_woken(scheduler, me);
         }
     }
     unsafe fn waker_wake_by_ref(p: *const ()) {
         let me = ManuallyDrop::new(Arc::from_raw(p as *const Self));
         if me.header.state.wake() == WakeAction::Schedule {
             let t: Arc<Self> = Arc::clone(&me);
-            t.scheduler.clone().schedule(t);
+            // SAFETY: the waker's own reference keeps the allocation alive.
+            S::schedule_woken(&me.scheduler, t);
         }
     }
     unsafe fn waker_drop(p: *const ()) {

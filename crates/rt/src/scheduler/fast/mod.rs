@@ -80,20 +80,35 @@ impl Fast {
 
     /// A woken or new task. `local` is this thread's worker state if the thread is a
     /// worker of this runtime.
+    ///
+    /// The common case (a wake on a worker the task may run on: into its LIFO slot) is
+    /// inlined into the waker; the rest is out of line so that it stays small.
+    #[inline]
     pub fn schedule(&self, task: Task, local: Option<&Local>) {
-        // A pinned task woken away from its home worker goes to that worker's inbox.
-        if let Some(home) = task.header().home() {
-            if local.is_none_or(|l| l.index != home) {
-                return self.schedule_on(task, home);
+        if let Some(l) = local {
+            if task.header().home().is_none_or(|home| home == l.index) {
+                if let Some(prev) = l.lifo.replace(Some(task)) {
+                    self.lifo_displaced(l, prev);
+                }
+                return;
             }
         }
-        match local {
-            Some(l) => {
-                if let Some(prev) = l.lifo.replace(Some(task)) {
-                    l.deque.push(prev);
-                    self.idle.notify_one();
-                }
-            }
+        self.schedule_elsewhere(task)
+    }
+
+    /// The LIFO slot's previous occupant goes to the deque, where others may steal it.
+    #[inline(never)]
+    fn lifo_displaced(&self, l: &Local, prev: Task) {
+        l.deque.push(prev);
+        self.idle.notify_one();
+    }
+
+    /// [`Fast::schedule`] from a thread that is not a worker (the injector), or of a
+    /// pinned task away from its home worker (that worker's inbox).
+    #[inline(never)]
+    fn schedule_elsewhere(&self, task: Task) {
+        match task.header().home() {
+            Some(home) => self.schedule_on(task, home),
             None => {
                 self.injector.push(task);
                 self.idle.notify_one();

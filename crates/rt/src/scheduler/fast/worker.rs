@@ -191,7 +191,9 @@ impl Fast {
         if !h.state.start_poll() {
             return;
         }
-        context::set_yielded(false);
+        // No `context::set_yielded` here: the flag tells a policy worker a yield from
+        // a self-wake; this worker queues both at the back of its deque and never
+        // reads it (a thread-local write per poll saved).
         let r = t.poll();
         let id = Arc::as_ptr(&t) as *const ();
         self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
@@ -199,7 +201,6 @@ impl Fast {
             self.owned.unregister(&t);
         } else if h.state.finish_pending() {
             // Woken during its own poll (self-wake or yield_now): back of the queue.
-            context::set_yielded(false);
             l.deque.push(t);
             self.idle.notify_one();
         }

@@ -9,6 +9,7 @@
 //! `RUNNING` (wakes only mark it `NOTIFIED`), and only then tries `RUNNING → IDLE`; if
 //! a wake came in meanwhile it calls `wake_up(prev)` itself.
 
+use super::platform::{clear_clock_stamp, set_clock_stamp};
 use super::{PolicySched, RtPlatform};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
@@ -53,6 +54,7 @@ impl PolicySched {
         let policy = self.policy();
         let need_resched = &self.signals.need_resched[me];
         let mut idle_since: Option<Instant> = None;
+        clear_clock_stamp();
         let mut next_tick = p.now() + self.tick_ns;
         self.signals.next_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
@@ -78,6 +80,7 @@ impl PolicySched {
                 if let Some(t) = blocked.take() {
                     t.header().state.finish_pending();
                 }
+                clear_clock_stamp();
                 return;
             }
             need_resched.store(false, SeqCst);
@@ -101,6 +104,8 @@ impl PolicySched {
             }
             prev = None;
             prev_state = PrevState::Runnable;
+            // The policy calls of this pass are done: polls and idling read the clock.
+            clear_clock_stamp();
             let Some(id) = next else {
                 if let (Some(tr), Some(_)) = (tr, last_polled) {
                     tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
@@ -148,7 +153,9 @@ impl PolicySched {
                 context::set_yielded(false);
                 let r = task.poll();
                 polls += 1;
-                let now = p.now();
+                // A fresh reading: a self-woken task's next poll must not see the stamp.
+                let now = p.read_clock();
+                set_clock_stamp(now);
                 while now >= next_tick {
                     if policy.tick(p, Some(id)) {
                         need_resched.store(true, Relaxed);
@@ -179,7 +186,9 @@ impl PolicySched {
                     break;
                 }
                 prev_state = PrevState::Blocked;
-                blocked = Some(task.clone());
+                // Moved, not cloned: the worker is done with it until `schedule` has
+                // unlinked it (a reference-count increment and decrement saved).
+                blocked = Some(task);
                 break;
             }
             set_current_task(NO_TASK);
