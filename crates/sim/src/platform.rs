@@ -160,7 +160,13 @@ pub struct SimPlatform {
     tags: Vec<Cell<u32>>,
     /// Offset of the current CPU's tags.
     cpu_tags: Cell<usize>,
-    nsets: usize,
+    /// Tags per CPU (dense sets × ways): CPU `c`'s tags start at `c × cpu_stride`.
+    cpu_stride: usize,
+    /// Node of the current CPU (`node_of[cpu]`, read on every miss).
+    node: Cell<usize>,
+    /// Whether every CPU is on one node: then every transfer costs the same and an
+    /// upgrade's latency needs no loop over the other sharers.
+    one_node: bool,
     /// Sets of the whole L2 (before the dense numbering).
     nsets_full: u64,
     ways: usize,
@@ -170,8 +176,9 @@ pub struct SimPlatform {
     /// share a dense index exactly when they share a cache set.
     colours: u32,
     line_bytes: u32,
-    /// Bus transactions, `[class * 4 + kind]`.
-    bus: Vec<Cell<u64>>,
+    /// Bus transactions, `[class * 4 + kind]` (a fixed array: the index is in range by
+    /// construction, so the count is one add with no bounds check).
+    bus: [Cell<u64>; 12],
     /// Reads of task lines, and those that missed, ever (the walk counters below are
     /// their growth while a lock is held: counting every task-line read costs one add
     /// where the line kind is known at compile time, `touch`, and no test of the lock).
@@ -254,6 +261,7 @@ impl SimPlatform {
             Err(_) => NO_LRU,
         };
         let dense_sets = used.len();
+        let node_of_one = node_of.iter().all(|&n| n == node_of[0]);
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
@@ -283,13 +291,15 @@ impl SimPlatform {
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
             tags: vec![Cell::new(0); ncpus * dense_sets * ways],
             cpu_tags: Cell::new(0),
-            nsets: dense_sets,
+            cpu_stride: dense_sets * ways,
+            node: Cell::new(0),
+            one_node: node_of_one,
             ways,
             set_mask,
             line_shift,
             colours,
             line_bytes,
-            bus: vec![Cell::new(0); 12],
+            bus: Default::default(),
             task_reads: Cell::new(0),
             task_read_misses: Cell::new(0),
             walk_mark: Cell::new((0, 0)),
@@ -399,7 +409,7 @@ impl SimPlatform {
     /// `drop_tag`), so the set is full exactly when its last way is taken; then the
     /// last (least recently used) way's line leaves this cache, which drops this CPU
     /// from its sharers (a write-back if it held it modified).
-    #[inline(never)]
+    #[inline(always)]
     fn cache_fill(&self, cpu: CpuId, idx: usize, base: usize) {
         let set = &self.tags[base..base + self.ways];
         let last = set[self.ways - 1].get();
@@ -429,7 +439,7 @@ impl SimPlatform {
         if set_base == NO_LRU {
             return;
         }
-        let base = cpu * self.nsets * self.ways + set_base as usize;
+        let base = cpu * self.cpu_stride + set_base as usize;
         let set = &self.tags[base..base + self.ways];
         let tag = idx as u32 + 1;
         if let Some(p) = set.iter().position(|t| t.get() == tag) {
@@ -476,7 +486,8 @@ impl SimPlatform {
     pub fn begin(&self, cpu: CpuId, now: u64) {
         self.cpu.set(cpu);
         self.me.set(1u64 << cpu);
-        self.cpu_tags.set(cpu * self.nsets * self.ways);
+        self.cpu_tags.set(cpu * self.cpu_stride);
+        self.node.set(self.node_of[cpu]);
         self.cursor.set(now);
     }
     /// Virtual time reached by the work charged so far.
@@ -523,36 +534,58 @@ impl SimPlatform {
     /// hit is handled inline in `touch_index`), and the new state: the line becomes
     /// shared, a modified copy elsewhere is written back on the way. Out of line and
     /// apart from writes, so that the common miss saves few registers.
+    ///
+    /// The line is not in this CPU's cache (it is not among the sharers), so it is
+    /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
-    fn read_miss(&self, idx: usize, st: &mut LineState, cpu: CpuId) -> u64 {
+    fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
+        let cell = &self.lines[idx];
+        let mut st = cell.get();
         debug_assert!(st.sharers & (1u64 << cpu) == 0);
-        let ns = self.miss(idx, st, cpu, KIND_READ_MISS);
+        if idx < self.task_lines {
+            self.task_read_misses.set(self.task_read_misses.get() + 1);
+        }
+        let ns = self.miss(idx, &mut st, KIND_READ_MISS);
         st.sharers |= 1u64 << cpu;
         st.dirty = NO_OWNER;
+        cell.set(st);
+        if st.set_base != NO_LRU {
+            self.cache_fill(cpu, idx, self.cpu_tags.get() + st.set_base as usize);
+        }
         ns
     }
 
     /// Latency of `cpu` writing line `idx` in state `st`, which others hold or it does
     /// not hold at all (a write to a line only it holds is handled inline), and the new state: every other copy is
     /// invalidated and this CPU owns the line.
+    /// Its L2 bookkeeping is done here too: the line becomes this CPU's most recently
+    /// used way (a fill if it did not hold it).
     #[inline(never)]
-    fn write_access(&self, idx: usize, st: &mut LineState, cpu: CpuId) -> u64 {
+    fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
+        let cell = &self.lines[idx];
+        let mut st = cell.get();
         let me = 1u64 << cpu;
         let others = st.sharers & !me;
+        let had = st.sharers & me != 0;
         debug_assert!(st.sharers != me, "an exclusive line's write is a hit");
-        let ns = if st.sharers & me != 0 {
-            // Upgrade: invalidate the other sharers; the farthest one sets the latency.
+        let ns = if had {
+            // Upgrade: invalidate the other sharers; the farthest one sets the latency
+            // (on one node every transfer costs the same, and there is another sharer).
             self.count(self.class_of(idx), KIND_RFO);
-            let node = self.node_of[cpu];
-            let mut worst = 0;
-            let mut o = others;
-            while o != 0 {
-                worst = worst.max(self.cost.transfer_ns(self.node_of[o.trailing_zeros() as usize], node));
-                o &= o - 1;
+            let node = self.node.get();
+            if self.one_node {
+                self.cost.transfer_ns(node, node)
+            } else {
+                let mut worst = 0;
+                let mut o = others;
+                while o != 0 {
+                    worst = worst.max(self.cost.transfer_ns(self.node_of[o.trailing_zeros() as usize], node));
+                    o &= o - 1;
+                }
+                worst
             }
-            worst
         } else {
-            self.miss(idx, st, cpu, KIND_RFO)
+            self.miss(idx, &mut st, KIND_RFO)
         };
         // Every other copy is invalidated: it leaves its cache.
         if st.set_base != NO_LRU {
@@ -567,14 +600,23 @@ impl SimPlatform {
         // Ownership invalidates every remote-cache copy too (the writer's quad gets the
         // line back from this CPU's cache, not its remote cache).
         st.remote = 0;
+        cell.set(st);
+        if st.set_base != NO_LRU {
+            let base = self.cpu_tags.get() + st.set_base as usize;
+            if !had {
+                self.cache_fill(cpu, idx, base);
+            } else if self.tags[base].get() != idx as u32 + 1 {
+                self.cache_promote(idx, base);
+            }
+        }
         ns
     }
 
     /// A miss of line `idx` (not in this CPU's cache, not modified here): served by the
     /// modified copy's cache, this quad's remote cache, or the line's home memory.
     #[inline(always)]
-    fn miss(&self, idx: usize, st: &mut LineState, cpu: CpuId, kind: usize) -> u64 {
-        let node = self.node_of[cpu];
+    fn miss(&self, idx: usize, st: &mut LineState, kind: usize) -> u64 {
+        let node = self.node.get();
         if st.home == NO_OWNER {
             // First touch of a working-set line: its page is allocated on this node.
             st.home = node as u8;
@@ -771,26 +813,10 @@ impl SimPlatform {
             }
             self.cost.l2_hit_ns
         } else {
-            let had = st.sharers & me != 0;
-            let ns = match access {
-                Access::Read => {
-                    if idx < self.task_lines {
-                        self.task_read_misses.set(self.task_read_misses.get() + 1);
-                    }
-                    self.read_miss(idx, &mut st, cpu)
-                }
-                Access::Write => self.write_access(idx, &mut st, cpu),
-            };
-            cell.set(st);
-            if st.set_base != NO_LRU {
-                let base = self.cpu_tags.get() + st.set_base as usize;
-                if !had {
-                    self.cache_fill(cpu, idx, base);
-                } else if self.tags[base].get() != idx as u32 + 1 {
-                    self.cache_promote(idx, base);
-                }
+            match access {
+                Access::Read => self.read_miss(idx, cpu),
+                Access::Write => self.write_access(idx, cpu),
             }
-            ns
         };
         self.advance(ns);
     }
