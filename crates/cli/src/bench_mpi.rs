@@ -4,6 +4,7 @@
 
 use schedlab_converse::machine::mpi::MpiJob;
 use schedlab_converse::machine::mpi_bench::{self, Fault, Point, Report, Settings, Stat};
+use schedlab_converse::machine::mpi_order;
 use serde_json::json;
 use std::fmt::Write;
 use std::io::Write as _;
@@ -97,6 +98,43 @@ pub fn run(quick: bool, json_out: bool, out: Option<PathBuf>, fault: Option<&str
         }
         eprintln!("schedlab bench --mpi: wrote rows.json, table.md and two SVG figures to {}", dir.display());
     }
+    ExitCode::SUCCESS
+}
+
+/// `bench --mpi --check-order` (hidden, for `tests/mpi.rs`): small and large
+/// messages between PEs on two ranks, 2 PEs per rank, arrive in send order.
+/// A message out of place ends the job (exit code 3) naming it; otherwise
+/// each rank prints what each of its PEs received.
+pub fn check_order() -> ExitCode {
+    let job = match MpiJob::init() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("schedlab bench --mpi --check-order: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if job.size() != 2 {
+        if job.rank() == 0 {
+            eprintln!("schedlab bench --mpi --check-order: needs exactly 2 MPI ranks, got {}", job.size());
+        }
+        return ExitCode::from(2);
+    }
+    job.notice_launcher_kill(2);
+    let mut text = String::new();
+    for r in mpi_order::run(&job, 2, 240, 0x5eed) {
+        let _ = writeln!(
+            text,
+            "schedlab bench --mpi --check-order: PE {} received {} messages from PE {} in send order ({} small, {} large, {} bytes)",
+            r.pe,
+            r.small + r.large,
+            r.from,
+            r.small,
+            r.large,
+            r.bytes
+        );
+    }
+    // One write, so the ranks' lines do not interleave.
+    let _ = std::io::stdout().write_all(text.as_bytes());
     ExitCode::SUCCESS
 }
 

@@ -195,6 +195,10 @@ Examples:
         /// send-to-missing-pe).
         #[arg(long, value_name = "FAULT", requires = "mpi", hide = true)]
         fault: Option<String>,
+        /// With --mpi, for the tests: instead of timing, check that small and large messages
+        /// between PEs on the two ranks arrive in send order.
+        #[arg(long, requires = "mpi", conflicts_with = "fault", hide = true)]
+        check_order: bool,
     },
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
@@ -351,6 +355,7 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out, trace } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace)
         }
+        Cmd::Bench { mpi: true, check_order: true, .. } => bench_mpi_order(),
         Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
             bench_mpi(quick, matches!(format, Format::Json), out, fault.as_deref())
         }
@@ -826,6 +831,16 @@ pub(crate) fn finish_sweep(
 #[cfg(feature = "mpi")]
 fn bench_mpi(quick: bool, json: bool, out: Option<PathBuf>, fault: Option<&str>) -> ExitCode {
     bench_mpi::run(quick, json, out, fault)
+}
+
+#[cfg(feature = "mpi")]
+fn bench_mpi_order() -> ExitCode {
+    bench_mpi::check_order()
+}
+
+#[cfg(not(feature = "mpi"))]
+fn bench_mpi_order() -> ExitCode {
+    bench_mpi(false, false, None, None)
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -51,6 +51,27 @@ fn quick_pingpong_prints_every_row() {
 }
 
 #[test]
+fn small_and_large_messages_between_ranks_arrive_in_send_order() {
+    let (out, err) = run(&["bench", "--mpi", "--check-order"]);
+    assert!(out.status.success(), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 2 PEs per rank: PE p and PE p + 2 exchange 240 messages each way.
+    for (pe, from) in [(0, 2), (1, 3), (2, 0), (3, 1)] {
+        let prefix = format!("PE {pe} received 240 messages from PE {from} in send order (");
+        let line = text.lines().find(|l| l.contains(&prefix)).unwrap_or_else(|| panic!("no line for PE {pe}: {err}"));
+        let counts: Vec<u64> = line
+            .split(&prefix)
+            .nth(1)
+            .unwrap()
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        // Both routes were taken, many times each.
+        assert!(counts[0] >= 40 && counts[1] >= 40, "small and large both used: {line}");
+    }
+}
+
+#[test]
 fn a_killed_rank_ends_the_job_naming_rank_and_pes() {
     let start = Instant::now();
     let mut child = mpirun(&["bench", "--mpi"]).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().expect("mpirun");

@@ -51,15 +51,6 @@ impl Shared {
         }
     }
 
-    /// The network-drain step's progress call: messages from other ranks
-    /// move to our inboxes. Returns how many arrived.
-    fn poll_net(&self) -> usize {
-        match &self.net {
-            Some(net) => net.poll(&mut |pe, m| self.push(pe - self.first, m)),
-            None => 0,
-        }
-    }
-
     fn push(&self, pe: usize, msg: Msg) {
         let inbox = &self.inboxes[pe];
         inbox.queue.push(msg);
@@ -397,6 +388,12 @@ pub struct Pe {
     /// `CmiLocalQueue`: messages sent to this PE by itself, and network
     /// messages set aside by `deliver_specific_msg`; checked after the network.
     local: VecDeque<Msg>,
+    /// Messages from other ranks that this PE's own progress call took for
+    /// it, skipping the inbox (a push, a fence and a pop). Popped before the
+    /// inbox: a message goes here only while the inbox is empty, so every
+    /// network message here is older than any in the inbox (only the PE
+    /// polling routes network messages, and its poll holds the network).
+    direct: VecDeque<Msg>,
     /// `CsdStopFlag`: bumped by `exit_scheduler`; a scheduler returns when it
     /// differs from the value it saw on entry.
     stop_flag: u64,
@@ -422,6 +419,7 @@ impl Pe {
             handlers,
             cqs: Cqs::new(),
             local: VecDeque::new(),
+            direct: VecDeque::new(),
             stop_flag: 0,
             global_exit: false,
             stats: PeStats::default(),
@@ -621,11 +619,10 @@ impl Pe {
     /// (`CsdNextMessage` with `CsdLocalMax = 0`: `CmiGetNonLocal`, then
     /// `CmiLocalQueue`).
     fn pop_network(&mut self) -> Option<Msg> {
-        let inbox = &self.shared.inboxes[self.slot].queue;
         // The machine layer's progress belongs to the network-drain step.
-        let from_network = match inbox.pop() {
+        let from_network = match self.pop_arrived() {
             Some(m) => Some(m),
-            None if self.shared.poll_net() > 0 => inbox.pop(),
+            None if self.poll_net() > 0 => self.pop_arrived(),
             None => None,
         };
         if let Some(m) = from_network {
@@ -637,18 +634,40 @@ impl Pe {
         Some(m)
     }
 
+    /// The oldest message from another PE already here: taken by this PE's
+    /// own poll, else in its inbox.
+    fn pop_arrived(&mut self) -> Option<Msg> {
+        self.direct.pop_front().or_else(|| self.shared.inboxes[self.slot].queue.pop())
+    }
+
+    /// The network-drain step's progress call: messages from other ranks
+    /// move to their PEs (this PE's own to `direct` while its inbox is
+    /// empty). Returns how many arrived.
+    fn poll_net(&mut self) -> usize {
+        let Some(net) = &self.shared.net else { return 0 };
+        let (shared, slot, direct) = (&*self.shared, self.slot, &mut self.direct);
+        net.poll(&mut |pe, m| {
+            let i = pe - shared.first;
+            if i == slot && shared.inboxes[slot].queue.is_empty() {
+                direct.push_back(m);
+            } else {
+                shared.push(i, m);
+            }
+        })
+    }
+
     /// Spin (then yield) for the configured time, then park until a message
     /// arrives. Returns when the inbox is non-empty (or spuriously).
     fn idle(&mut self) {
-        let inbox = &self.shared.inboxes[self.slot];
         if self.shared.net.is_some() {
             // Other ranks cannot unpark us: poll the network instead of
             // parking, as MPI's own blocking calls do — back to back, since
             // each poll is a progress call (no pause between them, which
             // would only add to the time a message waits unseen).
-            while inbox.queue.is_empty() && self.shared.poll_net() == 0 {}
+            while self.direct.is_empty() && self.shared.inboxes[self.slot].queue.is_empty() && self.poll_net() == 0 {}
             return;
         }
+        let inbox = &self.shared.inboxes[self.slot];
         let spin = self.shared.spin;
         let start = Instant::now();
         let mut i: u32 = 0;
@@ -797,7 +816,7 @@ impl Pe {
             return true;
         }
         loop {
-            while let Some(m) = self.shared.inboxes[self.slot].queue.pop() {
+            while let Some(m) = self.pop_arrived() {
                 self.stats.from_network += 1;
                 if m.handler() == h {
                     self.handle_message(m);

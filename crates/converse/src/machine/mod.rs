@@ -21,6 +21,8 @@ use std::fmt;
 pub mod mpi;
 #[cfg(feature = "mpi")]
 pub mod mpi_bench;
+#[cfg(feature = "mpi")]
+pub mod mpi_order;
 
 /// Largest message (header included) a network accepts: MPI counts are C
 /// `int`s, and anything this big is a bug rather than a message.

@@ -12,13 +12,15 @@
 //!   match: ~190 ns a message here, a third of MPI's own 16-byte latency).
 //!   All posted receives match everything, so they complete in posting
 //!   order and the receiver only ever tests the oldest one.
-//! * **Large messages** go as an `MPI_Isend` of the body on the *large*
-//!   communicator followed by an 8-byte announcement (the body's length) on
-//!   the small one, tagged [`ANNOUNCE`] + destination PE; the receiver takes
-//!   the announcement in order with the small messages and receives the
-//!   body at once (`MPI_Recv`; its send is already posted). So messages
-//!   from one PE to another still arrive in send order, whatever their
-//!   sizes (MPI orders messages only within one communicator).
+//! * **Large messages** go as an 8-byte announcement (the body's length) on
+//!   the small communicator, tagged [`ANNOUNCE`] + destination PE, then an
+//!   `MPI_Isend` of the body on the *large* one; the receiver takes the
+//!   announcement in order with the small messages and receives the body at
+//!   once (`MPI_Recv` straight into the block that becomes the message).
+//!   So messages from one PE to another still arrive in send order,
+//!   whatever their sizes (MPI orders messages only within one
+//!   communicator). Announcing first lets the body's receive be posted
+//!   before the body arrives (see [`Network::send`] below).
 //! * **Sends** are `MPI_Isend`s of the message's own heap block (no copy),
 //!   tested at once: an eager send is complete when `MPI_Isend` returns and
 //!   its block is freed there (or kept to receive into, see `Inner::pool`);
@@ -27,10 +29,13 @@
 //! * **Progress** (`poll`, called by the scheduler loop's network-drain step
 //!   when the PE's inbox is empty, and by idle PEs): test pending sends, then
 //!   the oldest posted receive until one is incomplete; each arrival is
-//!   routed to its PE's inbox and its buffer reposted. An arrival under
-//!   4 KiB is copied out so the 16 KiB buffer stays in the ring (a user
-//!   keeping many small messages does not keep 16 KiB each); a bigger one
-//!   keeps its buffer (at most 4× its size) and the ring gets a recycled one.
+//!   routed to its PE's inbox and its buffer reposted. The buffer itself
+//!   becomes the message (no copy) when the pool has a block to repost in
+//!   its place; otherwise an arrival under 4 KiB is copied out and its
+//!   buffer reposted, a bigger one keeps its buffer and a new one is
+//!   posted. So a user keeping many small messages keeps 16 KiB for each
+//!   only while blocks it sent come back to the pool, and a ping-pong
+//!   cycles through the same few blocks without allocating.
 //! * **Communicators**: each [`MpiNet`] duplicates the one it is given
 //!   twice, so successive Converse runs in one job (the benchmarks) never
 //!   see each other's late messages.
@@ -67,6 +72,9 @@ pub const PREPOSTED: usize = 16;
 /// [`Inner::pool`]).
 const POOL_MAX: usize = 8;
 
+/// Ring buffers the pool starts with (see `MpiNet::new`).
+const POOL_SEED: usize = 4;
+
 /// Tag offset of a large message's announcement (tag = `ANNOUNCE` + PE).
 /// Destination PEs must stay below it.
 pub const ANNOUNCE: usize = 16_384;
@@ -102,8 +110,10 @@ struct Inner {
     /// next receives of a similar size, so a ping-pong cycles through warm
     /// blocks instead of fresh ones (glibc maps blocks above 128 KiB anew
     /// each time). Measured here it mostly helps 4–16 KiB; at 64 KiB and
-    /// up Converse stays ~20–30 % above MPI, cause not yet found. At most
-    /// [`POOL_MAX`].
+    /// up Converse stays ~20–30 % above MPI, and not through a copy: a
+    /// `perf` profile shows the kernel's CMA copy (`_copy_to_iter`) taking
+    /// the same time per variant as raw MPI's and user-space `memmove`
+    /// negligible. At most [`POOL_MAX`].
     pool: Vec<Vec<u8>>,
 }
 
@@ -208,14 +218,15 @@ impl Inner {
     /// An empty block of at least `len` bytes: from the pool if one is no
     /// more than twice that (a user keeps what it receives), else new.
     fn block(&mut self, len: usize) -> Vec<u8> {
-        match self.pool.iter().position(|b| b.capacity() >= len && b.capacity() <= 2 * len) {
-            Some(i) => {
-                let mut b = self.pool.swap_remove(i);
-                b.clear();
-                b
-            }
-            None => Vec::with_capacity(len),
-        }
+        self.pooled(len).unwrap_or_else(|| Vec::with_capacity(len))
+    }
+
+    /// An empty pooled block of `len..=2 * len` bytes, if there is one.
+    fn pooled(&mut self, len: usize) -> Option<Vec<u8>> {
+        let i = self.pool.iter().position(|b| b.capacity() >= len && b.capacity() <= 2 * len)?;
+        let mut b = self.pool.swap_remove(i);
+        b.clear();
+        Some(b)
     }
 
     /// The next arrival on the small communicator, if the oldest posted
@@ -238,15 +249,23 @@ impl Inner {
         // SAFETY: MPI wrote `count` ≤ SMALL_MAX bytes at the start of `buf`.
         unsafe { buf.set_len(count as usize) };
         let (from, tag) = (status.MPI_SOURCE as usize, status.MPI_TAG as usize);
-        let bytes = if (count as usize) < SMALL_MAX / 4 {
+        let bytes = match self.pooled(SMALL_MAX) {
+            // A recycled block can take its place in the ring: hand the
+            // buffer itself over (no allocation, no copy).
+            Some(fresh) => {
+                self.post(fresh);
+                buf
+            }
             // Copy out; the big buffer goes straight back into the ring.
-            let out = buf.clone();
-            self.post(buf);
-            out
-        } else {
-            let fresh = self.block(SMALL_MAX);
-            self.post(fresh);
-            buf
+            None if (count as usize) < SMALL_MAX / 4 => {
+                let out = buf.clone();
+                self.post(buf);
+                out
+            }
+            None => {
+                self.post(Vec::with_capacity(SMALL_MAX));
+                buf
+            }
         };
         Some((from, tag, bytes))
     }
@@ -269,8 +288,8 @@ impl Inner {
         let mut body = self.block(len as usize);
         // SAFETY: a zeroed status is a valid out-parameter.
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-        // SAFETY: `body` has `len` bytes of capacity; the sender posted the
-        // body's send before the announcement, so this receive completes.
+        // SAFETY: `body` has `len` bytes of capacity; the sender posts the
+        // body's send right after the announcement, so this receive completes.
         let code = unsafe {
             ffi::MPI_Recv(
                 body.as_mut_ptr().cast(),
@@ -358,6 +377,12 @@ impl MpiNet {
             let b = inner.block(SMALL_MAX);
             inner.post(b);
         }
+        // Spare ring buffers, so the first small arrivals are handed over
+        // rather than copied: a handler that sends its message on returns
+        // the block to the pool, and from then on small messages cycle
+        // through these blocks (a 16-byte message is otherwise copied into
+        // a fresh 16-byte block, which its send frees, every time).
+        inner.pool.extend((0..POOL_SEED).map(|_| Vec::with_capacity(SMALL_MAX)));
         Arc::new(MpiNet { inner: Mutex::new(inner), rank, ranks, pes_per_rank })
     }
 
@@ -389,10 +414,15 @@ impl Network for MpiNet {
         if block.len() <= SMALL_MAX {
             g.isend(block, false, dest_rank, dest_pe);
         } else {
-            // Body first, so the receiver's MPI_Recv of it always completes.
+            // Announcement first: the receiver usually sees it, and posts
+            // the body's receive, before the body's first fragment (up to
+            // 32 KiB, copied into shared memory by this `MPI_Isend`) has
+            // arrived, so the body lands in a posted receive instead of
+            // being copied once more through MPI's unexpected queue. Its
+            // send is posted right after, so that receive completes.
             let announcement = (block.len() as u64).to_le_bytes().to_vec();
-            g.isend(block, true, dest_rank, dest_pe);
             g.isend(announcement, false, dest_rank, ANNOUNCE + dest_pe);
+            g.isend(block, true, dest_rank, dest_pe);
         }
     }
 
