@@ -193,6 +193,16 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, cross-worker wake {:.0}, send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns);
+    let _ = writeln!(
+        s,
+        "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0})",
+        cal.park_wake_ns, cal.idle_spin_ns
+    );
+    let _ = writeln!(
+        s,
+        "  other processes took {:.1} % of the CPUs during the calibration (not in the model)",
+        cal.stolen_pct
+    );
     let _ = writeln!(s);
     let _ = writeln!(
         s,
