@@ -49,7 +49,12 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>,
     let workloads: Vec<String> = if quick {
         vec!["chat:rooms=1,messages=40".into(), "pingpong:rounds=5000".into()]
     } else {
-        vec!["chat:rooms=2,messages=100".into(), "chat:rooms=4,messages=100".into(), "pingpong:rounds=50000".into()]
+        vec![
+            "chat:rooms=2,messages=100".into(),
+            "chat:rooms=4,messages=100".into(),
+            "hackbench:groups=1,loops=100".into(),
+            "pingpong:rounds=50000".into(),
+        ]
     };
     let policies = crate::runtime_policies();
     let mut write_trace = |engine: Engine, workload: &str, policy: &str, t: &Trace| -> Result<(), String> {
