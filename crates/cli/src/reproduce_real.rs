@@ -248,7 +248,7 @@ fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::
     let workloads: Vec<String> = s.workloads.iter().map(|w| w.to_string()).collect();
     let mut runs = Vec::new();
     for &seed in &s.seeds {
-        runs.push(schedlab_validate::validate(&cal, &policies, &workloads, seed, None)?);
+        runs.push(schedlab_validate::validate(&cal, &policies, &workloads, seed, false, None)?);
     }
     let mut tables = Vec::new();
     for w in &workloads {

@@ -49,15 +49,20 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>,
     let workloads: Vec<String> = if quick {
         vec!["chat:rooms=1,messages=40".into(), "pingpong:rounds=5000".into()]
     } else {
-        vec!["chat:rooms=2,messages=100".into(), "chat:rooms=4,messages=100".into(), "pingpong:rounds=50000".into()]
+        vec![
+            "chat:rooms=2,messages=100".into(),
+            "chat:rooms=4,messages=100".into(),
+            "hackbench:groups=1,loops=100".into(),
+            "pingpong:rounds=50000".into(),
+        ]
     };
     let policies = crate::runtime_policies();
-    let mut write_trace = |engine: Engine, workload: &str, policy: &str, t: Trace| -> Result<(), String> {
+    let mut write_trace = |engine: Engine, workload: &str, policy: &str, t: &Trace| -> Result<(), String> {
         let prefix = trace.as_deref().expect("only called with --trace");
         let path = trace_path(prefix, engine, workload, policy);
         let file =
             std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
-        let s = chrome::write(&t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
+        let s = chrome::write(t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
         eprintln!("{}", crate::trace_summary(&path, &s, t.cap));
         Ok(())
     };
@@ -65,10 +70,10 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>,
         Some(_) => Some(&mut write_trace),
         None => None,
     };
-    match schedlab_validate::validate(&cal, &policies, &workloads, 1, sink) {
+    match schedlab_validate::validate(&cal, &policies, &workloads, 1, true, sink) {
         Ok(rows) => {
             if json {
-                let out = serde_json::json!({ "calibration": cal, "rows": rows });
+                let out = schedlab_validate::Report::new(&cal, &rows);
                 println!("{}", serde_json::to_string_pretty(&out).expect("serialise"));
             } else {
                 print!("{}", schedlab_validate::render(&cal, &rows));

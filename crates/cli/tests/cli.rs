@@ -58,6 +58,7 @@ fn bad_arguments_are_named_and_exit_2() {
         // directories), or that names a directory, fails before the calibration.
         (&["validate", "--quick", "--trace", "/proc/schedlab-none/t"], "--trace /proc/schedlab-none/t"),
         (&["validate", "--quick", "--trace", "out/"], "not a directory"),
+        (&["validate", "--quick", "--format", "xml"], "xml"),
         (
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "hackbench:groups=1000,fds=1000"],
             "would need about",
@@ -109,6 +110,49 @@ fn bad_arguments_are_named_and_exit_2() {
         assert!(err.contains(want), "{args:?}: stderr {err:?} should mention {want:?}");
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     }
+}
+
+/// `validate --quick --format json`: one object with the machine, the calibration,
+/// rows carrying both engines' figures, and a summary whose counts match the rows.
+#[test]
+fn validate_json_has_rows_and_a_consistent_summary() {
+    let o = schedlab(&["validate", "--quick", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    for k in ["machine", "calibration", "rows", "summary"] {
+        assert!(keys.contains(&k), "missing {k} in {keys:?}");
+    }
+    assert!(v["machine"]["costs"]["park_wake_ns"].is_u64(), "{}", v["machine"]);
+    let rows = v["rows"].as_array().unwrap();
+    let compared: Vec<_> = rows.iter().filter(|r| r["sim"].is_number()).collect();
+    assert!(!compared.is_empty());
+    for r in &compared {
+        for k in ["workload", "policy", "real", "sim_dist", "real_dist"] {
+            assert!(!r[k].is_null(), "{k} missing in {r}");
+        }
+        for d in [&r["sim_dist"], &r["real_dist"]] {
+            assert!(d["switches"].as_u64().unwrap() > 0, "{r}");
+            assert!(d["wake_to_run_p50_ns"].as_u64() <= d["wake_to_run_p99_ns"].as_u64(), "{r}");
+        }
+    }
+    let s = &v["summary"];
+    let (n, k) = (s["rows"].as_u64().unwrap(), s["within_25pct"].as_u64().unwrap());
+    assert_eq!(n as usize, compared.len());
+    assert!(k <= n);
+    let within = compared
+        .iter()
+        .filter(|r| {
+            let ratio = r["sim"].as_f64().unwrap() / r["real"].as_f64().unwrap();
+            (0.75..=1.25).contains(&ratio)
+        })
+        .count();
+    assert_eq!(k as usize, within);
+    let mut workloads: Vec<&str> = compared.iter().map(|r| r["workload"].as_str().unwrap()).collect();
+    workloads.dedup();
+    let agrees = s["ranking_agrees"].as_object().unwrap();
+    assert_eq!(agrees.keys().map(|k| k.as_str()).collect::<Vec<_>>(), workloads);
+    assert!(agrees.values().all(|b| b.is_boolean()));
 }
 
 #[test]

@@ -44,6 +44,11 @@ impl Default for Builder {
     }
 }
 
+/// How long an idle worker spins before parking, unless [`Builder::spin`] says
+/// otherwise (a futex wake of a parked worker costs tens of µs on a VM; the
+/// calibration of `schedlab validate` measures it).
+pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(50);
+
 impl Builder {
     /// Defaults: one worker per available CPU, policy `"fast"`, pinned workers,
     /// HZ = 1000, 65 536 task slots for policy schedulers, 50 µs idle spin.
@@ -54,7 +59,7 @@ impl Builder {
             pin: true,
             hz: 1000,
             max_tasks: 1 << 16,
-            spin: Duration::from_micros(50),
+            spin: DEFAULT_IDLE_SPIN,
             trace: None,
         }
     }

@@ -33,6 +33,9 @@ pub struct CostModel {
     pub tick_ns: u64,
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
+    /// Extra IPI latency to a CPU idle for at least `idle_spin_ns` (0: none).
+    pub park_wake_ns: u64,
+    pub idle_spin_ns: u64,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
     transfer: Vec<u64>,
@@ -92,6 +95,8 @@ impl CostModel {
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
+            park_wake_ns: c.park_wake_ns as u64,
+            idle_spin_ns: c.idle_spin_ns as u64,
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),

@@ -484,7 +484,16 @@ impl<'w> Engine<'w> {
             t.need_resched = true;
             if !t.ipi_pending {
                 t.ipi_pending = true;
-                t.ipi_at = self.plat.cursor() + self.plat.cost.ipi_ns(self.node_of[cpu], self.node_of[target]);
+                let now = self.plat.cursor();
+                // A CPU idle past its spin has gone to sleep: it wakes later.
+                let cost = &self.plat.cost;
+                let asleep = cost.park_wake_ns > 0
+                    && t.mode == Mode::Idle
+                    && t.curr.is_none()
+                    && now.saturating_sub(t.idle_since) >= cost.idle_spin_ns;
+                t.ipi_at = now
+                    + cost.ipi_ns(self.node_of[cpu], self.node_of[target])
+                    + if asleep { cost.park_wake_ns } else { 0 };
                 self.rec.ipis += 1;
                 self.plat.trace(|| Event::Ipi { to: target as u32 });
                 self.refresh(target);

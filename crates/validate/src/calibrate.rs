@@ -12,18 +12,19 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::policies::dss;
 use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
+use schedlab_rt::park::Parker;
 use schedlab_sim::{CostParams, Machine};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The measurements, in ns.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Calibration {
     pub workers: usize,
     /// Round trip of a cache line between two pinned threads (atomic ping-pong; the
-    /// median of five runs).
+    /// median of five runs, each the median of batches of 100 round trips).
     pub atomic_rtt_ns: f64,
     /// Dependent load from a 64 MiB random cycle (memory latency).
     pub mem_latency_ns: f64,
@@ -47,14 +48,41 @@ pub struct Calibration {
     pub wakeup_ns: f64,
     /// `Policy::tick` on a running task.
     pub tick_ns: f64,
+    /// Wake-up of a parked worker: from `Parker::unpark` on one pinned thread to the
+    /// parked thread (pinned on the other CPU, asleep in the futex for 200 µs) running
+    /// again; the median of the rounds.
+    pub park_wake_ns: f64,
+    /// The runtime's idle spin before a worker parks (its setting, not a measurement).
+    pub idle_spin_ns: f64,
+    /// Share of the CPUs' time other processes took while a pinned thread per CPU
+    /// spun reading the clock (gaps over 20 µs), in percent: the load of the other
+    /// users of this machine, which neither engine's model contains. Not used by the
+    /// machine; printed to explain misses.
+    pub stolen_pct: f64,
 }
 
+/// Operations per timed batch of [`time_per`] and the loops like it.
+const BATCH: u64 = 100;
+
+/// The median over batches of [`BATCH`] calls of the mean time per call, in ns. Other
+/// users' processes share this machine's CPUs: a batch during which one of them took
+/// the CPU is an outlier the median ignores, where a plain mean over all `n` calls
+/// would charge their time to the operation.
 fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
-    let t = Instant::now();
-    for _ in 0..n {
-        f();
+    let mut batches = Vec::with_capacity((n / BATCH).max(1) as usize);
+    for _ in 0..(n / BATCH).max(1) {
+        let t = Instant::now();
+        for _ in 0..BATCH {
+            f();
+        }
+        batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
     }
-    t.elapsed().as_nanos() as f64 / n as f64
+    median(batches)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn pin(core: usize) {
@@ -83,14 +111,19 @@ fn atomic_rtt(n: u64) -> f64 {
     });
     let ping = std::thread::spawn(move || {
         pin(0);
-        let t = Instant::now();
+        let mut batches = Vec::new();
+        let mut t = Instant::now();
         for i in 0..n {
             flag.store(2 * i + 1, Ordering::Release);
             while flag.load(Ordering::Acquire) != 2 * i + 2 {
                 std::hint::spin_loop();
             }
+            if (i + 1) % BATCH == 0 {
+                batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
+                t = Instant::now();
+            }
         }
-        t.elapsed().as_nanos() as f64 / n as f64
+        median(batches)
     });
     let ns = ping.join().expect("ping thread");
     echo.join().expect("echo thread");
@@ -196,6 +229,8 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     two.shutdown();
     let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
     let (schedule_base_ns, schedule_per_task_ns, wakeup_ns, tick_ns) = policy_costs(quick);
+    let park_wake_ns = park_wake(if quick { 100 } else { 500 });
+    let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
         atomic_rtt_ns,
@@ -210,16 +245,94 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         schedule_per_task_ns,
         wakeup_ns,
         tick_ns,
+        park_wake_ns,
+        idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
+        stolen_pct,
     })
+}
+
+/// The median time from `unpark` to the parked thread running, over `rounds` rounds
+/// between two threads pinned on CPUs 0 and 1, with the runtime's own [`Parker`]. The
+/// waker waits 200 µs after the sleeper's last round so that it is asleep in the futex
+/// (a worker parks after its 50 µs spin), not spinning.
+fn park_wake(rounds: u64) -> f64 {
+    let parker = Arc::new(Parker::new());
+    let base = Instant::now();
+    // The unpark's time in ns since `base`, plus one (0: no unpark pending).
+    let sent = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let (p2, s2, d2) = (parker.clone(), sent.clone(), done.clone());
+    let sleeper = std::thread::spawn(move || {
+        pin(1);
+        let mut samples = Vec::with_capacity(rounds as usize);
+        for i in 0..rounds {
+            let t = loop {
+                p2.park();
+                let t = s2.swap(0, Ordering::AcqRel);
+                if t != 0 {
+                    break t - 1;
+                }
+            };
+            samples.push((base.elapsed().as_nanos() as u64).saturating_sub(t));
+            d2.store(i + 1, Ordering::Release);
+        }
+        samples
+    });
+    let waker = std::thread::spawn(move || {
+        pin(0);
+        for i in 0..rounds {
+            while done.load(Ordering::Acquire) != i {
+                std::hint::spin_loop();
+            }
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(200) {
+                std::hint::spin_loop();
+            }
+            sent.store(base.elapsed().as_nanos() as u64 + 1, Ordering::Release);
+            parker.unpark();
+        }
+    });
+    waker.join().expect("waker thread");
+    let mut s = sleeper.join().expect("sleeper thread");
+    s.sort_unstable();
+    s[s.len() / 2] as f64
+}
+
+/// Percent of `dur` that other processes took from a thread pinned on each CPU
+/// spinning on the clock (a gap of more than 20 µs between two reads is time the
+/// thread did not run), averaged over the CPUs.
+fn stolen_pct(cpus: usize, dur: Duration) -> f64 {
+    let hs: Vec<_> = (0..cpus)
+        .map(|c| {
+            std::thread::spawn(move || {
+                pin(c);
+                let start = Instant::now();
+                let (mut last, mut lost) = (start, Duration::ZERO);
+                while last - start < dur {
+                    let now = Instant::now();
+                    if now - last > Duration::from_micros(20) {
+                        lost += now - last;
+                    }
+                    last = now;
+                }
+                100.0 * lost.as_secs_f64() / (last - start).as_secs_f64()
+            })
+        })
+        .collect();
+    hs.into_iter().map(|h| h.join().expect("steal probe")).sum::<f64>() / cpus as f64
 }
 
 fn one_task_yields(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
     let h = rt.spawn(async move {
-        let t = Instant::now();
-        for _ in 0..n {
-            schedlab_rt::yield_now().await;
+        let mut batches = Vec::new();
+        for _ in 0..(n / BATCH).max(1) {
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                schedlab_rt::yield_now().await;
+            }
+            batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
         }
-        t.elapsed().as_nanos() as f64 / n as f64
+        median(batches)
     });
     rt.block_on(h).expect("yield task")
 }
@@ -227,6 +340,7 @@ fn one_task_yields(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
 fn cross_worker_rtt(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
     let (a_tx, a_rx) = async_channel::unbounded::<()>();
     let (b_tx, b_rx) = async_channel::unbounded::<()>();
+    let n = (n / BATCH).max(1) * BATCH;
     let pong = rt.spawn_on(1, async move {
         for _ in 0..n {
             a_rx.recv().await.unwrap();
@@ -234,12 +348,16 @@ fn cross_worker_rtt(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
         }
     });
     let ping = rt.spawn_on(0, async move {
-        let t = Instant::now();
-        for _ in 0..n {
-            a_tx.send(()).await.unwrap();
-            b_rx.recv().await.unwrap();
+        let mut batches = Vec::new();
+        for _ in 0..n / BATCH {
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                a_tx.send(()).await.unwrap();
+                b_rx.recv().await.unwrap();
+            }
+            batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
         }
-        t.elapsed().as_nanos() as f64 / n as f64
+        median(batches)
     });
     let rtt = rt.block_on(ping).expect("ping");
     rt.block_on(pong).expect("pong");
@@ -281,6 +399,10 @@ impl Calibration {
             ipi_latency_ns: c(self.wake_ns),
             // One node: no remote cache.
             remote_cache_ns: 0,
+            // The IPI latency (a wake of a spinning worker) is already in the measured
+            // unpark-to-run time.
+            park_wake_ns: (self.park_wake_ns - self.wake_ns).max(0.0).round() as u32,
+            idle_spin_ns: self.idle_spin_ns.round() as u32,
         };
         m
     }

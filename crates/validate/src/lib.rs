@@ -7,11 +7,15 @@
 //! micro-benchmarks, not fitted to these throughputs.
 
 pub mod calibrate;
+pub mod dist;
 pub mod interp;
+pub mod summary;
 pub mod timer;
 
 pub use calibrate::{calibrate, Calibration};
+pub use dist::{Dist, Mispriced};
 pub use interp::{run_on_runtime, RealRun};
+pub use summary::{summarize, Summary};
 
 use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
@@ -28,7 +32,7 @@ pub struct Row {
     /// Simulated throughput on the calibrated host machine (None for a runtime-native
     /// scheduler such as `fast`, which has no simulator model).
     pub sim: Option<f64>,
-    /// Measured throughput of the real runtime.
+    /// Measured throughput of the real runtime, untraced.
     pub real: f64,
     /// `sim / real`.
     pub ratio: Option<f64>,
@@ -36,6 +40,16 @@ pub struct Row {
     /// Context switches of the real run (a worker polling a different task than last).
     pub real_context_switches: u64,
     pub real_wall_s: f64,
+    /// With distributions: the throughput of the second, traced, real run (the one
+    /// `real_dist` comes from); its difference from `real` is tracing's cost plus
+    /// run-to-run noise.
+    pub real_traced: Option<f64>,
+    /// What each engine's trace of the row shows (with distributions; None for a
+    /// runtime-native scheduler, which records no trace).
+    pub sim_dist: Option<Dist>,
+    pub real_dist: Option<Dist>,
+    /// The event class whose mean time differs most between the two traces.
+    pub mispriced: Option<Mispriced>,
 }
 
 /// Which engine a trace comes from.
@@ -55,19 +69,24 @@ impl Engine {
 }
 
 /// Where [`validate`] hands each row's traces: (engine, workload spec, policy spec, trace).
-pub type TraceSink<'a> = &'a mut dyn FnMut(Engine, &str, &str, Trace) -> Result<(), String>;
+pub type TraceSink<'a> = &'a mut dyn FnMut(Engine, &str, &str, &Trace) -> Result<(), String>;
 
 /// Run every workload under every policy on both engines (a runtime-native scheduler,
-/// such as `fast`, on the runtime only). With `traces`, both engines also record a
-/// scheduling trace of the run, handed to the sink after each run: the simulator up
-/// to its default cap, the runtime with the same total budget split over its workers
-/// (a runtime-native scheduler records none). The runtime's throughput is then
-/// measured with tracing on (`docs/traces.md` has its cost).
+/// such as `fast`, on the runtime only).
+///
+/// With `distributions`, both engines also record a scheduling trace of each row (the
+/// simulator up to its default cap, the runtime with the same total budget split over
+/// its workers), [`dist::analyze`] reads both, and the traces go to `traces` if given.
+/// The runtime then runs each row twice: untraced for the throughput compared with the
+/// simulator's (`real`: the number the simulator predicts is that of the runtime as
+/// users run it), then traced for the distributions (`real_traced` is that run's
+/// throughput). The simulator's results do not depend on tracing.
 pub fn validate(
     cal: &Calibration,
     policies: &[String],
     workloads: &[String],
     seed: u64,
+    distributions: bool,
     mut traces: Option<TraceSink>,
 ) -> Result<Vec<Row>, String> {
     let machine = cal.machine();
@@ -77,37 +96,39 @@ pub fn validate(
         for p in policies {
             let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
             let native = spec.runtime_native();
-            let sim = if native {
-                None
-            } else {
+            let (mut sim, mut sim_dist) = (None, None);
+            if !native {
                 let cfg = SimConfig { seed, ..SimConfig::default() };
                 let err = |e| format!("sim {p} {ws}: {e}");
-                match traces.as_mut() {
-                    None => Some(simulate(&machine, &spec, &w, &cfg).map_err(err)?),
-                    Some(sink) => {
-                        let (r, t) = simulate_traced(&machine, &spec, &w, &cfg, DEFAULT_CAP).map_err(err)?;
-                        sink(Engine::Sim, ws, p, t)?;
-                        Some(r)
+                if distributions {
+                    let (r, t) = simulate_traced(&machine, &spec, &w, &cfg, DEFAULT_CAP).map_err(err)?;
+                    sim_dist = Some(dist::analyze(&t));
+                    if let Some(sink) = traces.as_mut() {
+                        sink(Engine::Sim, ws, p, &t)?;
+                    }
+                    sim = Some(r);
+                } else {
+                    sim = Some(simulate(&machine, &spec, &w, &cfg).map_err(err)?);
+                }
+            }
+            let (real, stats, _) =
+                real_run(cal, &spec, &w, seed, false).map_err(|e| format!("runtime {p} {ws}: {e}"))?;
+            let (mut real_traced, mut real_dist) = (None, None);
+            if distributions && !native {
+                let (r, _, t) =
+                    real_run(cal, &spec, &w, seed, true).map_err(|e| format!("runtime {p} {ws} (traced): {e}"))?;
+                real_traced = Some(r.throughput);
+                if let Some(t) = t {
+                    real_dist = Some(dist::analyze(&t));
+                    if let Some(sink) = traces.as_mut() {
+                        sink(Engine::Real, ws, p, &t)?;
                     }
                 }
+            }
+            let mispriced = match (&sim_dist, &real_dist) {
+                (Some(s), Some(r)) => dist::most_different(s, r),
+                _ => None,
             };
-            let mut b = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec).pin(true);
-            if traces.is_some() && !native {
-                b = b.trace(DEFAULT_CAP / cal.workers.max(1));
-            }
-            let rt = b.build()?;
-            let real = run_on_runtime(&rt, &w, 1.0, seed)?;
-            let (stats, trace) = rt.shutdown_traced();
-            let real_switches = stats.switches;
-            if let (Some(sink), Some(t)) = (traces.as_mut(), trace) {
-                sink(Engine::Real, ws, p, t)?;
-            }
-            if real.sent != w.expected_messages || real.received != w.expected_messages {
-                return Err(format!(
-                    "runtime {p} {ws}: {} sent / {} received, expected {}",
-                    real.sent, real.received, w.expected_messages
-                ));
-            }
             rows.push(Row {
                 workload: ws.clone(),
                 policy: p.clone(),
@@ -116,12 +137,54 @@ pub fn validate(
                 real: real.throughput,
                 ratio: sim.as_ref().map(|r| r.throughput / real.throughput.max(1e-9)),
                 sim_context_switches: sim.as_ref().map(|r| r.context_switches),
-                real_context_switches: real_switches,
+                real_context_switches: stats.switches,
                 real_wall_s: real.wall_s,
+                real_traced,
+                sim_dist,
+                real_dist,
+                mispriced,
             });
         }
     }
     Ok(rows)
+}
+
+/// One run of `w` on a fresh runtime, traced or not, checked for lost messages.
+fn real_run(
+    cal: &Calibration,
+    spec: &PolicySpec,
+    w: &schedlab_workloads::Workload,
+    seed: u64,
+    traced: bool,
+) -> Result<(RealRun, schedlab_rt::Stats, Option<Trace>), String> {
+    let mut b = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec.clone()).pin(true);
+    if traced {
+        b = b.trace(DEFAULT_CAP / cal.workers.max(1));
+    }
+    let rt = b.build()?;
+    let real = run_on_runtime(&rt, w, 1.0, seed)?;
+    let (stats, trace) = rt.shutdown_traced();
+    if real.sent != w.expected_messages || real.received != w.expected_messages {
+        return Err(format!("{} sent / {} received, expected {}", real.sent, real.received, w.expected_messages));
+    }
+    Ok((real, stats, trace))
+}
+
+/// What `schedlab validate --format json` prints: a struct, so that the keys come in
+/// this order on every run.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    /// The simulator machine the calibration gives (`host-N`).
+    pub machine: schedlab_sim::Machine,
+    pub calibration: &'a Calibration,
+    pub rows: &'a [Row],
+    pub summary: Summary,
+}
+
+impl<'a> Report<'a> {
+    pub fn new(cal: &'a Calibration, rows: &'a [Row]) -> Report<'a> {
+        Report { machine: cal.machine(), calibration: cal, rows, summary: summarize(rows) }
+    }
 }
 
 /// A readable table of [`validate`]'s rows and the calibration they used.
@@ -130,6 +193,16 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, cross-worker wake {:.0}, send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns);
+    let _ = writeln!(
+        s,
+        "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0})",
+        cal.park_wake_ns, cal.idle_spin_ns
+    );
+    let _ = writeln!(
+        s,
+        "  other processes took {:.1} % of the CPUs during the calibration (not in the model)",
+        cal.stolen_pct
+    );
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -146,5 +219,11 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
             r.workload, r.policy, sim, r.real, ratio, sw, r.real_context_switches, r.unit
         );
     }
+    if rows.iter().any(|r| r.sim_dist.is_some()) {
+        let _ = writeln!(s);
+        s.push_str(&summary::render_distributions(rows));
+    }
+    let _ = writeln!(s);
+    s.push_str(&summary::render_summary(&summarize(rows)));
     s
 }

@@ -63,6 +63,17 @@ pub struct CostParams {
     /// remote miss goes to the home quad). Only machines with more than one node use it.
     #[serde(default)]
     pub remote_cache_ns: u32,
+    /// Extra latency of a reschedule IPI to a CPU that has been idle for at least
+    /// `idle_spin_ns`: the time a sleeping CPU takes to run again (a halted CPU's exit
+    /// latency; on a runtime host, a parked worker's futex wake-up). 0 = none: an idle
+    /// CPU answers like a busy one (the presets: an idle P6 halts and wakes on the
+    /// interrupt within the IPI latency).
+    #[serde(default)]
+    pub park_wake_ns: u32,
+    /// How long an idle CPU polls before it sleeps (a runtime worker's idle spin); an
+    /// IPI in that window costs only `ipi_latency_ns`.
+    #[serde(default)]
+    pub idle_spin_ns: u32,
 }
 
 impl CostParams {
@@ -91,6 +102,8 @@ impl CostParams {
             c2c_latency_ns: 220,
             ipi_latency_ns: 1500,
             remote_cache_ns: 0,
+            park_wake_ns: 0,
+            idle_spin_ns: 0,
         }
     }
 

@@ -1,0 +1,141 @@
+//! How far the simulator agrees with the runtime: rows within ±25 % and, per
+//! workload, whether the two engines rank the policies alike; and the distribution
+//! table of [`crate::validate`]'s rows.
+
+use crate::{Dist, Row};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The agreement of a set of rows.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Rows compared: those with a simulated throughput (a runtime-native scheduler
+    /// such as `fast` has none and is left out).
+    pub rows: usize,
+    /// Compared rows whose simulated throughput is within ±25 % of the real one
+    /// (0.75 ≤ sim/real ≤ 1.25).
+    pub within_25pct: usize,
+    /// Per workload (sorted by spec): whether ordering its compared policies by
+    /// throughput gives the same order on both engines.
+    pub ranking_agrees: BTreeMap<String, bool>,
+}
+
+/// Within ±25 %: the bound of the agreement summary.
+pub fn within_25pct(ratio: f64) -> bool {
+    (0.75..=1.25).contains(&ratio)
+}
+
+/// Policies of `rows` ordered by decreasing throughput (`sim` or `real`), ties by name.
+fn ranking<'a>(rows: &[&'a Row], sim: bool) -> Vec<&'a str> {
+    let mut v: Vec<(&str, f64)> =
+        rows.iter().map(|r| (r.policy.as_str(), if sim { r.sim.unwrap_or(0.0) } else { r.real })).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    v.into_iter().map(|(p, _)| p).collect()
+}
+
+pub fn summarize(rows: &[Row]) -> Summary {
+    let compared: Vec<&Row> = rows.iter().filter(|r| r.sim.is_some()).collect();
+    let within = compared.iter().filter(|r| r.ratio.is_some_and(within_25pct)).count();
+    let mut by_workload: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for r in &compared {
+        by_workload.entry(r.workload.clone()).or_default().push(r);
+    }
+    let ranking_agrees =
+        by_workload.into_iter().map(|(w, rs)| (w, ranking(&rs, true) == ranking(&rs, false))).collect();
+    Summary { rows: compared.len(), within_25pct: within, ranking_agrees }
+}
+
+fn us(ns: Option<u64>) -> String {
+    ns.map_or("—".into(), |v| format!("{:.1}", v as f64 / 1000.0))
+}
+
+/// The distribution table: per row, both engines' switches, migrations, wake-to-run
+/// p50/p99 and run-length p50 (µs), and the event class whose mean time differs most.
+pub fn render_distributions(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "distributions (sim | real; latencies µs; traced runs){}",
+        if rows.iter().any(|r| r.sim_dist.iter().chain(&r.real_dist).any(|d| d.dropped > 0)) {
+            " — a trace marked * hit its cap: its figures cover the run's beginning"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13}  most different (sim/real mean per event)",
+        "workload", "policy", "switches", "migrations", "wake→run p50", "wake→run p99", "run p50"
+    );
+    let pair = |a: String, b: String| format!("{a} | {b}");
+    for r in rows {
+        let (Some(sd), Some(rd)) = (&r.sim_dist, &r.real_dist) else { continue };
+        let mark = |d: &Dist, v: String| if d.dropped > 0 { format!("{v}*") } else { v };
+        let m = r.mispriced.as_ref().map_or("—".to_string(), |m| {
+            format!("{}: {:.2}× ({:.2} µs vs {:.2} µs)", m.class, m.ratio, m.sim_mean_ns / 1e3, m.real_mean_ns / 1e3)
+        });
+        let policy: String = r.policy.chars().take(14).collect();
+        let _ = writeln!(
+            s,
+            "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13}  {}",
+            r.workload,
+            policy,
+            pair(mark(sd, sd.switches.to_string()), mark(rd, rd.switches.to_string())),
+            pair(sd.migrations.to_string(), rd.migrations.to_string()),
+            pair(us(sd.wake_to_run_p50_ns), us(rd.wake_to_run_p50_ns)),
+            pair(us(sd.wake_to_run_p99_ns), us(rd.wake_to_run_p99_ns)),
+            pair(us(sd.run_len_p50_ns), us(rd.run_len_p50_ns)),
+            m
+        );
+    }
+    s
+}
+
+/// The agreement summary as text.
+pub fn render_summary(sum: &Summary) -> String {
+    let mut s = format!("agreement: {} of {} rows within ±25 % (sim vs real throughput)\n", sum.within_25pct, sum.rows);
+    for (w, ok) in &sum.ranking_agrees {
+        let _ = writeln!(s, "  ranking of the policies on {w}: {}", if *ok { "agrees" } else { "differs" });
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(w: &str, p: &str, sim: Option<f64>, real: f64) -> Row {
+        Row {
+            workload: w.into(),
+            policy: p.into(),
+            unit: "x/s".into(),
+            sim,
+            real,
+            ratio: sim.map(|s| s / real),
+            sim_context_switches: None,
+            real_context_switches: 0,
+            real_wall_s: 1.0,
+            real_traced: None,
+            sim_dist: None,
+            real_dist: None,
+            mispriced: None,
+        }
+    }
+
+    #[test]
+    fn counts_rows_within_25pct_and_compares_rankings() {
+        let rows = [
+            row("a", "fast", None, 9.0),
+            row("a", "dss", Some(10.0), 8.1),  // 1.23: within
+            row("a", "mqs", Some(5.0), 3.9),   // 1.28: not
+            row("b", "dss", Some(10.0), 20.0), // 0.5
+            row("b", "mqs", Some(20.0), 10.0), // 2.0, and the order flips
+        ];
+        let s = summarize(&rows);
+        assert_eq!(s.rows, 4);
+        assert_eq!(s.within_25pct, 1);
+        assert_eq!(s.ranking_agrees.into_iter().collect::<Vec<_>>(), [("a".into(), true), ("b".into(), false)]);
+        assert!(within_25pct(0.75) && within_25pct(1.25) && !within_25pct(0.7499));
+    }
+}
