@@ -341,7 +341,7 @@ fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::
 /// size (16 B..1 MiB, powers of 4, as across MPI ranks), directly and through the
 /// scheduler queue, alternated per repetition; a table and a log–log plot.
 fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
-    let sizes = schedlab_converse_sizes();
+    let sizes = schedlab_converse::bench::paper_sizes();
     let mut rows = Vec::new();
     let mut js = Vec::new();
     let (mut line_d, mut line_q) = (Vec::new(), Vec::new());
@@ -381,11 +381,6 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
         plot,
     };
     (table, json!(js))
-}
-
-/// The thesis's sizes, as across MPI ranks: 16 B..1 MiB in powers of 4.
-fn schedlab_converse_sizes() -> Vec<usize> {
-    (0..9).map(|k| 16usize << (2 * k)).collect()
 }
 
 fn size_label(b: usize) -> String {

@@ -7,6 +7,11 @@ use std::hint::black_box;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+/// The thesis's message sizes (Fig. 2.4's x axis): 16 B to 1 MiB in powers of 4.
+pub fn paper_sizes() -> Vec<usize> {
+    (0..9).map(|k| 16usize << (2 * k)).collect()
+}
+
 /// Payload bytes of the benchmark messages (the round trip is about the
 /// runtime, not copying).
 const PAYLOAD: usize = 16;

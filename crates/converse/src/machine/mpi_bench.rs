@@ -28,10 +28,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-/// The thesis's sizes: 16 B to 1 MiB in powers of 4.
-pub fn paper_sizes() -> Vec<usize> {
-    (0..9).map(|k| 16usize << (2 * k)).collect()
-}
+pub use crate::bench::paper_sizes;
 
 /// Median, min and max over repetitions.
 #[derive(Clone, Copy, Debug, PartialEq)]
