@@ -2,7 +2,10 @@
 mod common;
 use common::{policies, rt};
 use schedlab_rt::{current_worker, spawn, yield_now, Builder, TaskOpts};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -202,11 +205,21 @@ fn yield_now_is_fair() {
         let rt = Builder::new().workers(1).policy(p).hz(1).build().unwrap();
         let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
         let min_at_first_finish = Arc::new(AtomicUsize::new(usize::MAX));
+        // Spawned from this thread, so all four start with the same time slice (spawned by a
+        // task, 2.4's fork would split the parent's counter, and with no tick the two richest
+        // children would take turns to the end: correct 2.4, not what this test is about).
+        // They wait for `go` before counting: without it the first could finish its 200
+        // yields alone while this thread waits for a CPU to spawn the rest (seen in CI: 0/200).
+        let go = Arc::new(AtomicBool::new(false));
         let hs: Vec<_> = (0..4)
             .map(|i| {
                 let c = counts.clone();
                 let m = min_at_first_finish.clone();
+                let go = go.clone();
                 rt.spawn(async move {
+                    while !go.load(Acquire) {
+                        yield_now().await;
+                    }
                     for _ in 0..200 {
                         c[i].fetch_add(1, Relaxed);
                         yield_now().await;
@@ -216,6 +229,7 @@ fn yield_now_is_fair() {
                 })
             })
             .collect();
+        go.store(true, Release);
         rt.block_on(async {
             for h in hs {
                 h.await.unwrap();
@@ -235,7 +249,7 @@ fn spawn_on_and_spawn_with() {
         let hs2: Vec<_> = (0..20)
             .map(|i| {
                 rt.spawn_with(
-                    TaskOpts { nice: (i % 40 - 20) as i8, worker: None, pinned: false, ..TaskOpts::default() },
+                    TaskOpts { nice: (i as i32 % 40 - 20) as i8, worker: None, pinned: false, ..TaskOpts::default() },
                     async move { i },
                 )
             })
