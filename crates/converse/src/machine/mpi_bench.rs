@@ -208,8 +208,12 @@ fn cpu_mask() -> u64 {
 fn raw_pingpong(comm: &SimpleCommunicator, size: usize, round_trips: u64) -> Option<Duration> {
     let me = comm.rank();
     let other = comm.process_at_rank(1 - me);
-    let out = vec![0x5au8; size];
-    let mut back = vec![0u8; size];
+    // One buffer per rank, each sending back what it received: the
+    // Converse handler forwards the message it was given, so both measure
+    // bytes the sending core has just written. (Rank 0 sending a separate
+    // buffer it never writes made MPI 14–29 % faster at 4 KiB–256 KiB here:
+    // the other rank's single-copy read then finds clean cache lines.)
+    let mut buf = vec![0x5au8; size];
     let warm = (round_trips / 10).clamp(1, 100);
     let mut t0 = Instant::now();
     for i in 0..warm + round_trips {
@@ -217,15 +221,15 @@ fn raw_pingpong(comm: &SimpleCommunicator, size: usize, round_trips: u64) -> Opt
             t0 = Instant::now();
         }
         if me == 0 {
-            other.send_with_tag(&out[..], 7);
-            other.receive_into_with_tag(&mut back[..], 7);
+            other.send_with_tag(&buf[..], 7);
+            other.receive_into_with_tag(&mut buf[..], 7);
         } else {
-            other.receive_into_with_tag(&mut back[..], 7);
-            other.send_with_tag(&back[..], 7);
+            other.receive_into_with_tag(&mut buf[..], 7);
+            other.send_with_tag(&buf[..], 7);
         }
     }
     let t = t0.elapsed();
-    assert_eq!(back[size - 1], 0x5a, "the ping-pong carried the payload");
+    assert_eq!(buf[size - 1], 0x5a, "the ping-pong carried the payload");
     (me == 0).then_some(t)
 }
 
