@@ -39,9 +39,10 @@ pub trait Network: Send + Sync {
     /// `dest_pe`, which lives on rank `dest_rank` ≠ [`Network::rank`].
     /// Non-blocking: the message is on its way when this returns.
     fn send(&self, dest_rank: usize, dest_pe: usize, msg: Msg);
-    /// Make progress: complete finished sends and hand each message that
+    /// Make progress: complete finished sends and hand messages that
     /// arrived to `deliver(global destination PE, message)`. Returns how
-    /// many arrived. A message that cannot be valid (shorter than the
+    /// many it handed over; it may stop after one (callers poll again
+    /// until it returns 0, as the scheduler loop does). A message that cannot be valid (shorter than the
     /// header, or addressed to a PE this rank does not hold) ends the job
     /// through [`Network::fail`].
     fn poll(&self, deliver: &mut dyn FnMut(usize, Msg)) -> usize;

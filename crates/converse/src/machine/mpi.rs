@@ -24,18 +24,21 @@
 //! * **Sends** are `MPI_Isend`s of the message's own heap block (no copy),
 //!   tested at once: an eager send is complete when `MPI_Isend` returns and
 //!   its block is freed there (or kept to receive into, see `Inner::pool`);
-//!   others wait in `pending` for the next
-//!   progress call.
+//!   others wait in `pending` for a later progress call.
 //! * **Progress** (`poll`, called by the scheduler loop's network-drain step
-//!   when the PE's inbox is empty, and by idle PEs): test pending sends, then
-//!   the oldest posted receive until one is incomplete; each arrival is
-//!   routed to its PE's inbox and its buffer reposted. The buffer itself
+//!   when the PE's inbox is empty, and by idle PEs): test the oldest posted
+//!   receive; an arrival is routed to its PE's inbox, and a receive takes
+//!   its place in the ring when a later poll finds nothing (off the path
+//!   from arrival to reply). The buffer itself
 //!   becomes the message (no copy) when the pool has a block to repost in
 //!   its place; otherwise an arrival under 4 KiB is copied out and its
 //!   buffer reposted, a bigger one keeps its buffer and a new one is
 //!   posted. So a user keeping many small messages keeps 16 KiB for each
 //!   only while blocks it sent come back to the pool, and a ping-pong
-//!   cycles through the same few blocks without allocating.
+//!   cycles through the same few blocks without allocating. One poll takes
+//!   at most one arrival and tests the sends in flight only now and then:
+//!   every `MPI_Test` that finds nothing is an `opal_progress`, the cost
+//!   that counts at small sizes (`SCHEDLAB_MPI_STATS=1` prints the calls).
 //! * **Communicators**: each [`MpiNet`] duplicates the one it is given
 //!   twice, so successive Converse runs in one job (the benchmarks) never
 //!   see each other's late messages.
@@ -67,6 +70,10 @@ pub const SMALL_MAX: usize = 16 * 1024;
 /// Receives kept posted on the small communicator: arrivals beyond this
 /// many between two polls wait in MPI's unexpected queue (still in order).
 pub const PREPOSTED: usize = 16;
+
+/// An empty [`Network::poll`] tests the sends in flight once in this many
+/// calls (see there).
+const POLLS_PER_SEND_TEST: u64 = 16;
 
 /// Blocks of completed sends kept for reuse as receive buffers (see
 /// [`Inner::pool`]).
@@ -105,16 +112,48 @@ struct Inner {
     large: SimpleCommunicator,
     /// Posted receives, oldest first (the order they complete in).
     ring: VecDeque<Posted>,
+    /// Buffers (capacity [`SMALL_MAX`]) to post at the back of the ring.
+    /// An arrival's replacement waits here until a poll finds nothing (or
+    /// the ring runs low): posting it at once put an `MPI_Irecv` between
+    /// each message's arrival and its handler's reply. Messages keep their
+    /// order: every posted receive matches everything, so MPI hands
+    /// arrivals to the receives in posting order, and arrivals meanwhile
+    /// wait in MPI's unexpected queue in order.
+    unposted: Vec<Vec<u8>>,
+    /// The last poll took an arrival: the next one that finds nothing is
+    /// usually the scheduler loop's drain step with the arrival's handler
+    /// (or the message it enqueued) still to run, not idle time.
+    just_arrived: bool,
     pending: Vec<Pending>,
     /// Blocks (capacity ≥ [`SMALL_MAX`]) of completed sends, reused for the
     /// next receives of a similar size, so a ping-pong cycles through warm
     /// blocks instead of fresh ones (glibc maps blocks above 128 KiB anew
-    /// each time). Measured here it mostly helps 4–16 KiB; at 64 KiB and
-    /// up Converse stays ~20–30 % above MPI, and not through a copy: a
-    /// `perf` profile shows the kernel's CMA copy (`_copy_to_iter`) taking
-    /// the same time per variant as raw MPI's and user-space `memmove`
-    /// negligible. At most [`POOL_MAX`].
+    /// each time). Measured here it mostly helps 4–16 KiB. (The 20–30 %
+    /// Converse once lost to MPI at 64 KiB and up was the raw ping-pong
+    /// sending a buffer it never wrote, see `mpi_bench::raw_pingpong`; a
+    /// `perf` profile had shown no extra copy here.) At most [`POOL_MAX`].
     pool: Vec<Vec<u8>>,
+    /// What this rank's layer did (printed at the end with `SCHEDLAB_MPI_STATS=1`).
+    stats: Stats,
+}
+
+/// Counters of the machine layer's work, to compare per message with a raw
+/// MPI ping-pong's one `MPI_Send` and one `MPI_Recv` (`SCHEDLAB_MPI_STATS=1`
+/// prints them on stderr when the network is dropped).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub polls: u64,
+    pub ring_tests_empty: u64,
+    pub arrivals: u64,
+    pub irecvs: u64,
+    pub isends: u64,
+    pub isends_done_at_once: u64,
+    pub pending_tests: u64,
+    pub bodies: u64,
+    pub fresh_blocks: u64,
+    pub fresh_bytes: u64,
+    pub copies: u64,
+    pub freed: u64,
 }
 
 // SAFETY: `Inner` holds MPI handles (pointers owned by the MPI library) and
@@ -153,6 +192,7 @@ impl Inner {
             )
         };
         check(code, "MPI_Irecv");
+        self.stats.irecvs += 1;
         self.ring.push_back(Posted { req, buf });
     }
 
@@ -179,7 +219,9 @@ impl Inner {
             check(code, "MPI_Isend");
             check(ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE), "MPI_Test");
         }
+        self.stats.isends += 1;
         if done != 0 {
+            self.stats.isends_done_at_once += 1;
             self.recycle(block);
         } else {
             self.pending.push(Pending { req, block });
@@ -195,6 +237,7 @@ impl Inner {
         let mut i = 0;
         while i < self.pending.len() {
             let mut done: c_int = 0;
+            self.stats.pending_tests += 1;
             // SAFETY: a live send request; MPI_Test frees it (setting it to
             // MPI_REQUEST_NULL) when complete.
             check(unsafe { ffi::MPI_Test(&mut self.pending[i].req, &mut done, ffi::RSMPI_STATUS_IGNORE) }, "MPI_Test");
@@ -212,13 +255,19 @@ impl Inner {
     fn recycle(&mut self, block: Vec<u8>) {
         if block.capacity() >= SMALL_MAX && self.pool.len() < POOL_MAX {
             self.pool.push(block);
+        } else {
+            self.stats.freed += 1;
         }
     }
 
     /// An empty block of at least `len` bytes: from the pool if one is no
     /// more than twice that (a user keeps what it receives), else new.
     fn block(&mut self, len: usize) -> Vec<u8> {
-        self.pooled(len).unwrap_or_else(|| Vec::with_capacity(len))
+        self.pooled(len).unwrap_or_else(|| {
+            self.stats.fresh_blocks += 1;
+            self.stats.fresh_bytes += len as u64;
+            Vec::with_capacity(len)
+        })
     }
 
     /// An empty pooled block of `len..=2 * len` bytes, if there is one.
@@ -240,8 +289,10 @@ impl Inner {
         // SAFETY: `head.req` is a live receive request into `head.buf`.
         check(unsafe { ffi::MPI_Test(&mut head.req, &mut done, &mut status) }, "MPI_Test");
         if done == 0 {
+            self.stats.ring_tests_empty += 1;
             return None;
         }
+        self.stats.arrivals += 1;
         let Posted { mut buf, .. } = self.ring.pop_front().expect("tested above");
         let mut count: c_int = 0;
         // SAFETY: `status` was filled by the completed receive.
@@ -253,21 +304,35 @@ impl Inner {
             // A recycled block can take its place in the ring: hand the
             // buffer itself over (no allocation, no copy).
             Some(fresh) => {
-                self.post(fresh);
+                self.unposted.push(fresh);
                 buf
             }
             // Copy out; the big buffer goes straight back into the ring.
             None if (count as usize) < SMALL_MAX / 4 => {
                 let out = buf.clone();
-                self.post(buf);
+                self.stats.copies += 1;
+                self.unposted.push(buf);
                 out
             }
             None => {
-                self.post(Vec::with_capacity(SMALL_MAX));
+                self.stats.fresh_blocks += 1;
+                self.stats.fresh_bytes += SMALL_MAX as u64;
+                self.unposted.push(Vec::with_capacity(SMALL_MAX));
                 buf
             }
         };
+        if self.ring.len() < PREPOSTED / 2 {
+            // A long burst: keep enough posted that arrivals still land in them.
+            self.post_unposted();
+        }
         Some((from, tag, bytes))
+    }
+
+    /// Post the receive buffers waiting in `unposted`.
+    fn post_unposted(&mut self) {
+        while let Some(b) = self.unposted.pop() {
+            self.post(b);
+        }
     }
 
     /// Receive the body a large message's announcement (`len`, 8 bytes
@@ -285,6 +350,7 @@ impl Inner {
                 SMALL_MAX + 1
             ));
         }
+        self.stats.bodies += 1;
         let mut body = self.block(len as usize);
         // SAFETY: a zeroed status is a valid out-parameter.
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
@@ -313,6 +379,9 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        if std::env::var_os("SCHEDLAB_MPI_STATS").is_some_and(|v| v == "1") {
+            eprintln!("schedlab converse: MPI layer of rank {}: {:?}", self.small.rank(), self.stats);
+        }
         if mpi::environment::is_finalized() {
             // Nothing can be cancelled any more: leak the buffers MPI knew.
             self.ring.drain(..).for_each(std::mem::forget);
@@ -371,8 +440,16 @@ impl MpiNet {
                 pes_per_rank * ranks
             ));
         }
-        let mut inner =
-            Inner { small, large, ring: VecDeque::with_capacity(PREPOSTED), pending: Vec::new(), pool: Vec::new() };
+        let mut inner = Inner {
+            small,
+            large,
+            ring: VecDeque::with_capacity(PREPOSTED),
+            unposted: Vec::new(),
+            just_arrived: false,
+            pending: Vec::new(),
+            pool: Vec::new(),
+            stats: Stats::default(),
+        };
         for _ in 0..PREPOSTED {
             let b = inner.block(SMALL_MAX);
             inner.post(b);
@@ -429,27 +506,42 @@ impl Network for MpiNet {
     fn poll(&self, deliver: &mut dyn FnMut(usize, Msg)) -> usize {
         // Another PE of this rank is polling: it routes our messages too.
         let Ok(mut g) = self.inner.try_lock() else { return 0 };
-        if !g.pending.is_empty() {
-            g.complete_sends();
-        }
-        let per_rank = self.pes_per_rank;
-        let mut n = 0;
-        while let Some((from, tag, bytes)) = g.next_arrival() {
-            let arrival = if tag >= ANNOUNCE {
-                let dest = tag - ANNOUNCE;
-                g.receive_body(from, dest, &bytes).map(|body| (dest, body))
-            } else {
-                Ok((tag, bytes))
-            };
-            match arrival
-                .and_then(|(dest, b)| check_arrival(b, dest, self.rank * per_rank, per_rank, from).map(|m| (dest, m)))
-            {
-                Ok((dest, m)) => deliver(dest, m),
-                Err(e) => fail_job(&e),
+        g.stats.polls += 1;
+        // One arrival per call: testing the ring again after it would cost
+        // one more `MPI_Test`, hence one more `opal_progress`, per message
+        // (~40 ns of a ~580 ns 16-byte hop here), and the scheduler loop
+        // polls again as soon as this PE's message is handled anyway.
+        let Some((from, tag, bytes)) = g.next_arrival() else {
+            // Idle (the second empty poll in a row): the time to post the
+            // receives the last arrivals used.
+            let idle = !std::mem::take(&mut g.just_arrived);
+            if idle && !g.unposted.is_empty() {
+                g.post_unposted();
             }
-            n += 1;
+            // Each test of an incomplete send is an `opal_progress` too: an
+            // idle loop testing them on every poll waits twice as long per
+            // round for its next message. Their blocks are only wanted back
+            // for the pool, so every POLLS_PER_SEND_TEST-th empty poll does.
+            if !g.pending.is_empty() && g.stats.polls % POLLS_PER_SEND_TEST == 0 {
+                g.complete_sends();
+            }
+            return 0;
+        };
+        g.just_arrived = true;
+        let arrival = if tag >= ANNOUNCE {
+            let dest = tag - ANNOUNCE;
+            g.receive_body(from, dest, &bytes).map(|body| (dest, body))
+        } else {
+            Ok((tag, bytes))
+        };
+        let per_rank = self.pes_per_rank;
+        match arrival
+            .and_then(|(dest, b)| check_arrival(b, dest, self.rank * per_rank, per_rank, from).map(|m| (dest, m)))
+        {
+            Ok((dest, m)) => deliver(dest, m),
+            Err(e) => fail_job(&e),
         }
-        n
+        1
     }
 
     fn flush(&self) {
