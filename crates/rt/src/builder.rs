@@ -49,6 +49,9 @@ impl Default for Builder {
 /// calibration of `schedlab validate` measures it).
 pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(50);
 
+/// The timer tick rate of a runtime unless [`Builder::hz`] says otherwise.
+pub const DEFAULT_HZ: u32 = 1000;
+
 impl Builder {
     /// Defaults: one worker per available CPU, policy `"fast"`, pinned workers,
     /// HZ = 1000, 65 536 task slots for policy schedulers, 50 µs idle spin.
@@ -57,7 +60,7 @@ impl Builder {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             policy: Ok(Arc::new(Configured::<fast::Kind>(()))),
             pin: true,
-            hz: 1000,
+            hz: DEFAULT_HZ,
             max_tasks: 1 << 16,
             spin: DEFAULT_IDLE_SPIN,
             trace: None,

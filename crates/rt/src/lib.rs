@@ -80,7 +80,7 @@ mod sync;
 pub mod task;
 mod trace;
 
-pub use builder::{Builder, DEFAULT_IDLE_SPIN};
+pub use builder::{Builder, DEFAULT_HZ, DEFAULT_IDLE_SPIN};
 pub use context::current_worker;
 pub use give_way::{preemption_point, should_yield, yield_now};
 pub use runtime::Runtime;

@@ -145,9 +145,9 @@ fn mem_latency(steps: u64) -> f64 {
     ns
 }
 
-/// DSS on one CPU at HZ = 100, built as the engines build it.
+/// DSS on one CPU at the runtime's HZ (the host machine's), built as the engines build it.
 fn dss(p: &NullPlatform, capacity: usize) -> Box<dyn Policy<NullPlatform>> {
-    let env = BuildEnv { topo: &Topology::smp(1), capacity, hz: 100 };
+    let env = BuildEnv { topo: &Topology::smp(1), capacity, hz: schedlab_rt::DEFAULT_HZ };
     Configured::<dss::Kind>(Default::default()).build(p, &env).expect("dss")
 }
 
@@ -369,8 +369,10 @@ impl Calibration {
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
         let text = format!(
-            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = 512\nl2_assoc = 8\nline_bytes = 64\nhz = 100\n",
-            self.workers, self.workers
+            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = 512\nl2_assoc = 8\nline_bytes = 64\nhz = {}\n",
+            self.workers,
+            self.workers,
+            schedlab_rt::DEFAULT_HZ
         );
         let mut m = Machine::from_toml(&text).expect("host machine");
         m.costs = CostParams {

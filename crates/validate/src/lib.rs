@@ -149,6 +149,16 @@ pub fn validate(
     Ok(rows)
 }
 
+/// The runtime [`validate`] measures, before its policy is chosen: the calibrated
+/// worker count, pinned, and the timer tick at the host machine's HZ. Ticks age 2.4's
+/// counters, pace the balancers (PMQS's `period` is in ticks) and end `fair`'s slices;
+/// with the runtime at its default 1000 and the machine at 100 (until session 22) the
+/// two engines made different decisions on the same workload: under PMQS, hackbench
+/// had 101 switches simulated against ~20,000 real (docs/traces.md, "Decisions").
+pub fn runtime_builder(cal: &Calibration) -> schedlab_rt::Builder {
+    schedlab_rt::Builder::new().workers(cal.workers).pin(true).hz(cal.machine().hz)
+}
+
 /// One run of `w` on a fresh runtime, traced or not, checked for lost messages.
 fn real_run(
     cal: &Calibration,
@@ -157,7 +167,7 @@ fn real_run(
     seed: u64,
     traced: bool,
 ) -> Result<(RealRun, schedlab_rt::Stats, Option<Trace>), String> {
-    let mut b = schedlab_rt::Builder::new().workers(cal.workers).policy_source(spec.clone()).pin(true);
+    let mut b = runtime_builder(cal).policy_source(spec.clone());
     if traced {
         b = b.trace(DEFAULT_CAP / cal.workers.max(1));
     }

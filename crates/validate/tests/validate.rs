@@ -75,3 +75,40 @@ fn preemptive_chat_never_hands_a_worker_a_blocked_task() {
         }
     }
 }
+
+/// The HZ each engine gives the policy it builds (`BuildEnv::hz`), recorded by a probe
+/// kind that is DSS otherwise.
+static SEEN_HZ: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+struct HzProbe;
+
+impl schedlab_core::PolicyKind for HzProbe {
+    const NAME: &'static str = "hz-probe";
+    const SUMMARY: &'static str = "DSS, recording the tick rate it is built with (a test policy)";
+    type Config = ();
+    fn build<P: schedlab_core::Platform>(
+        _: &(),
+        p: &P,
+        env: &schedlab_core::BuildEnv,
+    ) -> Result<Box<dyn schedlab_core::Policy<P>>, schedlab_core::SpecError> {
+        SEEN_HZ.lock().unwrap().push(env.hz);
+        schedlab_core::policies::dss::Kind::build(&Default::default(), p, env)
+    }
+}
+
+/// Regression: the runtime `validate` measured ticked at its own default (1000 Hz)
+/// while the host machine the simulator ran said 100 Hz, so tick-driven decisions
+/// (2.4's counters, PMQS's balancing period, `fair`'s slices) differed between the
+/// engines. Both must build the policy with one HZ.
+#[test]
+fn both_engines_tick_at_the_host_machines_hz() {
+    let cal = calibrate(2, true).unwrap();
+    let m = cal.machine();
+    SEEN_HZ.lock().unwrap().clear();
+    let w = schedlab_workloads::parse_workload("pingpong:rounds=10").unwrap();
+    let src = schedlab_core::Configured::<HzProbe>(());
+    schedlab_sim::simulate(&m, &src, &w, &schedlab_sim::SimConfig::default()).unwrap();
+    let rt = schedlab_validate::runtime_builder(&cal).policy_source(src).build().unwrap();
+    rt.shutdown();
+    assert_eq!(*SEEN_HZ.lock().unwrap(), vec![m.hz, m.hz], "sim, then runtime");
+}

@@ -198,42 +198,55 @@ impl PolicySched {
         }
     }
 
-    /// Nothing to run: spin on `need_resched` for `spin` since the worker went idle
-    /// (returning every few µs so that `schedule` can run MQS's remote-queue
-    /// examination or an LBC pull), then park until the next tick. Ticks of an idle
-    /// CPU run here (`tick(None)` + `balance`).
+    /// Nothing to run: wait for `need_resched`, as 2.4's idle loop does (`while
+    /// (!need_resched) idle();` then `schedule()`): spin on the flag for `spin` since
+    /// the worker went idle, then park until the next tick or an unpark. Ticks of an
+    /// idle CPU run here (`tick(None)` + `balance`). Returns when the flag is set (or at
+    /// shutdown), never merely because time passed: an idle worker does not call
+    /// `schedule()` on its own, so it takes no run-queue lock while it waits (until
+    /// session 22 it did, every 2,048 `pause`s of its spin and after every park, and
+    /// held the lock against the busy worker's wake-ups and switches: 0.5–1.8 µs of
+    /// lock wait per acquisition in a cross-worker ping-pong, where the simulator's
+    /// idle CPU sleeps until its IPI). A policy that wants an idle CPU to look again
+    /// (a wake-up placed there, a failed trylock, a balancer's pull) `resched`s it, on
+    /// both engines.
     fn idle(&self, p: &RtPlatform, me: usize, next_tick: &mut u64, idle_since: &mut Option<Instant>, handle: &Handle) {
         let policy = self.policy();
         let need_resched = &self.signals.need_resched[me];
         let since = *idle_since.get_or_insert_with(Instant::now);
-        let tick = |next_tick: &mut u64| {
+        let wanted = || need_resched.load(Acquire) || handle.shutdown.load(Acquire);
+        loop {
             let now = p.now();
             while now >= *next_tick {
-                policy.tick(p, None);
+                // As the simulator's idle tick: a `true` from `tick` asks for `schedule`.
+                if policy.tick(p, None) {
+                    need_resched.store(true, Relaxed);
+                }
                 policy.balance(p);
                 *next_tick += self.tick_ns;
                 self.signals.next_tick[me].store(*next_tick, Relaxed);
             }
-        };
-        tick(next_tick);
-        if since.elapsed() < self.spin {
-            // Poll the flag often (a `pause` is ~65 cycles on Zen, ~140 on Skylake):
-            // every spin between checks adds to the wake-up latency of this CPU.
-            for _ in 0..512 {
-                if need_resched.load(Acquire) || handle.shutdown.load(Acquire) {
-                    return;
-                }
-                for _ in 0..IDLE_PAUSES {
-                    std::hint::spin_loop();
-                }
+            if wanted() {
+                return;
             }
-            return;
+            if since.elapsed() < self.spin {
+                // Poll the flag often (a `pause` is ~65 cycles on Zen, ~140 on Skylake):
+                // every spin between checks adds to the wake-up latency of this CPU.
+                for _ in 0..512 {
+                    if wanted() {
+                        return;
+                    }
+                    for _ in 0..IDLE_PAUSES {
+                        std::hint::spin_loop();
+                    }
+                }
+                continue;
+            }
+            let now = p.now();
+            if now < *next_tick && !need_resched.load(SeqCst) && !handle.shutdown.load(Acquire) {
+                self.signals.stats.worker(me).parked();
+                self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
+            }
         }
-        let now = p.now();
-        if now < *next_tick && !need_resched.load(SeqCst) {
-            self.signals.stats.worker(me).parked();
-            self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
-        }
-        tick(next_tick);
     }
 }
