@@ -107,6 +107,7 @@ impl PolicySched {
                     }
                 }
             }
+            recent.sweep_one();
             if let (Some(id), PrevState::Exited) = (prev, prev_state) {
                 recent.forget(id);
                 self.release(id, me);
@@ -120,6 +121,8 @@ impl PolicySched {
                     tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
                 }
                 last_polled = None;
+                // Nothing to run: hold no task alive meanwhile.
+                recent.clear();
                 self.idle(p, me, &mut next_tick, &mut idle_since, handle);
                 continue;
             };
@@ -254,13 +257,17 @@ const RECENT: usize = 4;
 /// picking one of them again costs one atomic load (the slot's generation) instead of
 /// the table's lock, a reference-count increment, the unlock and the decrement after
 /// the poll (four locked operations per poll: a message hand-off between two tasks
-/// picks the same two over and over). The references keep a finished task's
-/// allocation (not its future, dropped at completion) alive until it is evicted or
-/// forgotten at release.
+/// picks the same two over and over).
+///
+/// A reference here keeps a task's cell (and an output nobody awaits) alive, so
+/// finished tasks leave promptly: forgotten at release by this worker, swept (one
+/// entry per pass) once complete when they finished on another worker, and all
+/// dropped when the worker goes idle. (`tests/wakers.rs` checks the output is freed.)
 #[derive(Default)]
 struct Recent {
     slots: [Option<(TaskId, u64, Task)>; RECENT],
     next: usize,
+    sweep: usize,
 }
 
 impl Recent {
@@ -294,6 +301,22 @@ impl Recent {
     #[inline]
     fn task(&self, i: usize) -> &Task {
         &self.slots[i].as_ref().expect("a filled place").2
+    }
+
+    /// Drop one entry, in turn, if its task has finished (elsewhere).
+    #[inline]
+    fn sweep_one(&mut self) {
+        let i = self.sweep;
+        self.sweep = (i + 1) % RECENT;
+        if matches!(&self.slots[i], Some((_, _, t)) if t.header().state.load() == COMPLETE) {
+            self.slots[i] = None;
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.slots.iter().any(Option::is_some) {
+            self.slots = Default::default();
+        }
     }
 
     /// Task `id` exited: drop the reference now rather than at eviction.
