@@ -11,13 +11,26 @@
 //!   swaps it with the shared queue under the lock, so a burst of `k` queued messages
 //!   costs one lock acquisition, not `k`, and the two `VecDeque`s trade capacity back
 //!   and forth without allocating in the steady state.
-//! * The receiver registers its waker only when it finds nothing, and a send takes it
+//! * The receiver registers its waker when it finds nothing, and also when it takes a
+//!   batch (it will most likely wait again once the batch is consumed); a send takes it
 //!   out, so a receiver that is already scheduled is never woken twice.
+//! * **Waiting without the lock.** Every send (and the close) bumps `events` under the
+//!   lock, with a plain store. A receiver whose buffer is empty, whose waker is still
+//!   registered (same task) and that sees `events` unchanged since it last held the
+//!   lock returns `Pending` without taking the lock: nothing was queued since, or a send
+//!   is under way that will take that very waker and wake it. (A stale read of
+//!   `events` is possible only before the wake reaches the task; the executor's
+//!   wake → poll hand-over orders the next poll after the send: schedlab's through
+//!   the task state's acquire/release read-modify-writes, loom's `block_on` through
+//!   its notify. A receiver that took a batch after the close never waits this way:
+//!   no event would come.) A message hand-off
+//!   (receive, reply, wait again) then costs two lock acquisitions per message, not
+//!   three.
 //!
-//! Everything shared is behind the one lock, so the protocol has no lock-free
-//! reasoning to get wrong: a send either finds the waker (and wakes it) or happened
-//! before the receiver looked at the queue (and the receiver finds the message).
-//! loom checks exactly that, and the close hand-shake (`tests/loom_park.rs`).
+//! Everything else is behind the one lock: a send either finds the waker (and wakes
+//! it) or happened before the receiver looked at the queue (and the receiver finds
+//! the message). loom checks that, the lock-free wait and the close hand-shake
+//! (`tests/loom_park.rs`).
 
 use crate::sync::{chan_lock, Arc, AtomicUsize, ChanMutex};
 use std::collections::VecDeque;
@@ -25,21 +38,32 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, RawWakerVTable, Waker};
 
 /// A new unbounded channel.
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     let chan = Arc::new(Chan {
         state: ChanMutex::new(State { queue: VecDeque::new(), waker: None, senders_gone: false, receiver_gone: false }),
         senders: AtomicUsize::new(1),
+        events: AtomicUsize::new(0),
     });
-    (Sender { chan: chan.clone() }, Receiver { chan, buf: VecDeque::new() })
+    (Sender { chan: chan.clone() }, Receiver { chan, buf: VecDeque::new(), registered: None })
 }
 
 struct Chan<T> {
     state: ChanMutex<State<T>>,
     /// Live senders; the last one to drop closes the channel.
     senders: AtomicUsize,
+    /// Sends and closes so far. Written only under the lock (a load and a store, no
+    /// read-modify-write); read without it by the receiver (see the module docs).
+    events: AtomicUsize,
+}
+
+impl<T> Chan<T> {
+    /// Count a send or the close; the caller holds the lock.
+    fn bump_events(&self) {
+        self.events.store(self.events.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+    }
 }
 
 struct State<T> {
@@ -60,6 +84,16 @@ pub struct Receiver<T> {
     chan: Arc<Chan<T>>,
     /// Messages already taken from the shared queue, in order.
     buf: VecDeque<T>,
+    /// The waker this receiver left in the channel (its data and vtable pointers) and
+    /// `events` at that moment, while it may still be there.
+    /// (Addresses as integers: compared, never dereferenced.)
+    registered: Option<(usize, usize, usize)>,
+}
+
+/// A waker's identity, as `Waker::will_wake` compares it: data and vtable addresses.
+#[inline]
+fn identity(w: &Waker) -> (usize, usize) {
+    (w.data() as usize, w.vtable() as *const RawWakerVTable as usize)
 }
 
 /// The receiver is gone; the message comes back.
@@ -99,6 +133,7 @@ impl<T> Sender<T> {
         }
         s.queue.push_back(msg);
         let waker = s.waker.take();
+        self.chan.bump_events();
         drop(s);
         if let Some(w) = waker {
             w.wake();
@@ -127,6 +162,7 @@ impl<T> Drop for Sender<T> {
         let waker = {
             let mut s = chan_lock(&self.chan.state);
             s.senders_gone = true;
+            self.chan.bump_events();
             s.waker.take()
         };
         if let Some(w) = waker {
@@ -160,7 +196,36 @@ impl<T> Receiver<T> {
         if let Some(v) = self.buf.pop_front() {
             return Poll::Ready(Some(v));
         }
+        let w = cx.waker();
+        if let Some((data, vtable, seen)) = self.registered {
+            // Our waker is still in the channel and nothing was sent since we last
+            // looked (or a send under way will take that waker and wake it).
+            if (data, vtable) == identity(w) && self.chan.events.load(Ordering::Acquire) == seen {
+                return Poll::Pending;
+            }
+        }
+        self.poll_locked(w)
+    }
+
+    /// [`Receiver::poll_recv`] under the lock: take the queue, or wait (register `w`).
+    /// Out of line: the two cheap paths above stay small.
+    #[inline(never)]
+    fn poll_locked(&mut self, w: &Waker) -> Poll<Option<T>> {
         let mut s = chan_lock(&self.chan.state);
+        if s.senders_gone {
+            // No event will come any more: never wait without the lock (found by loom:
+            // a batch taken after the close, then a lock-free wait for nothing).
+            self.registered = None;
+        } else {
+            // Leave (or keep) our waker there, also when taking a batch: once the batch
+            // is consumed we will most likely wait again, and then need no lock.
+            match &s.waker {
+                Some(old) if old.will_wake(w) => {}
+                _ => s.waker = Some(w.clone()),
+            }
+            let (data, vtable) = identity(w);
+            self.registered = Some((data, vtable, self.chan.events.load(Ordering::Relaxed)));
+        }
         if !s.queue.is_empty() {
             std::mem::swap(&mut s.queue, &mut self.buf);
             drop(s);
@@ -168,10 +233,6 @@ impl<T> Receiver<T> {
         }
         if s.senders_gone {
             return Poll::Ready(None);
-        }
-        match &s.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => s.waker = Some(cx.waker().clone()),
         }
         Poll::Pending
     }

@@ -178,3 +178,28 @@ fn channel_two_senders_close_once_both_are_gone() {
         t.join().unwrap();
     });
 }
+
+/// The receiver's lock-free wait (`events` unchanged and its waker still registered):
+/// it first waits with one waker (`Waker::noop`, registered under the lock), then
+/// with another (`block_on`'s), while a sender sends once. The second waker differs,
+/// so the receiver must not trust the first registration: it takes the lock and
+/// registers the new one, and the message arrives in every interleaving.
+#[test]
+fn channel_lock_free_wait_never_trusts_another_wakers_registration() {
+    loom::model(|| {
+        let (tx, mut rx) = schedlab_rt::channel::unbounded::<u32>();
+        let t = thread::spawn(move || {
+            tx.send(7).unwrap();
+            // Keep the channel open: only the message may end the wait.
+            tx
+        });
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let first = rx.poll_recv(&mut cx);
+        let got = match first {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => loom::future::block_on(rx.recv()),
+        };
+        assert_eq!(got, Some(7));
+        drop(t.join().unwrap());
+    });
+}

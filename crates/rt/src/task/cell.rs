@@ -51,7 +51,11 @@ where
         RawWakerVTable::new(Self::waker_clone, Self::waker_wake, Self::waker_wake_by_ref, Self::waker_drop);
 
     unsafe fn waker_clone(p: *const ()) -> RawWaker {
-        Arc::increment_strong_count(p as *const Self);
+        // The first clone during a lending poll takes the worker's reference instead
+        // of counting a new one (see `super::lend`).
+        if !super::lend::take(p) {
+            Arc::increment_strong_count(p as *const Self);
+        }
         RawWaker::new(p, &Self::VTABLE)
     }
     unsafe fn waker_wake(p: *const ()) {

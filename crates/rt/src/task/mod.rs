@@ -14,10 +14,12 @@
 //!
 //! * `state.rs`: the state machine ([`TaskState`]), model-checked with loom;
 //! * `cell.rs`: the allocation, polling with panic capture, cancellation, the wakers;
-//! * `join.rs`: [`JoinHandle`] and [`JoinError`].
+//! * `join.rs`: [`JoinHandle`] and [`JoinError`];
+//! * `lend.rs`: a worker lends its queue reference to the first waker clone of a poll.
 
 mod cell;
 mod join;
+pub(crate) mod lend;
 mod state;
 
 pub(crate) use cell::Cell;

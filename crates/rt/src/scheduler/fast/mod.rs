@@ -4,13 +4,19 @@
 //!   from the front) and a **LIFO slot**: a task woken *by a task running on this
 //!   worker* goes there and runs next, so a message hand-off (A sends to B, A waits)
 //!   stays on one core with hot caches and no cross-core wake-up.
-//! * **Starvation cap**: at most [`LIFO_CAP`] consecutive LIFO picks — but only while
-//!   something else is waiting (local deque, inbox or injector non-empty). Tokio
+//! * **Starvation cap**: after [`LIFO_CAP`] consecutive LIFO picks the worker looks
+//!   whether something else is waiting (local deque or private queue, inbox, home
+//!   queue or injector non-empty) and if so demotes the LIFO task; if not, it starts
+//!   a new streak (one look per `LIFO_CAP + 1` picks, not one per pick), so work that
+//!   arrives waits at most `LIFO_CAP` more LIFO picks. Tokio
 //!   always demotes the LIFO task after 3 picks, which pushes a ping-pong pair onto
 //!   the stealable queue and bounces it between cores; here the cap only bites when
 //!   another task would otherwise starve.
 //! * A global **injector** for wakes from outside the runtime, and a per-worker
 //!   **inbox** for placement hints (`spawn_on`); both are stealable.
+//! * Tasks **pinned** to a worker are never where a thief looks: woken or spawned
+//!   elsewhere they go to that worker's **home** queue, and on their worker they leave
+//!   the LIFO slot for a private queue (`Local::pinned`), not the deque.
 //! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
 //!   first, so a busy local queue cannot starve outside wakes.
 //! * Stealing starts at a random victim (xorshift per worker).
@@ -48,6 +54,9 @@ pub const GLOBAL_INTERVAL: u32 = 61;
 pub(crate) struct Fast {
     injector: Injector<Task>,
     inboxes: Box<[Injector<Task>]>,
+    /// Per worker: tasks pinned to it, woken or spawned elsewhere. Only that worker
+    /// takes from it (a thief could only hand them back).
+    homes: Box<[Injector<Task>]>,
     stealers: Box<[Stealer<Task>]>,
     idle: Idle,
     /// The workers' deques, taken by their threads at start.
@@ -64,6 +73,7 @@ impl Fast {
         Fast {
             injector: Injector::new(),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
+            homes: (0..n).map(|_| Injector::new()).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle: Idle::new(n),
             deques: parking_lot::Mutex::new(deques.into_iter().map(Some).collect()),
@@ -96,11 +106,13 @@ impl Fast {
         self.schedule_elsewhere(task)
     }
 
-    /// The LIFO slot's previous occupant goes to the deque, where others may steal it.
+    /// The LIFO slot's previous occupant goes to the deque, where others may steal it
+    /// (or, if pinned here, to the worker's private queue).
     #[inline(never)]
     fn lifo_displaced(&self, l: &Local, prev: Task) {
-        l.deque.push(prev);
-        self.idle.notify_one();
+        if l.queue_local(prev) {
+            self.idle.notify_one();
+        }
     }
 
     /// [`Fast::schedule`] from a thread that is not a worker (the injector), or of a
@@ -119,6 +131,13 @@ impl Fast {
     /// Placement hint: `task` should start on worker `w`.
     pub fn schedule_on(&self, task: Task, w: usize) {
         let w = w % self.inboxes.len();
+        if task.header().home() == Some(w) {
+            // Only `w` can run it: wake `w` if it sleeps (it re-checks its home queue
+            // after registering as a sleeper, so the wake cannot be lost), nobody else.
+            self.homes[w].push(task);
+            self.idle.wake_worker(w);
+            return;
+        }
         self.inboxes[w].push(task);
         if !self.idle.wake_worker(w) {
             self.idle.notify_one();
@@ -136,10 +155,11 @@ impl Fast {
 
     pub fn debug_state(&self) -> String {
         format!(
-            "live={:?} injector={} inboxes={:?} stealers={:?} spinning={} idle={:?}",
+            "live={:?} injector={} inboxes={:?} homes={:?} stealers={:?} spinning={} idle={:?}",
             self.owned.states(),
             self.injector.len(),
             self.inboxes.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.homes.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.stealers.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.idle.num_spinning(),
             self.idle
@@ -155,7 +175,7 @@ impl Fast {
                 t.cancel();
             }
         }
-        for q in std::iter::once(&self.injector).chain(self.inboxes.iter()) {
+        for q in std::iter::once(&self.injector).chain(self.inboxes.iter()).chain(self.homes.iter()) {
             loop {
                 match q.steal() {
                     Steal::Success(t) => t.cancel(),

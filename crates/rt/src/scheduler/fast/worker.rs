@@ -5,9 +5,11 @@
 use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
-use crate::task::{Polled, Task};
+use crate::task::{lend, Polled, Task};
 use crossbeam_deque::{Steal, Worker};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,10 +21,34 @@ pub(crate) struct Local {
     /// Also pushed to by [`Fast::schedule`] (a wake on this worker).
     pub(super) deque: Worker<Task>,
     pub(super) lifo: Cell<Option<Task>>,
+    /// Runnable tasks pinned to this worker that left the LIFO slot (demoted, or
+    /// re-queued after a self-wake). Not in the deque: a thief would only hand them
+    /// back through the inbox, and a non-empty inbox makes the LIFO cap demote the
+    /// running pair, which a thief steals again (a loop seen under callgrind).
+    pinned: RefCell<VecDeque<Task>>,
     lifo_streak: Cell<u32>,
     rng: Cell<u32>,
     /// The task polled last (identity only, for the switch count).
     last_polled: Cell<*const ()>,
+}
+
+impl Local {
+    /// Queue a runnable task of this worker without telling anyone: a task pinned here
+    /// to the private queue, any other to the back of the deque (others may steal it).
+    /// Returns whether it went to the deque.
+    pub(super) fn queue_local(&self, t: Task) -> bool {
+        if t.header().home() == Some(self.index) {
+            self.pinned.borrow_mut().push_back(t);
+            false
+        } else {
+            self.deque.push(t);
+            true
+        }
+    }
+
+    fn pop_pinned(&self) -> Option<Task> {
+        self.pinned.borrow_mut().pop_front()
+    }
 }
 
 impl Fast {
@@ -34,6 +60,7 @@ impl Fast {
             index,
             deque,
             lifo: Cell::new(None),
+            pinned: RefCell::new(VecDeque::new()),
             lifo_streak: Cell::new(0),
             rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
             last_polled: Cell::new(std::ptr::null()),
@@ -42,6 +69,9 @@ impl Fast {
         context::enter(ctx, || self.worker_loop(handle, &local));
         // Give the deque back so shutdown can drain what is left in it.
         if let Some(t) = local.lifo.take() {
+            local.deque.push(t);
+        }
+        for t in local.pinned.take() {
             local.deque.push(t);
         }
         self.deques.lock()[index] = Some(local.deque);
@@ -105,26 +135,51 @@ impl Fast {
 
     fn next_local(&self, l: &Local, tick: u32) -> Option<Task> {
         if tick.is_multiple_of(GLOBAL_INTERVAL) {
-            if let Some(t) = self.steal_global(l) {
+            if let Some(t) = self.steal_global(l).or_else(|| l.pop_pinned()) {
                 return Some(t);
             }
         }
         if let Some(t) = l.lifo.take() {
             let streak = l.lifo_streak.get();
-            if streak < LIFO_CAP || (l.deque.is_empty() && self.inboxes[l.index].is_empty() && self.injector.is_empty())
-            {
+            if streak < LIFO_CAP {
                 l.lifo_streak.set(streak + 1);
                 return Some(t);
             }
-            l.deque.push(t);
+            // Look for waiting work only once per `LIFO_CAP + 1` picks (five queues,
+            // about 35 instructions): nothing waits, so start a new streak.
+            if l.deque.is_empty()
+                && l.pinned.borrow().is_empty()
+                && self.inboxes[l.index].is_empty()
+                && self.homes[l.index].is_empty()
+                && self.injector.is_empty()
+            {
+                l.lifo_streak.set(0);
+                return Some(t);
+            }
+            l.queue_local(t);
         }
         l.lifo_streak.set(0);
-        l.deque.pop()
+        // Alternate between the two queues so that neither starves the other.
+        if tick & 1 == 0 {
+            l.deque.pop().or_else(|| l.pop_pinned())
+        } else {
+            l.pop_pinned().or_else(|| l.deque.pop())
+        }
     }
 
     fn steal_global(&self, l: &Local) -> Option<Task> {
+        // Pinned arrivals one at a time: a batch would land in the stealable deque.
+        // (`is_empty` first: a steal from an empty injector still costs a fence.)
+        let home = &self.homes[l.index];
+        while !home.is_empty() {
+            match home.steal() {
+                Steal::Success(t) => return Some(t),
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            }
+        }
         for q in [&self.inboxes[l.index], &self.injector] {
-            loop {
+            while !q.is_empty() {
                 match q.steal_batch_and_pop(&l.deque) {
                     Steal::Success(t) => return Some(t),
                     Steal::Retry => continue,
@@ -137,7 +192,7 @@ impl Fast {
 
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
-        if let Some(t) = l.lifo.take().or_else(|| l.deque.pop()) {
+        if let Some(t) = l.lifo.take().or_else(|| l.deque.pop()).or_else(|| l.pop_pinned()) {
             return Some(t);
         }
         if let Some(t) = self.steal_global(l) {
@@ -194,15 +249,27 @@ impl Fast {
         // No `context::set_yielded` here: the flag tells a policy worker a yield from
         // a self-wake; this worker queues both at the back of its deque and never
         // reads it (a thread-local write per poll saved).
-        let r = t.poll();
         let id = Arc::as_ptr(&t) as *const ();
+        // Lend the queue's reference to the poll's first waker clone (`task::lend`):
+        // `t` stays alive through the registry (`owned`) until `unregister` below.
+        lend::begin(id);
+        let r = t.poll();
+        let lent = lend::end();
+        // From here on, if `lent`, `t` is a borrowed reference that must be forgotten.
+        let t = ManuallyDrop::new(t);
         self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
         if r == Polled::Ready {
             self.owned.unregister(&t);
-        } else if h.state.finish_pending() {
+        } else if t.header().state.finish_pending() {
             // Woken during its own poll (self-wake or yield_now): back of the queue.
-            l.deque.push(t);
-            self.idle.notify_one();
+            let again = if lent { Task::clone(&t) } else { ManuallyDrop::into_inner(t) };
+            if l.queue_local(again) {
+                self.idle.notify_one();
+            }
+            return;
+        }
+        if !lent {
+            drop(ManuallyDrop::into_inner(t));
         }
     }
 }

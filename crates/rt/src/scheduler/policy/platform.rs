@@ -17,7 +17,7 @@ use crate::stats::StatsTable;
 use crate::trace::Tracer;
 use schedlab_core::trace::Event;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskLayout, Work};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -180,10 +180,13 @@ impl Platform for RtPlatform {
     fn touch(&self, _: Line, _: Access) {}
     fn resched(&self, cpu: CpuId) {
         let Some(flag) = self.signals.need_resched.get(cpu) else { return };
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
         // The target is asleep or busy elsewhere unless it is this very thread (a
         // non-worker thread borrows worker 0's view, so compare threads, not views).
         let here = self.signals.current_worker();
+        // Another worker's flag pairs with its `SeqCst` check before it parks; our own
+        // is read only by this thread, after this call returns (a locked store saved).
+        let order = if here == Some(cpu) { Relaxed } else { SeqCst };
+        flag.store(true, order);
         if let Some(tr) = &self.trace {
             Tracer::note_resched(cpu);
             if here != Some(cpu) {

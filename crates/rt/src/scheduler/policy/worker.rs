@@ -10,6 +10,7 @@
 //! a wake came in meanwhile it calls `wake_up(prev)` itself.
 
 use super::platform::{clear_clock_stamp, set_clock_stamp};
+use super::table::TaskTable;
 use super::{PolicySched, RtPlatform};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
@@ -63,8 +64,10 @@ impl PolicySched {
         let mut last_polled: Option<TaskId> = None;
         // How `last_polled` left the worker (the `prev_state` of the next switch).
         let mut last_state = PrevState::Runnable;
-        // The task whose `schedule(.., Blocked)` still has to be finished.
-        let mut blocked: Option<Task> = None;
+        // The task whose `schedule(.., Blocked)` still has to be finished (its place in
+        // `recent`, which keeps it until the next `Recent::get`).
+        let mut blocked: Option<usize> = None;
+        let mut recent = Recent::default();
         // Tracing: every recording point below tests this once (`crate::trace`).
         let tr = self.signals.trace.as_deref();
         let here = Some(me);
@@ -77,17 +80,22 @@ impl PolicySched {
                 if let (Some(tr), Some(_)) = (tr, last_polled) {
                     tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
                 }
-                if let Some(t) = blocked.take() {
-                    t.header().state.finish_pending();
+                if let Some(i) = blocked.take() {
+                    recent.task(i).header().state.finish_pending();
                 }
                 clear_clock_stamp();
                 return;
             }
-            need_resched.store(false, SeqCst);
+            // Clear the flag only if set: a locked store per pass saved. A `true` stored
+            // after this load is not lost: it stays set for the next pass.
+            if need_resched.load(Relaxed) {
+                need_resched.store(false, SeqCst);
+            }
             let called_with = (prev, prev_state);
             let next = policy.schedule(p, prev, prev_state);
             stats.scheduled();
-            if let Some(t) = blocked.take() {
+            if let Some(i) = blocked.take() {
+                let t = recent.task(i);
                 if t.header().state.finish_pending() {
                     // Woken while we were unlinking it: it is off every queue now.
                     // (Its waker is not known here: the wake only marked it.)
@@ -99,7 +107,9 @@ impl PolicySched {
                     }
                 }
             }
+            recent.sweep_one();
             if let (Some(id), PrevState::Exited) = (prev, prev_state) {
+                recent.forget(id);
                 self.release(id, me);
             }
             prev = None;
@@ -111,11 +121,14 @@ impl PolicySched {
                     tr.push(here, tr.now(), Event::Switch { prev: last_polled, next: None, prev_state: last_state });
                 }
                 last_polled = None;
+                // Nothing to run: hold no task alive meanwhile.
+                recent.clear();
                 self.idle(p, me, &mut next_tick, &mut idle_since, handle);
                 continue;
             };
             idle_since = None;
-            let task = self.table.get(id);
+            let slot = recent.get(&self.table, id);
+            let task = recent.task(slot);
             let h = task.header();
             if !h.state.start_poll() {
                 prev = Some(id);
@@ -186,9 +199,8 @@ impl PolicySched {
                     break;
                 }
                 prev_state = PrevState::Blocked;
-                // Moved, not cloned: the worker is done with it until `schedule` has
-                // unlinked it (a reference-count increment and decrement saved).
-                blocked = Some(task);
+                // The worker is done with it until `schedule` has unlinked it.
+                blocked = Some(slot);
                 break;
             }
             set_current_task(NO_TASK);
@@ -246,6 +258,85 @@ impl PolicySched {
             if now < *next_tick && !need_resched.load(SeqCst) && !handle.shutdown.load(Acquire) {
                 self.signals.stats.worker(me).parked();
                 self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
+            }
+        }
+    }
+}
+
+/// How many tasks a worker keeps references to ([`Recent`]).
+const RECENT: usize = 4;
+
+/// The tasks this worker polled last, with the table generation they were read at:
+/// picking one of them again costs one atomic load (the slot's generation) instead of
+/// the table's lock, a reference-count increment, the unlock and the decrement after
+/// the poll (four locked operations per poll: a message hand-off between two tasks
+/// picks the same two over and over).
+///
+/// A reference here keeps a task's cell (and an output nobody awaits) alive, so
+/// finished tasks leave promptly: forgotten at release by this worker, swept (one
+/// entry per pass) once complete when they finished on another worker, and all
+/// dropped when the worker goes idle. (`tests/wakers.rs` checks the output is freed.)
+#[derive(Default)]
+struct Recent {
+    slots: [Option<(TaskId, u64, Task)>; RECENT],
+    next: usize,
+    sweep: usize,
+}
+
+impl Recent {
+    /// The place of task `id` in the cache, reading it from `table` if it is not there
+    /// or its slot has been given to another task since.
+    #[inline]
+    fn get(&mut self, table: &TaskTable, id: TaskId) -> usize {
+        let gen = table.generation(id);
+        for (i, s) in self.slots.iter().enumerate() {
+            if matches!(s, Some((t, g, _)) if *t == id && *g == gen) {
+                return i;
+            }
+        }
+        self.fill(table, id)
+    }
+
+    #[inline(never)]
+    fn fill(&mut self, table: &TaskTable, id: TaskId) -> usize {
+        let (task, gen) = table.get(id);
+        // A stale entry for this id goes first; else round robin.
+        let i = self.slots.iter().position(|s| matches!(s, Some((t, _, _)) if *t == id)).unwrap_or_else(|| {
+            let i = self.next;
+            self.next = (i + 1) % RECENT;
+            i
+        });
+        // The evicted reference may be the last one: dropped here, outside the table.
+        self.slots[i] = Some((id, gen, task));
+        i
+    }
+
+    #[inline]
+    fn task(&self, i: usize) -> &Task {
+        &self.slots[i].as_ref().expect("a filled place").2
+    }
+
+    /// Drop one entry, in turn, if its task has finished (elsewhere).
+    #[inline]
+    fn sweep_one(&mut self) {
+        let i = self.sweep;
+        self.sweep = (i + 1) % RECENT;
+        if matches!(&self.slots[i], Some((_, _, t)) if t.header().state.load() == COMPLETE) {
+            self.slots[i] = None;
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.slots.iter().any(Option::is_some) {
+            self.slots = Default::default();
+        }
+    }
+
+    /// Task `id` exited: drop the reference now rather than at eviction.
+    fn forget(&mut self, id: TaskId) {
+        for s in self.slots.iter_mut() {
+            if matches!(s, Some((t, _, _)) if *t == id) {
+                *s = None;
             }
         }
     }
