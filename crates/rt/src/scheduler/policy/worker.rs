@@ -263,8 +263,10 @@ impl PolicySched {
     }
 }
 
-/// How many tasks a worker keeps references to ([`Recent`]).
-const RECENT: usize = 4;
+/// How many tasks a worker keeps references to ([`Recent`]): the two of a hand-off.
+/// (4 measured 15–19 % slower on MQS hackbench, `bench --only hackbench`, session 22:
+/// many tasks, so the extra entries only hold references longer, never hit.)
+const RECENT: usize = 2;
 
 /// The tasks this worker polled last, with the table generation they were read at:
 /// picking one of them again costs one atomic load (the slot's generation) instead of
