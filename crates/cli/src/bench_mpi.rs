@@ -209,18 +209,18 @@ fn write_out(dir: &std::path::Path, rows: &[serde_json::Value], report: &Report)
     schedlab_lab::plot::loglog_lines_svg(
         &dir.join("fig-2.4-pingpong.svg"),
         "Ping-pong between 2 MPI ranks (cf. Converse thesis Fig. 2.4)",
-        "message size (bytes)",
+        "message size",
         "average one-way time (µs)",
         &[("MPI Send/Recv".into(), us(|p| p.raw.median)), ("Converse over MPI".into(), us(|p| p.direct.median))],
     )?;
     schedlab_lab::plot::loglog_lines_svg(
         &dir.join("fig-2.5-scheduler-overhead.svg"),
         "Scheduler overhead (cf. Converse thesis Fig. 2.5)",
-        "message size (bytes)",
+        "message size",
         "average one-way time (µs)",
         &[
             ("Converse, handler replies".into(), us(|p| p.direct.median)),
-            ("Converse, through the scheduler queue".into(), us(|p| p.queued.median)),
+            ("Converse, via the queue".into(), us(|p| p.queued.median)),
         ],
     )
 }

@@ -360,8 +360,8 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
         js.push(json!({ "size": size, "one_way_us": { "direct": d, "via_queue": q } }));
     }
     let plot = schedlab_lab::plot::loglog_lines_svg_text(
-        "Converse ping-pong between 2 PEs of this machine (cf. thesis Fig. 2.4/2.5)",
-        "message size (bytes)",
+        "",
+        "message size",
         "average one-way time (µs)",
         &[("handler replies at once".into(), line_d), ("through the scheduler queue".into(), line_q)],
     );
@@ -384,11 +384,7 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
 }
 
 fn size_label(b: usize) -> String {
-    match b {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} B"),
-    }
+    schedlab_lab::reproduce::plots::size_label(b as f64)
 }
 
 /// Policies of the starvation probe: the 2.4 scheduler, O(1) and its two fix options,

@@ -7,6 +7,7 @@
 //! and `timing.json` (the only wall-clock output). Results are collected by matrix
 //! position, so every deterministic output is identical whatever the thread count.
 
+pub mod charts;
 pub mod experiment;
 pub mod journal;
 pub mod plot;
@@ -416,22 +417,19 @@ pub fn write_outputs(sweep: &Sweep, dir: &Path) -> Result<Outputs, LabError> {
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         files.push(path);
     }
-    let chart = dir.join("chart.svg");
+    // chart.svg: the main metric; chart-<field>.svg per further field (dots and other
+    // punctuation → `-`). Drawn as the report draws them (`charts`).
     let p = &sweep.plan;
-    let groups: Vec<(String, String)> = table.rows.iter().map(|r| (r.workload.clone(), r.machine.clone())).collect();
-    let values: Vec<Vec<f64>> = table.rows.iter().map(|r| r.means.clone()).collect();
-    plot::bar_chart_svg(&chart, &p.title, &p.metric, &groups, &p.policy_specs, &values)
-        .map_err(|e| LabError::Io(format!("{}: {e}", chart.display())))?;
-    files.push(chart);
-    // One chart per further field: `chart-<field>.svg` (dots and other punctuation → `-`).
+    let mut charts = vec![("chart.svg".to_string(), p.metric.clone())];
     for m in &p.also {
-        let t = sweep.table_of(m);
-        let values: Vec<Vec<f64>> = t.rows.iter().map(|r| r.means.clone()).collect();
         let slug: String = m.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
-        let chart = dir.join(format!("chart-{slug}.svg"));
-        plot::bar_chart_svg(&chart, &t.title.replace('`', ""), m, &groups, &p.policy_specs, &values)
-            .map_err(|e| LabError::Io(format!("{}: {e}", chart.display())))?;
-        files.push(chart);
+        charts.push((format!("chart-{slug}.svg"), m.clone()));
+    }
+    for (name, metric) in charts {
+        let path = dir.join(name);
+        let svg = charts::chart(sweep, &metric).map_err(|e| LabError::Io(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, svg).map_err(|e| io(&path, e))?;
+        files.push(path);
     }
     Ok(Outputs { dir: dir.to_path_buf(), files })
 }

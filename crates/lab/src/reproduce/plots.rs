@@ -9,8 +9,8 @@ use super::tables::{Cell, Panel, ViewTables};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-const W: u32 = 860;
-const H: u32 = 340;
+pub const W: u32 = 860;
+pub const H: u32 = 340;
 const LEGEND_W: u32 = 190;
 
 /// Okabe–Ito: distinguishable for the common colour-vision deficiencies.
@@ -240,6 +240,109 @@ pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<Stri
             }
         }
         let items: Vec<(String, RGBColor)> = p.cols.iter().enumerate().map(|(i, s)| (s.clone(), colour(i))).collect();
+        legend(&right, &items)?;
+        root.present().map_err(e)?;
+    }
+    Ok(svg)
+}
+
+/// A byte count as the thesis labels message sizes: `16 B`, `4 KiB`, `1 MiB`.
+pub fn size_label(b: f64) -> String {
+    let b = b.round() as u64;
+    match b {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// Ticks for a log axis over `lo..hi`: 1-2-5 per decade, or finer steps when that
+/// gives fewer than three (a flat curve over a narrow range still gets labels).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let within = |steps: &[f64]| -> Vec<f64> {
+        let mut v = Vec::new();
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            for s in steps {
+                let t = s * decade;
+                if t >= lo && t <= hi {
+                    v.push(t);
+                }
+            }
+            decade *= 10.0;
+        }
+        v
+    };
+    let coarse = within(&[1.0, 2.0, 5.0]);
+    if coarse.len() >= 3 {
+        coarse
+    } else {
+        within(&[1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0])
+    }
+}
+
+/// Lines over message size on log–log axes (the Converse thesis's Fig. 2.4/2.5:
+/// one-way time against size): the x ticks are the measured sizes, labelled in bytes,
+/// the legend beside the data. Non-positive values are left out (a log axis cannot
+/// show them).
+pub fn size_lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, String> {
+    let pts = || series.iter().flat_map(|(_, p)| p.iter().copied()).filter(|&(x, y)| x > 0.0 && y > 0.0);
+    let (x0, x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
+    let (y0, y1) = pts().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
+    if x0 > x1 {
+        return Err(format!("{title}: no positive points to plot"));
+    }
+    let mut sizes: Vec<f64> = pts().map(|(x, _)| x).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    // Never narrower than a factor of 3 in y, so that a flat curve is not a zoom into noise.
+    let (y0, y1) = if y1 / y0 < 3.0 {
+        let mid = (y0 * y1).sqrt();
+        (mid / 3f64.sqrt(), mid * 3f64.sqrt())
+    } else {
+        (y0, y1)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let (left, right) = root.split_horizontally(W - LEGEND_W);
+        let mut b = ChartBuilder::on(&left);
+        if !title.is_empty() {
+            b.caption(title, ("sans-serif", 15));
+        }
+        let mut chart = b
+            .margin(10)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(
+                (x0 / 1.6..x1 * 1.6).log_scale().with_key_points(sizes),
+                (y0 / 1.2..y1 * 1.2).log_scale().with_key_points(log_ticks(y0 / 1.2, y1 * 1.2)),
+            )
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .x_label_formatter(&|v| size_label(*v))
+            .y_label_formatter(&|v| tick(*v, false))
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(e)?;
+        for (i, (_, p)) in series.iter().enumerate() {
+            let p: Vec<(f64, f64)> = p.iter().copied().filter(|&(x, y)| x > 0.0 && y > 0.0).collect();
+            chart.draw_series(LineSeries::new(p.clone(), colour(i).stroke_width(2))).map_err(e)?;
+            chart.draw_series(p.into_iter().map(|xy| Circle::new(xy, 3, colour(i).filled()))).map_err(e)?;
+        }
+        let items: Vec<(String, RGBColor)> =
+            series.iter().enumerate().map(|(i, (n, _))| (n.clone(), colour(i))).collect();
         legend(&right, &items)?;
         root.present().map_err(e)?;
     }

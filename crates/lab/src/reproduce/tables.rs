@@ -72,6 +72,12 @@ fn push_unique(v: &mut Vec<String>, s: &str) -> usize {
 
 /// The tables of `view` over `sweep`.
 pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
+    build_field(entry, view, sweep, view.metric, view.label)
+}
+
+/// [`build`] for a field named at run time (a sweep's own `metric` or `also` field,
+/// which no catalog view describes): `view` gives the form, `metric` the report field.
+pub fn build_field(entry: &Entry, view: &View, sweep: &Sweep, metric: &str, field_label: &str) -> ViewTables {
     let p = &sweep.plan;
     let base = p.policy_specs.iter().position(|x| *x == p.baseline).unwrap_or(0);
     let base_label = labels::policy(&p.baseline, entry.aliases);
@@ -93,9 +99,9 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
                 continue; // 0 % by definition: the baseline is shown in absolute terms
             }
             for w in 0..p.workloads.len() {
-                let vals = sweep.values_of(view.metric, m, pi, w);
+                let vals = sweep.values_of(metric, m, pi, w);
                 let cell = match view.value {
-                    Value::Pct => pct_diff(&vals, &sweep.values_of(view.metric, m, base, w)).map(|c| Cell {
+                    Value::Pct => pct_diff(&vals, &sweep.values_of(metric, m, base, w)).map(|c| Cell {
                         mean: c.mean,
                         min: c.min,
                         max: c.max,
@@ -106,9 +112,7 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
                 let k = push_unique(&mut panel_names, &pname);
                 if k == panels.len() {
                     let baseline = match view.value {
-                        Value::Pct => {
-                            spread(&sweep.values_of(view.metric, m, base, w)).map(|c| (base_label.clone(), c))
-                        }
+                        Value::Pct => spread(&sweep.values_of(metric, m, base, w)).map(|c| (base_label.clone(), c)),
                         Value::Abs(_) => None,
                     };
                     panels.push(Panel {
@@ -171,8 +175,8 @@ pub fn build(entry: &Entry, view: &View, sweep: &Sweep) -> ViewTables {
         }
     };
     ViewTables {
-        metric: view.metric.to_string(),
-        label: view.label.to_string(),
+        metric: metric.to_string(),
+        label: field_label.to_string(),
         unit,
         row_name: labels::dim_name(view.row).to_string(),
         col_name: labels::dim_name(view.col).to_string(),

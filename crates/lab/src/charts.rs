@@ -1,0 +1,147 @@
+//! The charts `schedlab sweep` writes beside its table: each field drawn as the report
+//! draws it (`reproduce::tables` and `reproduce::plots`), so that a sweep's `chart.svg`
+//! and the report's plot of the same experiment are the same picture.
+//!
+//! * An experiment in the reproduce catalog is seen through the catalog's view of that
+//!   field (PMQS Chat: % vs MQS, pool-size groups with a bar per balancer).
+//! * Any other experiment gets a generic view: % vs its baseline for the main metric,
+//!   the value itself for each `also` field, one group per workload, a bar per policy,
+//!   one panel per machine.
+//!
+//! Each panel is one chart; the panels of a field are stacked in one SVG under their
+//! headings.
+
+use crate::reproduce::catalog::{self, Dim, Entry, Plot, Summary, Unit, Value, View};
+use crate::reproduce::{plots, tables};
+use crate::Sweep;
+use std::fmt::Write;
+
+/// An experiment outside the catalog: no source, no aliases, no views of its own.
+const GENERIC: Entry = Entry { name: "", file: "", source: "", form: "", aliases: &[], views: &[] };
+
+/// Height of a panel's heading strip above its chart.
+const HEADING_H: u32 = 30;
+
+/// The unit of a report field the catalog does not describe, read from its name.
+fn unit_of(metric: &str) -> Unit {
+    if metric == "throughput" {
+        Unit::Throughput
+    } else if metric.ends_with("_ns") {
+        Unit::Time
+    } else if metric.ends_with("ratio") {
+        Unit::Ratio
+    } else if metric.ends_with("pct") {
+        Unit::Percent
+    } else {
+        Unit::Count
+    }
+}
+
+/// The view `metric` is drawn through: the catalog's, else a generic one.
+fn view_of(entry: Option<&'static Entry>, metric: &str, is_main: bool) -> View {
+    if let Some(v) = entry.and_then(|e| e.views.iter().find(|v| v.metric == metric)) {
+        // A catalog view without a plot (an absolute table) is still charted here.
+        let plot = match v.plot {
+            Plot::None => Plot::Bars { groups_are_cols: false },
+            p => p,
+        };
+        return View { plot, ..*v };
+    }
+    View {
+        metric: "",
+        label: "",
+        value: if is_main { Value::Pct } else { Value::Abs(unit_of(metric)) },
+        panel: Dim::Machine,
+        row: Dim::Workload,
+        col: Dim::Policy,
+        summary: Summary::None,
+        plot: Plot::Bars { groups_are_cols: false },
+        lower_is_better: false,
+    }
+}
+
+/// The chart of one field (`metric`: the sweep's main metric or one of its `also`
+/// fields) as one SVG document, panels stacked under their headings.
+pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, String> {
+    let plan = &sweep.plan;
+    let entry = catalog::find(&plan.name);
+    let is_main = metric == plan.metric;
+    let view = view_of(entry, metric, is_main);
+    // A generic view names the field at run time (`metric: ""` in the view).
+    let t = if view.metric.is_empty() {
+        tables::build_field(&GENERIC, &view, sweep, metric, metric)
+    } else {
+        tables::build(entry.unwrap_or(&GENERIC), &view, sweep)
+    };
+    let tp_unit = sweep.finished().next().map_or_else(|| "per s".to_string(), |r| r.report.throughput_unit.clone());
+    let base_unit = match view.value {
+        Value::Abs(u) => u,
+        Value::Pct => unit_of(metric),
+    };
+    let mut parts = Vec::new();
+    for p in &t.panels {
+        let svg = match view.plot {
+            Plot::Lines { x_label } => plots::lines(&t, p, t.pct, x_label)?,
+            Plot::Bars { groups_are_cols } => plots::bars(&t, p, t.pct, groups_are_cols)?,
+            Plot::None => unreachable!("view_of gives every view a plot"),
+        };
+        parts.push((panel_heading(&t, p, base_unit, &tp_unit), svg));
+    }
+    Ok(stack(&plan.title, &parts))
+}
+
+/// The panel's heading: what the chart shows, and for a % chart the baseline's own
+/// value, so that the reader has the scale.
+fn panel_heading(t: &tables::ViewTables, p: &tables::Panel, base_unit: Unit, tp_unit: &str) -> String {
+    let better = if t.lower_is_better { ", lower is better" } else { "" };
+    // The baseline's own value gives the scale, when the panel has one baseline (one
+    // workload per panel: a panel of several workloads has one per row).
+    let base = match &p.baseline {
+        Some((name, c))
+            if !(t.row_name == "workload" && p.rows.len() > 1 || t.col_name == "workload" && p.cols.len() > 1) =>
+        {
+            let (unit, scale) = tables::unit_scale(base_unit, c.mean.abs(), tp_unit);
+            format!(" ({name} = {} {unit})", tables::num(c.mean / scale))
+        }
+        _ => String::new(),
+    };
+    format!("{}, {}{better} — {}{base}", t.label, t.unit, p.title)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Nest each panel's `<svg>` under a heading, one below the other, in one document.
+fn stack(title: &str, parts: &[(String, String)]) -> String {
+    let width = plots::W;
+    let title_h = 34;
+    let height = title_h + parts.len() as u32 * (HEADING_H + plots::H);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    let _ = writeln!(out, "<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/>");
+    let _ = writeln!(
+        out,
+        "<text x=\"10\" y=\"24\" font-family=\"sans-serif\" font-size=\"17\" font-weight=\"bold\">{}</text>",
+        escape(title)
+    );
+    let mut y = title_h;
+    for (heading, svg) in parts {
+        let _ = writeln!(
+            out,
+            "<text x=\"10\" y=\"{}\" font-family=\"sans-serif\" font-size=\"14\">{}</text>",
+            y + 20,
+            escape(heading)
+        );
+        y += HEADING_H;
+        // The panel's own document, placed by its x/y (nested <svg> is plain SVG 1.1).
+        let body = svg.trim_start().strip_prefix("<svg").unwrap_or(svg);
+        let _ = writeln!(out, "<svg x=\"0\" y=\"{y}\"{body}");
+        y += plots::H;
+    }
+    out.push_str("</svg>\n");
+    out
+}
