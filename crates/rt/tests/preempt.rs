@@ -34,6 +34,12 @@ fn race(policy: &str, offer: bool) -> (bool, String) {
     let opts = TaskOpts { nice: 19, worker: Some(0), pinned: false, ..TaskOpts::default() };
     let a = rt.spawn_with(opts, hog(Duration::from_millis(60), sa.clone(), t0, offer));
     let sa_ = sa;
+    // B only once A runs: spawned while both wait, B (queued last, at the list's head)
+    // would run first and end within its quantum, overlapping nothing. That happened
+    // on a busy host, where the worker thread started late.
+    while sa_.load(SeqCst) == 0 {
+        std::thread::yield_now();
+    }
     let b = rt.spawn_with(opts, hog(Duration::from_millis(5), sb.clone(), t0, offer));
     let a_end = rt.block_on(a).unwrap();
     let b_end = rt.block_on(b).unwrap();
@@ -59,4 +65,19 @@ fn fast_and_non_worker_threads_never_yield() {
     assert!(!should_yield(), "outside a runtime");
     let (overlap, what) = race("fast", true);
     assert!(!overlap, "fast has no time slice: {what}");
+}
+
+/// A worker that did not run for 30 periods (here a poll that blocks its thread, as
+/// when the host takes the worker's CPU) takes one tick for all of them, not 30 in a
+/// row charged to the task it resumes with.
+#[test]
+fn a_stalled_worker_takes_one_tick_for_the_periods_it_missed() {
+    let rt = Builder::new().workers(1).policy("dss").hz(1000).build().unwrap();
+    let h = rt.spawn(async {
+        std::thread::sleep(Duration::from_millis(30));
+    });
+    rt.block_on(h).unwrap();
+    let s = rt.stats();
+    assert!(s.skipped_ticks >= 25, "the stall's periods were delivered as ticks: {s:?}");
+    assert!(s.ticks < s.skipped_ticks, "{s:?}");
 }

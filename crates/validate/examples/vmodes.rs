@@ -24,7 +24,7 @@ fn main() {
         let wait = schedlab_validate::hostdelay::delay_pct(&before, &after, r.wall_s, cal.workers);
         let (s, _) = rt.shutdown_traced();
         println!(
-            "{} {:>9.0}/s wall {:>6.1} ms  switches {:>7} wakeups {:>7} ipis {:>6} parks {:>6} polls {:>7} sched {:>7}  host wait {:>5.1} %",
+            "{} {:>9.0}/s wall {:>6.1} ms  switches {:>7} wakeups {:>7} ipis {:>6} parks {:>6} polls {:>7} ticks {:>4} skipped {:>4}  host wait {:>5.1} %",
             if traced { "traced  " } else { "untraced" },
             r.throughput,
             r.wall_s * 1e3,
@@ -33,7 +33,8 @@ fn main() {
             s.ipis,
             s.parks,
             s.polls,
-            s.schedule_calls,
+            s.ticks,
+            s.skipped_ticks,
             wait
         );
     }

@@ -29,6 +29,27 @@ pub const POLL_BUDGET: u32 = 64;
 
 const NO_TASK: TaskId = TaskId::MAX;
 
+/// The timer tick at `now`, if one is due (`now ≥ next`): one tick, however many
+/// periods have passed, and the next one on the tick grid after `now`; with the
+/// number of periods that got no tick.
+///
+/// A worker sees time pass only while its thread runs. When the host keeps it off
+/// its CPU (another process on the vCPU) or a poll runs past a tick, several periods
+/// may be due at once. Delivering them all (as until session 23) charged the running
+/// task a tick of its time slice for each, all at the same instant, for time in
+/// which it did not run: 2.4's and O(1)'s quanta then ran out after a stall, and the
+/// runtime's decisions depended on how loaded the host was, which the simulator's
+/// machine does not model. Linux does the same as here: after a stalled vCPU the
+/// tick handler catches `jiffies` up but calls `update_process_times` once.
+pub(super) fn due_tick(now: u64, next: u64, tick_ns: u64) -> Option<(u64, u64)> {
+    if now < next {
+        return None;
+    }
+    let tick_ns = tick_ns.max(1);
+    let periods = (now - next) / tick_ns + 1;
+    Some((next + periods * tick_ns, periods - 1))
+}
+
 thread_local! {
     /// The policy id of the task this worker is polling: the parent of what it spawns.
     static CURRENT_TASK: std::cell::Cell<TaskId> = const { std::cell::Cell::new(NO_TASK) };
@@ -169,12 +190,13 @@ impl PolicySched {
                 // A fresh reading: a self-woken task's next poll must not see the stamp.
                 let now = p.read_clock();
                 set_clock_stamp(now);
-                while now >= next_tick {
+                if let Some((next, skipped)) = due_tick(now, next_tick, self.tick_ns) {
                     if policy.tick(p, Some(id)) {
                         need_resched.store(true, Relaxed);
                     }
                     policy.balance(p);
-                    next_tick += self.tick_ns;
+                    stats.ticked(skipped);
+                    next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
                 }
                 if r == Polled::Ready {
@@ -229,13 +251,14 @@ impl PolicySched {
         let wanted = || need_resched.load(Acquire) || handle.shutdown.load(Acquire);
         loop {
             let now = p.now();
-            while now >= *next_tick {
+            if let Some((next, skipped)) = due_tick(now, *next_tick, self.tick_ns) {
                 // As the simulator's idle tick: a `true` from `tick` asks for `schedule`.
                 if policy.tick(p, None) {
                     need_resched.store(true, Relaxed);
                 }
                 policy.balance(p);
-                *next_tick += self.tick_ns;
+                self.signals.stats.worker(me).ticked(skipped);
+                *next_tick = next;
                 self.signals.next_tick[me].store(*next_tick, Relaxed);
             }
             if wanted() {
@@ -341,5 +364,21 @@ impl Recent {
                 *s = None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::due_tick;
+
+    #[test]
+    fn one_tick_per_stall_on_the_grid() {
+        assert_eq!(due_tick(9, 10, 10), None);
+        // On time: the next period, nothing skipped.
+        assert_eq!(due_tick(10, 10, 10), Some((20, 0)));
+        assert_eq!(due_tick(19, 10, 10), Some((20, 0)));
+        // Three periods late: one tick, two skipped, and the grid is kept.
+        assert_eq!(due_tick(35, 10, 10), Some((40, 2)));
+        assert_eq!(due_tick(40, 10, 10), Some((50, 3)));
     }
 }
