@@ -28,9 +28,9 @@ pub struct Stats {
     pub bad_picks: u64,
     /// Policy schedulers: timer ticks delivered (`tick` + `balance`), all workers.
     pub ticks: u64,
-    /// Policy schedulers: tick periods that passed without a tick of their own because
-    /// the worker did not run (kept off its CPU by the host, or in a poll longer than a
-    /// period): a late worker takes one tick for all of them, as Linux does.
+    /// Policy schedulers: tick periods that passed without a tick, because the
+    /// worker thread was not on a CPU through them (kept off by the host, or blocked in
+    /// a poll): a late worker charges only the periods its thread ran (thread CPU time).
     pub skipped_ticks: u64,
 }
 
@@ -71,10 +71,10 @@ impl WorkerStats {
     pub fn bad_pick(&self) {
         bump(&self.bad_picks, 1);
     }
-    /// A tick delivered, standing for `skipped` more periods.
+    /// `delivered` ticks given at once, and `skipped` periods that got none.
     #[inline]
-    pub fn ticked(&self, skipped: u64) {
-        bump(&self.ticks, 1);
+    pub fn ticked(&self, delivered: u64, skipped: u64) {
+        bump(&self.ticks, delivered);
         if skipped > 0 {
             bump(&self.skipped_ticks, skipped);
         }

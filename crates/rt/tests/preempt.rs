@@ -81,3 +81,35 @@ fn a_stalled_worker_takes_one_tick_for_the_periods_it_missed() {
     assert!(s.skipped_ticks >= 25, "the stall's periods were delivered as ticks: {s:?}");
     assert!(s.ticks < s.skipped_ticks, "{s:?}");
 }
+
+/// This thread's time on a CPU in ns (`/proc/thread-self/schedstat`, first field).
+fn thread_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    s.split_whitespace().next().and_then(|x| x.parse().ok()).expect("schedstat field")
+}
+
+/// The other side: a poll that computes through 30 periods without yielding is charged
+/// the periods its thread was on a CPU, as the kernel's timer interrupt would have
+/// charged them.
+#[test]
+fn a_poll_that_computes_through_its_ticks_is_charged_them() {
+    let rt = Builder::new().workers(1).policy("dss").hz(1000).build().unwrap();
+    let h = rt.spawn(async {
+        let cpu0 = thread_cpu_ns();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        // 30 ms on a CPU (however long the host makes that take, up to 3 s).
+        while thread_cpu_ns() - cpu0 < 30_000_000 && t.elapsed() < Duration::from_secs(3) {
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        thread_cpu_ns() - cpu0
+    });
+    let on_cpu_ns = rt.block_on(h).unwrap();
+    let s = rt.stats();
+    // One tick per millisecond on a CPU, give or take the rounding at either end.
+    let periods = on_cpu_ns / 1_000_000;
+    assert!(periods >= 5, "the poll hardly ran ({on_cpu_ns} ns on a CPU): host too busy");
+    assert!(s.ticks + 2 >= periods, "{periods} ms computing in one poll, {s:?}");
+}

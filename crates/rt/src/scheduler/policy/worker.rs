@@ -50,7 +50,33 @@ pub(super) fn due_tick(now: u64, next: u64, tick_ns: u64) -> Option<(u64, u64)> 
     Some((next + periods * tick_ns, periods - 1))
 }
 
+/// This thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`; a system call, read once
+/// per tick, i.e. at most HZ times a second).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Of `periods` tick periods due at once, how many the running task earned: the
+/// periods its worker thread was really on a CPU (`cpu_ns` of thread CPU time since the
+/// last tick), at least the one tick that is due, at most `periods`.
+///
+/// A poll that computes for 30 ms is charged 30 ticks, as the kernel's timer interrupt
+/// would have charged them; a worker that the host kept off its CPU for 30 ms (a
+/// stolen vCPU, or a poll blocked in a system call) gets one, as Linux's tick after a
+/// stolen vCPU calls `update_process_times` once.
+pub(super) fn ticks_earned(cpu_ns: u64, periods: u64, tick_ns: u64) -> u64 {
+    ((cpu_ns + tick_ns / 2) / tick_ns.max(1)).clamp(1, periods.max(1))
+}
+
 thread_local! {
+    /// This worker thread's CPU time at its last tick (see [`ticks_earned`]).
+    static TICK_CPU: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The policy id of the task this worker is polling: the parent of what it spawns.
     static CURRENT_TASK: std::cell::Cell<TaskId> = const { std::cell::Cell::new(NO_TASK) };
 }
@@ -78,6 +104,7 @@ impl PolicySched {
         let mut idle_since: Option<Instant> = None;
         clear_clock_stamp();
         let mut next_tick = p.now() + self.tick_ns;
+        TICK_CPU.set(thread_cpu_ns());
         self.signals.next_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
         let mut prev_state = PrevState::Runnable;
@@ -191,11 +218,16 @@ impl PolicySched {
                 let now = p.read_clock();
                 set_clock_stamp(now);
                 if let Some((next, skipped)) = due_tick(now, next_tick, self.tick_ns) {
-                    if policy.tick(p, Some(id)) {
-                        need_resched.store(true, Relaxed);
+                    let cpu = thread_cpu_ns();
+                    let ran = cpu.saturating_sub(TICK_CPU.replace(cpu));
+                    let earned = ticks_earned(ran, skipped + 1, self.tick_ns);
+                    for _ in 0..earned {
+                        if policy.tick(p, Some(id)) {
+                            need_resched.store(true, Relaxed);
+                        }
                     }
                     policy.balance(p);
-                    stats.ticked(skipped);
+                    stats.ticked(earned, skipped + 1 - earned);
                     next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
                 }
@@ -257,7 +289,10 @@ impl PolicySched {
                     need_resched.store(true, Relaxed);
                 }
                 policy.balance(p);
-                self.signals.stats.worker(me).ticked(skipped);
+                // Idle: one tick (an idle CPU's ticks charge nobody); the CPU time
+                // baseline moves on so that the next task is charged its own time only.
+                TICK_CPU.set(thread_cpu_ns());
+                self.signals.stats.worker(me).ticked(1, skipped);
                 *next_tick = next;
                 self.signals.next_tick[me].store(*next_tick, Relaxed);
             }
@@ -380,5 +415,17 @@ mod tick_tests {
         // Three periods late: one tick, two skipped, and the grid is kept.
         assert_eq!(due_tick(35, 10, 10), Some((40, 2)));
         assert_eq!(due_tick(40, 10, 10), Some((50, 3)));
+    }
+
+    #[test]
+    fn a_late_tick_charges_the_periods_the_thread_ran() {
+        use super::ticks_earned;
+        // Off the CPU the whole time: one tick.
+        assert_eq!(ticks_earned(0, 30, 1_000_000), 1);
+        // Computed through all 30 periods: 30 ticks, never more than are due.
+        assert_eq!(ticks_earned(30_000_000, 30, 1_000_000), 30);
+        assert_eq!(ticks_earned(90_000_000, 30, 1_000_000), 30);
+        // Ran for 12.4 of them.
+        assert_eq!(ticks_earned(12_400_000, 30, 1_000_000), 12);
     }
 }
