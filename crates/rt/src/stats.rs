@@ -26,6 +26,12 @@ pub struct Stats {
     /// Policy schedulers: `schedule()` returned a task that was not runnable (a policy
     /// bug; the worker unlinks it as blocked and carries on). Tests expect 0.
     pub bad_picks: u64,
+    /// Policy schedulers: timer ticks delivered (`tick` + `balance`), all workers.
+    pub ticks: u64,
+    /// Policy schedulers: tick periods that passed without a tick, because the
+    /// worker thread was not on a CPU through them (kept off by the host, or blocked in
+    /// a poll): a late worker charges only the periods its thread ran (thread CPU time).
+    pub skipped_ticks: u64,
 }
 
 #[derive(Default)]
@@ -37,6 +43,8 @@ pub(crate) struct WorkerStats {
     parks: AtomicU64,
     bad_picks: AtomicU64,
     wakeups: AtomicU64,
+    ticks: AtomicU64,
+    skipped_ticks: AtomicU64,
 }
 
 /// Owner-only increment: the worker is the single writer of its counters.
@@ -62,6 +70,14 @@ impl WorkerStats {
     }
     pub fn bad_pick(&self) {
         bump(&self.bad_picks, 1);
+    }
+    /// `delivered` ticks given at once, and `skipped` periods that got none.
+    #[inline]
+    pub fn ticked(&self, delivered: u64, skipped: u64) {
+        bump(&self.ticks, delivered);
+        if skipped > 0 {
+            bump(&self.skipped_ticks, skipped);
+        }
     }
     /// A wake-up done by this worker (its owner).
     #[inline]
@@ -111,6 +127,8 @@ impl StatsTable {
             s.parks += w.parks.load(Relaxed);
             s.bad_picks += w.bad_picks.load(Relaxed);
             s.wakeups += w.wakeups.load(Relaxed);
+            s.ticks += w.ticks.load(Relaxed);
+            s.skipped_ticks += w.skipped_ticks.load(Relaxed);
         }
         s
     }

@@ -34,6 +34,12 @@ fn race(policy: &str, offer: bool) -> (bool, String) {
     let opts = TaskOpts { nice: 19, worker: Some(0), pinned: false, ..TaskOpts::default() };
     let a = rt.spawn_with(opts, hog(Duration::from_millis(60), sa.clone(), t0, offer));
     let sa_ = sa;
+    // B only once A runs: spawned while both wait, B (queued last, at the list's head)
+    // would run first and end within its quantum, overlapping nothing. That happened
+    // on a busy host, where the worker thread started late.
+    while sa_.load(SeqCst) == 0 {
+        std::thread::yield_now();
+    }
     let b = rt.spawn_with(opts, hog(Duration::from_millis(5), sb.clone(), t0, offer));
     let a_end = rt.block_on(a).unwrap();
     let b_end = rt.block_on(b).unwrap();
@@ -59,4 +65,51 @@ fn fast_and_non_worker_threads_never_yield() {
     assert!(!should_yield(), "outside a runtime");
     let (overlap, what) = race("fast", true);
     assert!(!overlap, "fast has no time slice: {what}");
+}
+
+/// A worker that did not run for 30 periods (here a poll that blocks its thread, as
+/// when the host takes the worker's CPU) takes one tick for all of them, not 30 in a
+/// row charged to the task it resumes with.
+#[test]
+fn a_stalled_worker_takes_one_tick_for_the_periods_it_missed() {
+    let rt = Builder::new().workers(1).policy("dss").hz(1000).build().unwrap();
+    let h = rt.spawn(async {
+        std::thread::sleep(Duration::from_millis(30));
+    });
+    rt.block_on(h).unwrap();
+    let s = rt.stats();
+    assert!(s.skipped_ticks >= 25, "the stall's periods were delivered as ticks: {s:?}");
+    assert!(s.ticks < s.skipped_ticks, "{s:?}");
+}
+
+/// This thread's time on a CPU in ns (`/proc/thread-self/schedstat`, first field).
+fn thread_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    s.split_whitespace().next().and_then(|x| x.parse().ok()).expect("schedstat field")
+}
+
+/// The other side: a poll that computes through 30 periods without yielding is charged
+/// the periods its thread was on a CPU, as the kernel's timer interrupt would have
+/// charged them.
+#[test]
+fn a_poll_that_computes_through_its_ticks_is_charged_them() {
+    let rt = Builder::new().workers(1).policy("dss").hz(1000).build().unwrap();
+    let h = rt.spawn(async {
+        let cpu0 = thread_cpu_ns();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        // 30 ms on a CPU (however long the host makes that take, up to 3 s).
+        while thread_cpu_ns() - cpu0 < 30_000_000 && t.elapsed() < Duration::from_secs(3) {
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        thread_cpu_ns() - cpu0
+    });
+    let on_cpu_ns = rt.block_on(h).unwrap();
+    let s = rt.stats();
+    // One tick per millisecond on a CPU, give or take the rounding at either end.
+    let periods = on_cpu_ns / 1_000_000;
+    assert!(periods >= 5, "the poll hardly ran ({on_cpu_ns} ns on a CPU): host too busy");
+    assert!(s.ticks + 2 >= periods, "{periods} ms computing in one poll, {s:?}");
 }

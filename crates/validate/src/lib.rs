@@ -8,6 +8,7 @@
 
 pub mod calibrate;
 pub mod dist;
+pub mod hostdelay;
 pub mod interp;
 pub mod summary;
 pub mod timer;
@@ -50,6 +51,11 @@ pub struct Row {
     pub real_dist: Option<Dist>,
     /// The event class whose mean time differs most between the two traces.
     pub mispriced: Option<Mispriced>,
+    /// Percent of the workers' time (wall × workers) they spent runnable but kept off
+    /// their CPUs by other threads of the host during the untraced / traced real run
+    /// ([`hostdelay`]; None without procfs). The runtime's decisions change with it.
+    pub real_host_wait_pct: Option<f64>,
+    pub real_traced_host_wait_pct: Option<f64>,
 }
 
 /// Which engine a trace comes from.
@@ -111,13 +117,14 @@ pub fn validate(
                     sim = Some(simulate(&machine, &spec, &w, &cfg).map_err(err)?);
                 }
             }
-            let (real, stats, _) =
+            let (real, stats, _, wait) =
                 real_run(cal, &spec, &w, seed, false).map_err(|e| format!("runtime {p} {ws}: {e}"))?;
-            let (mut real_traced, mut real_dist) = (None, None);
+            let (mut real_traced, mut real_dist, mut traced_wait) = (None, None, None);
             if distributions && !native {
-                let (r, _, t) =
+                let (r, _, t, tw) =
                     real_run(cal, &spec, &w, seed, true).map_err(|e| format!("runtime {p} {ws} (traced): {e}"))?;
                 real_traced = Some(r.throughput);
+                traced_wait = tw;
                 if let Some(t) = t {
                     real_dist = Some(dist::analyze(&t));
                     if let Some(sink) = traces.as_mut() {
@@ -143,6 +150,8 @@ pub fn validate(
                 sim_dist,
                 real_dist,
                 mispriced,
+                real_host_wait_pct: wait,
+                real_traced_host_wait_pct: traced_wait,
             });
         }
     }
@@ -159,25 +168,31 @@ pub fn runtime_builder(cal: &Calibration) -> schedlab_rt::Builder {
     schedlab_rt::Builder::new().workers(cal.workers).pin(true).hz(cal.machine().hz)
 }
 
-/// One run of `w` on a fresh runtime, traced or not, checked for lost messages.
+/// One run of `w` on a fresh runtime, traced or not, checked for lost messages; with
+/// the percent of the run its workers waited for their CPUs ([`hostdelay`]).
 fn real_run(
     cal: &Calibration,
     spec: &PolicySpec,
     w: &schedlab_workloads::Workload,
     seed: u64,
     traced: bool,
-) -> Result<(RealRun, schedlab_rt::Stats, Option<Trace>), String> {
+) -> Result<(RealRun, schedlab_rt::Stats, Option<Trace>, Option<f64>), String> {
     let mut b = runtime_builder(cal).policy_source(spec.clone());
     if traced {
         b = b.trace(DEFAULT_CAP / cal.workers.max(1));
     }
     let rt = b.build()?;
+    let before = hostdelay::worker_run_delays();
     let real = run_on_runtime(&rt, w, 1.0, seed)?;
+    let wait = match (before, hostdelay::worker_run_delays()) {
+        (Some(b), Some(a)) if !a.is_empty() => Some(hostdelay::delay_pct(&b, &a, real.wall_s, cal.workers)),
+        _ => None,
+    };
     let (stats, trace) = rt.shutdown_traced();
     if real.sent != w.expected_messages || real.received != w.expected_messages {
         return Err(format!("{} sent / {} received, expected {}", real.sent, real.received, w.expected_messages));
     }
-    Ok((real, stats, trace))
+    Ok((real, stats, trace, wait))
 }
 
 /// What `schedlab validate --format json` prints: a struct, so that the keys come in
@@ -216,17 +231,18 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<30} {:<30} {:>11} {:>11} {:>9} {:>10} {:>10}  unit",
-        "workload", "policy", "simulated", "real", "sim/real", "switches:", "sim/real"
+        "{:<30} {:<30} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9}  unit",
+        "workload", "policy", "simulated", "real", "sim/real", "switches:", "sim/real", "host wait"
     );
     for r in rows {
         let sim = r.sim.map_or("—".to_string(), |v| format!("{v:.0}"));
         let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×"));
         let sw = r.sim_context_switches.map_or("—".to_string(), |v| v.to_string());
+        let wait = r.real_host_wait_pct.map_or("—".to_string(), |v| format!("{v:.1} %"));
         let _ = writeln!(
             s,
-            "{:<30} {:<30} {:>11} {:>11.0} {:>9} {:>10} {:>10}  {}",
-            r.workload, r.policy, sim, r.real, ratio, sw, r.real_context_switches, r.unit
+            "{:<30} {:<30} {:>11} {:>11.0} {:>9} {:>10} {:>10} {:>9}  {}",
+            r.workload, r.policy, sim, r.real, ratio, sw, r.real_context_switches, wait, r.unit
         );
     }
     if rows.iter().any(|r| r.sim_dist.is_some()) {

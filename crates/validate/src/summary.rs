@@ -65,8 +65,8 @@ pub fn render_distributions(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13}  most different (sim/real mean per event)",
-        "workload", "policy", "switches", "migrations", "wake→run p50", "wake→run p99", "run p50"
+        "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13} {:>9}  most different (sim/real mean per event)",
+        "workload", "policy", "switches", "migrations", "wake→run p50", "wake→run p99", "run p50", "host wait"
     );
     let pair = |a: String, b: String| format!("{a} | {b}");
     for r in rows {
@@ -76,9 +76,10 @@ pub fn render_distributions(rows: &[Row]) -> String {
             format!("{}: {:.2}× ({:.2} µs vs {:.2} µs)", m.class, m.ratio, m.sim_mean_ns / 1e3, m.real_mean_ns / 1e3)
         });
         let policy: String = r.policy.chars().take(14).collect();
+        let wait = r.real_traced_host_wait_pct.map_or("—".to_string(), |v| format!("{v:.1} %"));
         let _ = writeln!(
             s,
-            "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13}  {}",
+            "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13} {:>9}  {}",
             r.workload,
             policy,
             pair(mark(sd, sd.switches.to_string()), mark(rd, rd.switches.to_string())),
@@ -86,6 +87,7 @@ pub fn render_distributions(rows: &[Row]) -> String {
             pair(us(sd.wake_to_run_p50_ns), us(rd.wake_to_run_p50_ns)),
             pair(us(sd.wake_to_run_p99_ns), us(rd.wake_to_run_p99_ns)),
             pair(us(sd.run_len_p50_ns), us(rd.run_len_p50_ns)),
+            wait,
             m
         );
     }
@@ -120,6 +122,8 @@ mod tests {
             sim_dist: None,
             real_dist: None,
             mispriced: None,
+            real_host_wait_pct: None,
+            real_traced_host_wait_pct: None,
         }
     }
 

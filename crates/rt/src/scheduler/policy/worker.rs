@@ -29,7 +29,54 @@ pub const POLL_BUDGET: u32 = 64;
 
 const NO_TASK: TaskId = TaskId::MAX;
 
+/// The timer tick at `now`, if one is due (`now ≥ next`): one tick, however many
+/// periods have passed, and the next one on the tick grid after `now`; with the
+/// number of periods that got no tick.
+///
+/// A worker sees time pass only while its thread runs. When the host keeps it off
+/// its CPU (another process on the vCPU) or a poll runs past a tick, several periods
+/// may be due at once. Delivering them all (as until session 23) charged the running
+/// task a tick of its time slice for each, all at the same instant, for time in
+/// which it did not run: 2.4's and O(1)'s quanta then ran out after a stall, and the
+/// runtime's decisions depended on how loaded the host was, which the simulator's
+/// machine does not model. Linux does the same as here: after a stalled vCPU the
+/// tick handler catches `jiffies` up but calls `update_process_times` once.
+pub(super) fn due_tick(now: u64, next: u64, tick_ns: u64) -> Option<(u64, u64)> {
+    if now < next {
+        return None;
+    }
+    let tick_ns = tick_ns.max(1);
+    let periods = (now - next) / tick_ns + 1;
+    Some((next + periods * tick_ns, periods - 1))
+}
+
+/// This thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`; a system call, read once
+/// per tick, i.e. at most HZ times a second).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Of `periods` tick periods due at once, how many the running task earned: the
+/// periods its worker thread was really on a CPU (`cpu_ns` of thread CPU time since the
+/// last tick), at least the one tick that is due, at most `periods`.
+///
+/// A poll that computes for 30 ms is charged 30 ticks, as the kernel's timer interrupt
+/// would have charged them; a worker that the host kept off its CPU for 30 ms (a
+/// stolen vCPU, or a poll blocked in a system call) gets one, as Linux's tick after a
+/// stolen vCPU calls `update_process_times` once.
+pub(super) fn ticks_earned(cpu_ns: u64, periods: u64, tick_ns: u64) -> u64 {
+    ((cpu_ns + tick_ns / 2) / tick_ns.max(1)).clamp(1, periods.max(1))
+}
+
 thread_local! {
+    /// This worker thread's CPU time at its last tick (see [`ticks_earned`]).
+    static TICK_CPU: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The policy id of the task this worker is polling: the parent of what it spawns.
     static CURRENT_TASK: std::cell::Cell<TaskId> = const { std::cell::Cell::new(NO_TASK) };
 }
@@ -57,6 +104,7 @@ impl PolicySched {
         let mut idle_since: Option<Instant> = None;
         clear_clock_stamp();
         let mut next_tick = p.now() + self.tick_ns;
+        TICK_CPU.set(thread_cpu_ns());
         self.signals.next_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
         let mut prev_state = PrevState::Runnable;
@@ -169,12 +217,18 @@ impl PolicySched {
                 // A fresh reading: a self-woken task's next poll must not see the stamp.
                 let now = p.read_clock();
                 set_clock_stamp(now);
-                while now >= next_tick {
-                    if policy.tick(p, Some(id)) {
-                        need_resched.store(true, Relaxed);
+                if let Some((next, skipped)) = due_tick(now, next_tick, self.tick_ns) {
+                    let cpu = thread_cpu_ns();
+                    let ran = cpu.saturating_sub(TICK_CPU.replace(cpu));
+                    let earned = ticks_earned(ran, skipped + 1, self.tick_ns);
+                    for _ in 0..earned {
+                        if policy.tick(p, Some(id)) {
+                            need_resched.store(true, Relaxed);
+                        }
                     }
                     policy.balance(p);
-                    next_tick += self.tick_ns;
+                    stats.ticked(earned, skipped + 1 - earned);
+                    next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
                 }
                 if r == Polled::Ready {
@@ -229,13 +283,17 @@ impl PolicySched {
         let wanted = || need_resched.load(Acquire) || handle.shutdown.load(Acquire);
         loop {
             let now = p.now();
-            while now >= *next_tick {
+            if let Some((next, skipped)) = due_tick(now, *next_tick, self.tick_ns) {
                 // As the simulator's idle tick: a `true` from `tick` asks for `schedule`.
                 if policy.tick(p, None) {
                     need_resched.store(true, Relaxed);
                 }
                 policy.balance(p);
-                *next_tick += self.tick_ns;
+                // Idle: one tick (an idle CPU's ticks charge nobody); the CPU time
+                // baseline moves on so that the next task is charged its own time only.
+                TICK_CPU.set(thread_cpu_ns());
+                self.signals.stats.worker(me).ticked(1, skipped);
+                *next_tick = next;
                 self.signals.next_tick[me].store(*next_tick, Relaxed);
             }
             if wanted() {
@@ -341,5 +399,33 @@ impl Recent {
                 *s = None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::due_tick;
+
+    #[test]
+    fn one_tick_per_stall_on_the_grid() {
+        assert_eq!(due_tick(9, 10, 10), None);
+        // On time: the next period, nothing skipped.
+        assert_eq!(due_tick(10, 10, 10), Some((20, 0)));
+        assert_eq!(due_tick(19, 10, 10), Some((20, 0)));
+        // Three periods late: one tick, two skipped, and the grid is kept.
+        assert_eq!(due_tick(35, 10, 10), Some((40, 2)));
+        assert_eq!(due_tick(40, 10, 10), Some((50, 3)));
+    }
+
+    #[test]
+    fn a_late_tick_charges_the_periods_the_thread_ran() {
+        use super::ticks_earned;
+        // Off the CPU the whole time: one tick.
+        assert_eq!(ticks_earned(0, 30, 1_000_000), 1);
+        // Computed through all 30 periods: 30 ticks, never more than are due.
+        assert_eq!(ticks_earned(30_000_000, 30, 1_000_000), 30);
+        assert_eq!(ticks_earned(90_000_000, 30, 1_000_000), 30);
+        // Ran for 12.4 of them.
+        assert_eq!(ticks_earned(12_400_000, 30, 1_000_000), 12);
     }
 }
