@@ -9,6 +9,9 @@ use schedlab_workloads::{parse_workload, Op, Workload};
 
 const ROUNDS: u64 = 2_000;
 
+/// Sets one runtime cost on a machine's parameters.
+type SetCost = fn(&mut CostParams);
+
 fn run(machine: &Machine, policy: &str, w: &Workload) -> Report {
     simulate(machine, &PolicySpec::parse(policy).unwrap(), w, &SimConfig::default()).unwrap()
 }
@@ -43,7 +46,8 @@ fn with(preset: &str, f: impl Fn(&mut CostParams)) -> Machine {
 fn the_kernel_presets_charge_no_runtime_cost() {
     for p in ["up", "smp-2", "smp-8", "numa-4x4"] {
         let c = Machine::preset(p).unwrap().costs;
-        let runtime = [c.clock_read_cycles, c.recv_block_cycles, c.chan_transfer_ns, c.lock_handoff_ns, c.wake_transfer_ns];
+        let runtime =
+            [c.clock_read_cycles, c.recv_block_cycles, c.chan_transfer_ns, c.lock_handoff_ns, c.wake_transfer_ns];
         assert_eq!(runtime, [0; 5], "{p}");
     }
 }
@@ -51,7 +55,7 @@ fn the_kernel_presets_charge_no_runtime_cost() {
 #[test]
 fn cross_cpu_costs_are_never_charged_on_one_cpu() {
     let base = pingpong(&with("up", |_| {}), "dss");
-    let sets: [(&str, fn(&mut CostParams)); 3] = [
+    let sets: [(&str, SetCost); 3] = [
         ("chan_transfer_ns", |c| c.chan_transfer_ns = 5_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 5_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 5_000),
@@ -66,7 +70,7 @@ fn cross_cpu_costs_are_never_charged_on_one_cpu() {
 fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
     let base = split_pingpong(&with("smp-2", |_| {}), "dss");
     assert!(base.migrations == 0 && base.context_switches >= 2 * ROUNDS, "{base:?}");
-    let sets: [(&str, fn(&mut CostParams)); 3] = [
+    let sets: [(&str, SetCost); 3] = [
         ("chan_transfer_ns", |c| c.chan_transfer_ns = 1_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 1_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 1_000),

@@ -8,13 +8,13 @@
 //! cache-line transfer, the policy's own scan), and the comparison with real runs in
 //! [`crate::validate`] is then a test of the model.
 
+use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::policies::dss;
 use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
 use schedlab_rt::park::Parker;
 use schedlab_sim::{CostParams, Machine};
-use crate::xcpu::{self, CrossCpu};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
