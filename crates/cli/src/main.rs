@@ -203,8 +203,10 @@ Examples:
     /// The simulator against the real runtime: calibrate this machine, then run Chat and
     /// ping-pong on both engines for every policy and print the throughputs side by side.
     #[command(after_help = "The simulated machine (host-N) takes every cost from a micro-benchmark run here first:
-task switch, cross-worker wake-up, channel send/receive, spawn, cache-line transfer, memory
-latency, lock, and the policy's own schedule()/wake_up()/tick cost. Nothing is fitted to the
+task switch, channel send/receive, spawn, cache-line transfer, memory latency, lock, the
+policy's own schedule()/wake_up()/tick cost, and what a hop between workers adds (IPI send and
+latency, lock hand-off, task-header transfer, blocking receive, channel lines, clock reads;
+crates/validate/src/xcpu.rs). Nothing is fitted to the
 throughputs being compared. Example:
   schedlab validate --quick --machine-out out/host.toml")]
     Validate {

@@ -36,6 +36,12 @@ pub struct CostModel {
     /// Extra IPI latency to a CPU idle for at least `idle_spin_ns` (0: none).
     pub park_wake_ns: u64,
     pub idle_spin_ns: u64,
+    /// A user-level runtime's own costs (0 on the kernel presets).
+    pub clock_read_ns: u64,
+    pub recv_block_ns: u64,
+    pub chan_transfer_ns: u64,
+    pub lock_handoff_ns: u64,
+    pub wake_transfer_ns: u64,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
     transfer: Vec<u64>,
@@ -97,6 +103,11 @@ impl CostModel {
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
             park_wake_ns: c.park_wake_ns as u64,
             idle_spin_ns: c.idle_spin_ns as u64,
+            clock_read_ns: cy(c.clock_read_cycles),
+            recv_block_ns: cy(c.recv_block_cycles),
+            chan_transfer_ns: c.chan_transfer_ns as u64,
+            lock_handoff_ns: c.lock_handoff_ns as u64,
+            wake_transfer_ns: c.wake_transfer_ns as u64,
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),

@@ -376,6 +376,7 @@ impl<'w> Engine<'w> {
                 let task = self.cpus[cpu].curr.expect("user mode without a task");
                 self.tasks[task as usize].compute_left = 0;
                 self.advance_pc(task);
+                self.op_done();
                 self.cpus[cpu].mode = Mode::Kernel;
             }
             Mode::Kernel => {}
@@ -410,7 +411,12 @@ impl<'w> Engine<'w> {
                     nt.state
                 );
                 if next != prev {
-                    let mut cost = self.plat.cost.context_switch_ns;
+                    // A runtime's worker reads the clock after every poll of a task.
+                    let mut cost = self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns;
+                    // Dispatching a task another CPU woke pulls its header line.
+                    if nt.woke_on != NONE && nt.woke_on as usize != cpu {
+                        cost += self.plat.cost.wake_transfer_ns;
+                    }
                     if nt.mm != 0 && nt.mm != self.cpus[cpu].loaded_mm {
                         cost += self.plat.cost.mm_switch_ns;
                         self.cpus[cpu].loaded_mm = nt.mm;
@@ -428,6 +434,7 @@ impl<'w> Engine<'w> {
                 let nt = &mut self.tasks[n as usize];
                 nt.state = TState::Running;
                 nt.last_cpu = cpu as u32;
+                nt.woke_on = NONE;
                 if nt.woke_at != u64::MAX {
                     let lat = now - nt.woke_at;
                     nt.woke_at = u64::MAX;

@@ -658,7 +658,9 @@ impl SimPlatform {
         let wait = start - now;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
-            Some(c) if c != cpu => self.cost.transfer_ns(self.node_of[c], self.node_of[cpu]),
+            Some(c) if c != cpu => {
+                self.cost.transfer_ns(self.node_of[c], self.node_of[cpu]) + self.cost.lock_handoff_ns
+            }
             Some(_) => 0,
             None => self.cost.memory_ns(0, self.node_of[cpu]),
         };

@@ -8,6 +8,7 @@
 //! cache-line transfer, the policy's own scan), and the comparison with real runs in
 //! [`crate::validate`] is then a test of the model.
 
+use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::policies::dss;
@@ -35,8 +36,10 @@ pub struct Calibration {
     /// Unbounded async-channel send, and receive of an available message.
     pub send_ns: f64,
     pub recv_ns: f64,
-    /// Waking a task on the other worker, beyond the channel and dispatch costs:
-    /// half a cross-worker ping-pong round trip minus send, receive and dispatch.
+    /// Half a ping-pong round trip between two tasks spawned on different workers of
+    /// the fast runtime, minus send, receive and dispatch. Printed, not used: `spawn_on`
+    /// only places a task's start, and the fast runtime's wake-ups bring the pair onto
+    /// one worker, so this is not a cross-CPU wake-up (`cross` measures that).
     pub wake_ns: f64,
     /// Uncontended parking_lot lock + unlock.
     pub lock_ns: f64,
@@ -59,16 +62,20 @@ pub struct Calibration {
     /// users of this machine, which neither engine's model contains. Not used by the
     /// machine; printed to explain misses.
     pub stolen_pct: f64,
+    /// What a hop between two workers costs beyond the hot-cache operations above
+    /// (`crate::xcpu`): the reschedule IPI's send and latency, a lock and a task
+    /// header last written by the other CPU, a blocking receive, the channel's lines.
+    pub cross: CrossCpu,
 }
 
 /// Operations per timed batch of [`time_per`] and the loops like it.
-const BATCH: u64 = 100;
+pub(crate) const BATCH: u64 = 100;
 
 /// The median over batches of [`BATCH`] calls of the mean time per call, in ns. Other
 /// users' processes share this machine's CPUs: a batch during which one of them took
 /// the CPU is an outlier the median ignores, where a plain mean over all `n` calls
 /// would charge their time to the operation.
-fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
+pub(crate) fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
     let mut batches = Vec::with_capacity((n / BATCH).max(1) as usize);
     for _ in 0..(n / BATCH).max(1) {
         let t = Instant::now();
@@ -80,12 +87,12 @@ fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
     median(batches)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-fn pin(core: usize) {
+pub(crate) fn pin(core: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
         if !ids.is_empty() {
             core_affinity::set_for_current(ids[core % ids.len()]);
@@ -230,6 +237,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
     let (schedule_base_ns, schedule_per_task_ns, wakeup_ns, tick_ns) = policy_costs(quick);
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
+    let cross = xcpu::measure(quick, pair);
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
@@ -248,6 +256,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         park_wake_ns,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
         stolen_pct,
+        cross,
     })
 }
 
@@ -395,16 +404,24 @@ impl Calibration {
             copy_cycles_per_kb: 0,
             fork_cycles: c(self.spawn_ns),
             exit_cycles: 1,
-            ipi_send_cycles: 1,
+            // The `need_resched` store and the unpark (a swap: the target spins).
+            ipi_send_cycles: c(self.cross.ipi_send_ns),
             mem_latency_ns: c(self.mem_latency_ns),
             c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
-            ipi_latency_ns: c(self.wake_ns),
+            ipi_latency_ns: c(self.cross.ipi_latency_ns),
             // One node: no remote cache.
             remote_cache_ns: 0,
             // The IPI latency (a wake of a spinning worker) is already in the measured
             // unpark-to-run time.
-            park_wake_ns: (self.park_wake_ns - self.wake_ns).max(0.0).round() as u32,
+            park_wake_ns: (self.park_wake_ns - self.cross.ipi_latency_ns).max(0.0).round() as u32,
             idle_spin_ns: self.idle_spin_ns.round() as u32,
+            clock_read_cycles: c(self.cross.clock_read_ns),
+            recv_block_cycles: c(self.cross.recv_block_ns),
+            chan_transfer_ns: self.cross.chan_transfer_ns.round() as u32,
+            // The simulator already charges the lock's base cost and one line transfer.
+            lock_handoff_ns: (self.cross.lock_handoff_ns - self.lock_ns - self.atomic_rtt_ns / 2.0).max(0.0).round()
+                as u32,
+            wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
         };
         m
     }

@@ -12,6 +12,7 @@ pub mod hostdelay;
 pub mod interp;
 pub mod summary;
 pub mod timer;
+pub mod xcpu;
 
 pub use calibrate::{calibrate, Calibration};
 pub use dist::{Dist, Mispriced};
@@ -49,7 +50,7 @@ pub struct Row {
     /// runtime-native scheduler, which records no trace).
     pub sim_dist: Option<Dist>,
     pub real_dist: Option<Dist>,
-    /// The event class whose mean time differs most between the two traces.
+    /// The event class whose median time differs most between the two traces.
     pub mispriced: Option<Mispriced>,
     /// Percent of the workers' time (wall × workers) they spent runnable but kept off
     /// their CPUs by other threads of the host during the untraced / traced real run
@@ -216,12 +217,23 @@ impl<'a> Report<'a> {
 pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, cross-worker wake {:.0}, send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
+    let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, fast-runtime wake {:.0} (not used), send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns);
     let _ = writeln!(
         s,
         "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0})",
         cal.park_wake_ns, cal.idle_spin_ns
+    );
+    let x = &cal.cross;
+    let _ = writeln!(
+        s,
+        "  cross-CPU (crates/validate/src/xcpu.rs): IPI send {:.0}, IPI to a spinning worker {:.0}, lock hand-off {:.0}, header CAS {:.0},",
+        x.ipi_send_ns, x.ipi_latency_ns, x.lock_handoff_ns, x.rmw_transfer_ns
+    );
+    let _ = writeln!(
+        s,
+        "  blocking receive +{:.0}, channel lines between CPUs {:.0}, clock read {:.0}",
+        x.recv_block_ns, x.chan_transfer_ns, x.clock_read_ns
     );
     let _ = writeln!(
         s,

@@ -51,7 +51,7 @@ fn us(ns: Option<u64>) -> String {
 }
 
 /// The distribution table: per row, both engines' switches, migrations, wake-to-run
-/// p50/p99 and run-length p50 (µs), and the event class whose mean time differs most.
+/// p50/p99 and run-length p50 (µs), and the event class whose median time differs most.
 pub fn render_distributions(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -65,7 +65,7 @@ pub fn render_distributions(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13} {:>9}  most different (sim/real mean per event)",
+        "{:<28} {:<14} {:>15} {:>13} {:>15} {:>17} {:>13} {:>9}  most different (sim/real median per event)",
         "workload", "policy", "switches", "migrations", "wake→run p50", "wake→run p99", "run p50", "host wait"
     );
     let pair = |a: String, b: String| format!("{a} | {b}");
@@ -73,7 +73,8 @@ pub fn render_distributions(rows: &[Row]) -> String {
         let (Some(sd), Some(rd)) = (&r.sim_dist, &r.real_dist) else { continue };
         let mark = |d: &Dist, v: String| if d.dropped > 0 { format!("{v}*") } else { v };
         let m = r.mispriced.as_ref().map_or("—".to_string(), |m| {
-            format!("{}: {:.2}× ({:.2} µs vs {:.2} µs)", m.class, m.ratio, m.sim_mean_ns / 1e3, m.real_mean_ns / 1e3)
+            let (s, r) = (m.sim_p50_ns as f64 / 1e3, m.real_p50_ns as f64 / 1e3);
+            format!("{}: {:.2}× ({s:.2} µs vs {r:.2} µs)", m.class, m.ratio)
         });
         let policy: String = r.policy.chars().take(14).collect();
         let wait = r.real_traced_host_wait_pct.map_or("—".to_string(), |v| format!("{v:.1} %"));

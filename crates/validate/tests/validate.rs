@@ -41,6 +41,33 @@ fn calibration_gives_a_valid_host_machine() {
     m.validate().unwrap();
     assert_eq!(m.cpus, 2);
     assert_eq!(m.costs.context_switch_cycles as f64, cal.dispatch_ns.round().max(1.0));
+
+    // The cross-CPU micro-benchmarks: positive and bounded (a shared 2-vCPU VM under
+    // load stays well under these bounds; 0 or a runaway means a broken benchmark).
+    let x = &cal.cross;
+    for (name, v, max) in [
+        ("clock read", x.clock_read_ns, 5_000.0),
+        ("ipi send", x.ipi_send_ns, 50_000.0),
+        ("ipi latency", x.ipi_latency_ns, 200_000.0),
+        ("lock hand-off", x.lock_handoff_ns, 50_000.0),
+        ("header CAS", x.rmw_transfer_ns, 50_000.0),
+        ("blocking receive", x.recv_block_ns, 50_000.0),
+    ] {
+        assert!(v.is_finite() && v > 0.0 && v < max, "{name} = {v} ns");
+    }
+    // Only a difference of two timings: may be 0, never negative or unbounded.
+    assert!((0.0..200_000.0).contains(&x.chan_transfer_ns), "channel lines = {}", x.chan_transfer_ns);
+    // Each lands in the machine parameter the simulator charges (docs/cost-model.md).
+    let c = &m.costs;
+    assert_eq!(c.ipi_send_cycles as f64, x.ipi_send_ns.round().max(1.0));
+    assert_eq!(c.ipi_latency_ns as f64, x.ipi_latency_ns.round().max(1.0));
+    assert_eq!(c.clock_read_cycles as f64, x.clock_read_ns.round().max(1.0));
+    assert_eq!(c.recv_block_cycles as f64, x.recv_block_ns.round().max(1.0));
+    assert_eq!(c.chan_transfer_ns as f64, x.chan_transfer_ns.round());
+    assert_eq!(c.wake_transfer_ns as f64, x.rmw_transfer_ns.round());
+    let handoff = (x.lock_handoff_ns - cal.lock_ns - cal.atomic_rtt_ns / 2.0).max(0.0).round();
+    assert_eq!(c.lock_handoff_ns as f64, handoff);
+    assert_eq!(c.park_wake_ns as f64, (cal.park_wake_ns - x.ipi_latency_ns).max(0.0).round());
 }
 
 /// Regression: with preemption points, MQS's schedule_tail could re-queue a task that

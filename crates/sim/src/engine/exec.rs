@@ -47,6 +47,9 @@ pub(super) struct TaskRt {
     pub(super) mm: u32,
     /// Blocked inside a receive: resumes without re-entering the syscall.
     pub(super) in_recv: bool,
+    /// The CPU whose wake-up made the task runnable, until it is dispatched (NONE
+    /// otherwise): a dispatch elsewhere pulls the task's header line from there.
+    pub(super) woke_on: u32,
 }
 
 /// A message channel. Messages carry no data, so a count of the queued ones is enough
@@ -57,6 +60,8 @@ pub(super) struct Chan {
     bytes: u32,
     /// Tasks blocked in a receive on this channel, woken in arrival order.
     waiters: VecDeque<TaskId>,
+    /// The CPU of the latest send: a receive elsewhere pulls the channel's lines.
+    sent_on: Option<CpuId>,
 }
 
 impl Engine<'_> {
@@ -81,6 +86,7 @@ impl Engine<'_> {
             last_cpu: NONE,
             mm: params.mm,
             in_recv: false,
+            woke_on: NONE,
         });
         // Kept apart from TaskRt: read once per compute, and TaskRt stays one host line.
         self.task_ws.push(self.ws_lines_of[prog as usize]);
@@ -100,6 +106,12 @@ impl Engine<'_> {
         t.woke_at = self.plat.cursor();
         t.ready_at = t.woke_at;
         let (at, cpu) = (t.woke_at, self.plat.this_cpu());
+        // The waker's write of the task's run state: a line the task's last CPU holds.
+        let remote = t.last_cpu != NONE && t.last_cpu as usize != cpu;
+        t.woke_on = cpu as u32;
+        if remote {
+            self.plat.advance(self.plat.cost.wake_transfer_ns);
+        }
         self.runnable_or_running += 1;
         if !self.plat.tracing() {
             self.policy.wake_up(&self.plat, task, false);
@@ -115,6 +127,13 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn advance_pc(&mut self, task: TaskId) {
         self.tasks[task as usize].cursor.advance();
+    }
+
+    /// An operation completed: a runtime reads the clock at its preemption point
+    /// there (`clock_read_ns`, 0 on the kernel presets).
+    #[inline]
+    pub(super) fn op_done(&mut self) {
+        self.plat.advance(self.plat.cost.clock_read_ns);
     }
 
     /// Execute the running task's next operation.
@@ -150,11 +169,13 @@ impl Engine<'_> {
                 let ch = &mut self.chans[chan as usize];
                 ch.pending += 1;
                 ch.bytes = bytes;
+                ch.sent_on = Some(cpu);
                 if let Some(waiter) = ch.waiters.pop_front() {
                     self.wake(waiter, Some(task));
                     self.handle_resched(cpu);
                 }
                 self.advance_pc(task);
+                self.op_done();
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }
@@ -167,8 +188,12 @@ impl Engine<'_> {
                 if ch.pending > 0 {
                     ch.pending -= 1;
                     let bytes = ch.bytes;
+                    let remote = ch.sent_on.is_some_and(|c| c != cpu);
                     self.tasks[task as usize].in_recv = false;
                     self.plat.advance(self.plat.cost.recv_ns(bytes));
+                    if remote {
+                        self.plat.advance(self.plat.cost.chan_transfer_ns);
+                    }
                     self.rec.received += 1;
                     if self.w.metric.counted[chan as usize] {
                         self.rec.completed += 1;
@@ -178,9 +203,12 @@ impl Engine<'_> {
                         }
                     }
                     self.advance_pc(task);
+                    self.op_done();
                     let at = self.plat.cursor();
                     self.arm(cpu, at);
                 } else {
+                    self.plat.advance(self.plat.cost.recv_block_ns);
+                    let ch = &mut self.chans[chan as usize];
                     ch.waiters.push_back(task);
                     let t = &mut self.tasks[task as usize];
                     t.in_recv = true;
@@ -205,6 +233,7 @@ impl Engine<'_> {
                 self.policy.yield_now(&self.plat, task);
                 self.handle_resched(cpu);
                 self.advance_pc(task);
+                self.op_done();
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }
@@ -213,6 +242,7 @@ impl Engine<'_> {
                 self.advance_pc(task);
                 self.spawn(program, params, Some(task));
                 self.handle_resched(cpu);
+                self.op_done();
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }

@@ -74,6 +74,32 @@ pub struct CostParams {
     /// IPI in that window costs only `ipi_latency_ns`.
     #[serde(default)]
     pub idle_spin_ns: u32,
+    // --- a user-level runtime's own costs (0 on the kernel presets; the calibrated
+    // host machine measures them: docs/cost-model.md, "Measuring this machine") ---
+    /// One clock read. Charged where the runtime reads the clock: at every completed
+    /// operation (its preemption point) and at every switch to another task (the
+    /// worker's read after a poll).
+    #[serde(default)]
+    pub clock_read_cycles: u32,
+    /// A receive that blocks, beyond a hot send + receive: registering for a
+    /// notification, the sender's notification and its removal. Charged at the
+    /// receive that finds its channel empty.
+    #[serde(default)]
+    pub recv_block_cycles: u32,
+    /// A message received on a CPU other than the one that sent it: the channel's
+    /// lines moving between the CPUs. Charged at that receive.
+    #[serde(default)]
+    pub chan_transfer_ns: u32,
+    /// A run-queue lock whose word was last held by another CPU, beyond one
+    /// cache-line transfer (a locked read-modify-write of a remote line, not a read).
+    /// Charged at the acquire, with the transfer.
+    #[serde(default)]
+    pub lock_handoff_ns: u32,
+    /// One transfer of a task's own header line (its run state) between CPUs: paid by
+    /// a waker on another CPU than the task last ran on, and again by a CPU that
+    /// dispatches a task another CPU woke.
+    #[serde(default)]
+    pub wake_transfer_ns: u32,
 }
 
 impl CostParams {
@@ -104,6 +130,11 @@ impl CostParams {
             remote_cache_ns: 0,
             park_wake_ns: 0,
             idle_spin_ns: 0,
+            clock_read_cycles: 0,
+            recv_block_cycles: 0,
+            chan_transfer_ns: 0,
+            lock_handoff_ns: 0,
+            wake_transfer_ns: 0,
         }
     }
 
