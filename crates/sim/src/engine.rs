@@ -306,7 +306,7 @@ impl<'w> Engine<'w> {
     /// The earliest pending event. Ties: lower CPU first, and on one CPU the IPI,
     /// then the step, then the tick; sleep timers after CPU events of the same instant.
     #[inline]
-    fn next_event(&self) -> (u64, Kind) {
+    fn next_event(&mut self) -> (u64, Kind) {
         let (best, cpu) = self.next_at.min();
         if let Some((wt, wake)) = self.q.peek() {
             if wt < best {
