@@ -61,10 +61,13 @@ impl NextCpu {
         while d != 0 {
             let mut i = (self.n + d.trailing_zeros() as usize) & MASK;
             d &= d - 1;
+            // The value just written at `i` stays in a register: one load per level.
+            let mut v = self.tree[i];
             while i > 1 {
-                let (a, b) = (self.tree[i & !1 & MASK], self.tree[(i | 1) & MASK]);
+                let s = self.tree[(i ^ 1) & MASK];
+                v = if s < v { s } else { v };
                 i >>= 1;
-                self.tree[i & MASK] = if a < b { a } else { b };
+                self.tree[i & MASK] = v;
             }
         }
         let k = self.tree[1];
