@@ -279,7 +279,8 @@ impl SimPlatform {
             .map(|to| {
                 let mut v: Vec<(u64, u64)> = (0..nnodes)
                     .map(|from| {
-                        let mask = node_of.iter().enumerate().filter(|&(_, &n)| n == from).fold(0u64, |m, (c, _)| m | 1 << c);
+                        let mask =
+                            node_of.iter().enumerate().filter(|&(_, &n)| n == from).fold(0u64, |m, (c, _)| m | 1 << c);
                         (mask, cost.transfer_ns(from, to))
                     })
                     .filter(|&(mask, _)| mask != 0)
