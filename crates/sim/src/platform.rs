@@ -286,7 +286,7 @@ impl SimPlatform {
                     .filter(|&(mask, _)| mask != 0)
                     .collect();
                 // Farthest first; equal latencies in node order (either gives the same value).
-                v.sort_by(|a, b| b.1.cmp(&a.1));
+                v.sort_by_key(|&(_, ns)| std::cmp::Reverse(ns));
                 v
             })
             .collect();
