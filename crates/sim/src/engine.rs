@@ -470,6 +470,10 @@ impl<'w> Engine<'w> {
 
     /// Deliver the policy's reschedule requests made during the current call on `cpu`.
     fn handle_resched(&mut self, cpu: CpuId) {
+        // Most policy calls ask for none: one length test instead of the buffer swap.
+        if self.plat.resched_pending().borrow().is_empty() {
+            return;
+        }
         let mut buf = std::mem::take(&mut self.resched_buf);
         self.plat.drain_resched(&mut buf);
         for &target in &buf {

@@ -421,7 +421,7 @@ impl SimPlatform {
     fn cache_promote(&self, idx: usize, base: usize) {
         let tag = idx as u32 + 1;
         if self.quad {
-            let cell = &self.quads[base >> 2];
+            let cell = self.quad_at(base);
             // Not in way 0 (the caller checked): the more recent ways move down one.
             let [a, b, c, d] = cell.get();
             cell.set(if b == tag {
@@ -457,7 +457,7 @@ impl SimPlatform {
     #[inline(always)]
     fn cache_fill(&self, cpu: CpuId, idx: usize, base: usize) {
         if self.quad {
-            let cell = &self.quads[base >> 2];
+            let cell = self.quad_at(base);
             let [a, b, c, d] = cell.get();
             if d != 0 {
                 self.evict(cpu, d as usize - 1);
@@ -484,7 +484,7 @@ impl SimPlatform {
     /// `cpu` is no longer a sharer, and a modified copy is written back.
     #[inline(always)]
     fn evict(&self, cpu: CpuId, oi: usize) {
-        let cell = &self.lines[oi];
+        let cell = self.line_at(oi);
         let mut st = cell.get();
         st.sharers &= !(1u64 << cpu);
         if st.dirty as usize == cpu {
@@ -500,7 +500,7 @@ impl SimPlatform {
     fn drop_tag(&self, cpu: CpuId, idx: usize, set_base: u32) {
         let base = cpu * self.cpu_stride + set_base as usize;
         if self.quad {
-            let cell = &self.quads[base >> 2];
+            let cell = self.quad_at(base);
             let tag = idx as u32 + 1;
             let [a, b, c, d] = cell.get();
             // The ways behind the dropped one move up; the last becomes empty.
@@ -525,12 +525,35 @@ impl SimPlatform {
         }
     }
 
+    /// The 4-way set at tag offset `base`. Unchecked: every `base` is a CPU's tag offset
+    /// (`cpu × cpu_stride`, `cpu` below the CPU count: `begin` indexes `node_of` with it,
+    /// and a line's sharers are CPUs that ran `begin`) plus a line's `set_base` (below
+    /// `cpu_stride`), and `quads` holds CPUs × `cpu_stride / 4` sets. The bounds check
+    /// was a compare and branch on every access that reaches the LRU state.
+    #[inline(always)]
+    fn quad_at(&self, base: usize) -> &Cell<[u32; 4]> {
+        debug_assert!(base >> 2 < self.quads.len(), "set offset {base} out of range");
+        // SAFETY: in range, as above (checked in debug builds).
+        unsafe { self.quads.get_unchecked(base >> 2) }
+    }
+
+    /// Line `idx`'s state, for the out-of-line miss paths and evictions. Unchecked: the
+    /// misses are called from `touch_index` with an index it has just read through the
+    /// checked `self.lines[idx]`, and an evicted index is a tag minus one, and tags are
+    /// only written from such indices (`cache_fill`).
+    #[inline(always)]
+    fn line_at(&self, idx: usize) -> &Cell<LineState> {
+        debug_assert!(idx < self.lines.len(), "line {idx} out of range");
+        // SAFETY: in range, as above (checked in debug builds).
+        unsafe { self.lines.get_unchecked(idx) }
+    }
+
     /// Whether line `idx` is the most recently used way of the set at `base`.
     #[inline(always)]
     fn is_mru(&self, base: usize, idx: usize) -> bool {
         let tag = idx as u32 + 1;
         if self.quad {
-            self.quads[base >> 2].get()[0] == tag
+            self.quad_at(base).get()[0] == tag
         } else {
             self.tags[base].get() == tag
         }
@@ -625,7 +648,7 @@ impl SimPlatform {
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
     fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = &self.lines[idx];
+        let cell = self.line_at(idx);
         let mut st = cell.get();
         debug_assert!(st.sharers & (1u64 << cpu) == 0);
         if idx < self.task_lines {
@@ -648,7 +671,7 @@ impl SimPlatform {
     /// used way (a fill if it did not hold it).
     #[inline(never)]
     fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = &self.lines[idx];
+        let cell = self.line_at(idx);
         let mut st = cell.get();
         let me = 1u64 << cpu;
         let others = st.sharers & !me;
