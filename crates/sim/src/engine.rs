@@ -12,6 +12,7 @@
 //! the outcome (context switch, IPI delivery).
 
 mod checks;
+mod cpu_table;
 mod exec;
 mod next_cpu;
 
@@ -22,6 +23,7 @@ use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
 use exec::{Chan, TState, TaskRt, NONE};
+use cpu_table::CpuTable;
 use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -65,7 +67,7 @@ struct Engine<'w> {
     w: &'w Workload,
     plat: SimPlatform,
     policy: Box<dyn Policy<SimPlatform>>,
-    cpus: Vec<CpuRt>,
+    cpus: CpuTable,
     node_of: Vec<usize>,
     tasks: Vec<TaskRt>,
     chans: Vec<Chan>,
@@ -199,8 +201,9 @@ impl<'w> Engine<'w> {
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
-        let cpus = (0..m.cpus)
-            .map(|_| CpuRt {
+        let cpus = CpuTable::new(
+            m.cpus,
+            CpuRt {
                 curr: None,
                 mode: Mode::Idle,
                 need_resched: false,
@@ -212,8 +215,8 @@ impl<'w> Engine<'w> {
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
-            })
-            .collect();
+            },
+        );
         Ok(Engine {
             w,
             ops,
