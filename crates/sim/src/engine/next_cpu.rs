@@ -18,6 +18,11 @@ pub(super) const LATEST: u64 = (1 << (64 - CPU_BITS)) - 1;
 /// array so that an index masked into it needs no bounds check.
 const LEAVES: usize = 64;
 const MASK: usize = 2 * LEAVES - 1;
+/// Machines with at most this many CPUs (every preset) use 8 or 16 leaves and take
+/// the minimum of them directly: 15 branch-free compares and no stores or dirty marks,
+/// fewer instructions per event than recomputing a root-ward path (`docs/cost-model.md`
+/// has the counts). The tree pays off for more CPUs.
+const FLAT: usize = 16;
 
 /// A tournament tree over the CPUs' packed keys: leaf `n + cpu` holds CPU `cpu`'s key,
 /// every inner node the smaller of its two children, the root (index 1) the minimum.
@@ -30,7 +35,8 @@ const MASK: usize = 2 * LEAVES - 1;
 #[derive(Debug)]
 pub(super) struct NextCpu {
     tree: Box<[u64; 2 * LEAVES]>,
-    /// Leaves in use (a power of two, at least 1); padding leaves hold `u64::MAX`,
+    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only the leaves are
+    /// read, `flat_min`); padding leaves hold `u64::MAX`,
     /// which is above every CPU's key.
     n: usize,
     /// CPUs whose leaf changed since the last `min` (`1 << cpu`).
@@ -41,7 +47,7 @@ impl NextCpu {
     /// `cpus` CPUs with nothing pending.
     pub(super) fn new(cpus: usize) -> NextCpu {
         assert!(cpus <= LEAVES);
-        let n = cpus.max(1).next_power_of_two();
+        let n = if cpus <= FLAT { cpus.next_power_of_two().max(FLAT / 2) } else { cpus.next_power_of_two() };
         let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0 };
         for c in 0..cpus {
             t.set(c, u64::MAX);
@@ -53,6 +59,33 @@ impl NextCpu {
     /// lowest-numbered on a tie).
     #[inline]
     pub(super) fn min(&mut self) -> (u64, usize) {
+        let k = match self.n {
+            8 => self.flat_min::<8>(),
+            FLAT => self.flat_min::<FLAT>(),
+            _ => self.tree_min(),
+        };
+        let t = k >> CPU_BITS;
+        (if t >= LATEST { u64::MAX } else { t }, (k & ((1 << CPU_BITS) - 1)) as usize)
+    }
+
+    /// The smallest of the `N` leaves (padding leaves hold `u64::MAX`), reduced
+    /// pairwise so that the compares do not wait on one another.
+    #[inline(always)]
+    fn flat_min<const N: usize>(&self) -> u64 {
+        let mut v: [u64; N] = self.tree[N..2 * N].try_into().expect("N leaves");
+        let mut half = N / 2;
+        while half > 0 {
+            for i in 0..half {
+                v[i] = v[i].min(v[i + half]);
+            }
+            half /= 2;
+        }
+        v[0]
+    }
+
+    /// The root after recomputing the marked CPUs' paths.
+    #[inline(always)]
+    fn tree_min(&mut self) -> u64 {
         // Paths of several marked CPUs may share inner nodes: each path is recomputed
         // bottom-up from the children, so a shared node is right after the last path
         // through it.
@@ -70,16 +103,16 @@ impl NextCpu {
                 self.tree[i & MASK] = v;
             }
         }
-        let k = self.tree[1];
-        let t = k >> CPU_BITS;
-        (if t >= LATEST { u64::MAX } else { t }, (k & ((1 << CPU_BITS) - 1)) as usize)
+        self.tree[1]
     }
 
     /// Set CPU `cpu`'s next time to `at`.
     #[inline]
     pub(super) fn set(&mut self, cpu: usize, at: u64) {
         self.tree[(self.n + cpu) & MASK] = at.min(LATEST) << CPU_BITS | cpu as u64;
-        self.dirty |= 1 << (cpu & (LEAVES - 1));
+        if self.n > FLAT {
+            self.dirty |= 1 << (cpu & (LEAVES - 1));
+        }
     }
 }
 
@@ -92,7 +125,7 @@ mod tests {
     #[test]
     fn agrees_with_a_scan() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        for cpus in [1usize, 2, 3, 5, 8, 16, 64] {
+        for cpus in [1usize, 2, 3, 5, 8, 16, 17, 33, 64] {
             let mut t = NextCpu::new(cpus);
             let mut v = vec![u64::MAX; cpus];
             for _ in 0..2000 {
