@@ -12,6 +12,7 @@
 //! the outcome (context switch, IPI delivery).
 
 mod checks;
+mod cpu_table;
 mod exec;
 mod next_cpu;
 
@@ -21,6 +22,7 @@ use crate::machine::Machine;
 use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
+use cpu_table::CpuTable;
 use exec::{Chan, TState, TaskRt, NONE};
 use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
@@ -65,7 +67,7 @@ struct Engine<'w> {
     w: &'w Workload,
     plat: SimPlatform,
     policy: Box<dyn Policy<SimPlatform>>,
-    cpus: Vec<CpuRt>,
+    cpus: CpuTable,
     node_of: Vec<usize>,
     tasks: Vec<TaskRt>,
     chans: Vec<Chan>,
@@ -199,8 +201,9 @@ impl<'w> Engine<'w> {
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
-        let cpus = (0..m.cpus)
-            .map(|_| CpuRt {
+        let cpus = CpuTable::new(
+            m.cpus,
+            CpuRt {
                 curr: None,
                 mode: Mode::Idle,
                 need_resched: false,
@@ -212,8 +215,8 @@ impl<'w> Engine<'w> {
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
-            })
-            .collect();
+            },
+        );
         Ok(Engine {
             w,
             ops,
@@ -306,7 +309,7 @@ impl<'w> Engine<'w> {
     /// The earliest pending event. Ties: lower CPU first, and on one CPU the IPI,
     /// then the step, then the tick; sleep timers after CPU events of the same instant.
     #[inline]
-    fn next_event(&self) -> (u64, Kind) {
+    fn next_event(&mut self) -> (u64, Kind) {
         let (best, cpu) = self.next_at.min();
         if let Some((wt, wake)) = self.q.peek() {
             if wt < best {
@@ -477,6 +480,10 @@ impl<'w> Engine<'w> {
 
     /// Deliver the policy's reschedule requests made during the current call on `cpu`.
     fn handle_resched(&mut self, cpu: CpuId) {
+        // Most policy calls ask for none: one length test instead of the buffer swap.
+        if self.plat.resched_pending().borrow().is_empty() {
+            return;
+        }
         let mut buf = std::mem::take(&mut self.resched_buf);
         self.plat.drain_resched(&mut buf);
         for &target in &buf {

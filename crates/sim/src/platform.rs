@@ -158,6 +158,17 @@ pub struct SimPlatform {
     /// (8 KB-aligned task blocks fall into few sets; a full 2 MB L2 × 8 CPUs of tags
     /// made every simulated access a host cache miss, 30 % of the run time).
     tags: Vec<Cell<u32>>,
+    /// The same sets when the L2 is 4-way (every preset): one 16-byte value per set,
+    /// loaded and stored whole, so that moving a tag to the front, filling and
+    /// dropping are a few register compares and moves instead of a loop over four
+    /// cells with a bounds check each. `tags` is empty then.
+    quads: Vec<Cell<[u32; 4]>>,
+    /// Whether the sets are in `quads`.
+    quad: bool,
+    /// For each node, the other nodes' CPUs (`1 << cpu` masks) with the latency of a
+    /// transfer from them to this node, farthest first: an upgrade's latency is that
+    /// of the first entry that holds one of the other sharers.
+    upgrade_from: Vec<Vec<(u64, u64)>>,
     /// Offset of the current CPU's tags.
     cpu_tags: Cell<usize>,
     /// Tags per CPU (dense sets × ways): CPU `c`'s tags start at `c × cpu_stride`.
@@ -262,6 +273,23 @@ impl SimPlatform {
         };
         let dense_sets = used.len();
         let node_of_one = node_of.iter().all(|&n| n == node_of[0]);
+        let quad = ways == 4;
+        let nnodes = node_of.iter().max().map_or(1, |&n| n + 1);
+        let upgrade_from = (0..nnodes)
+            .map(|to| {
+                let mut v: Vec<(u64, u64)> = (0..nnodes)
+                    .map(|from| {
+                        let mask =
+                            node_of.iter().enumerate().filter(|&(_, &n)| n == from).fold(0u64, |m, (c, _)| m | 1 << c);
+                        (mask, cost.transfer_ns(from, to))
+                    })
+                    .filter(|&(mask, _)| mask != 0)
+                    .collect();
+                // Farthest first; equal latencies in node order (either gives the same value).
+                v.sort_by_key(|&(_, ns)| std::cmp::Reverse(ns));
+                v
+            })
+            .collect();
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
@@ -289,7 +317,10 @@ impl SimPlatform {
             nsets_full: sets,
             resched: RefCell::new(Vec::with_capacity(64)),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
-            tags: vec![Cell::new(0); ncpus * dense_sets * ways],
+            tags: if quad { Vec::new() } else { vec![Cell::new(0); ncpus * dense_sets * ways] },
+            quads: if quad { vec![Cell::new([0; 4]); ncpus * dense_sets] } else { Vec::new() },
+            quad,
+            upgrade_from,
             cpu_tags: Cell::new(0),
             cpu_stride: dense_sets * ways,
             node: Cell::new(0),
@@ -388,8 +419,22 @@ impl SimPlatform {
     /// set's ways are kept in recency order).
     #[inline(never)]
     fn cache_promote(&self, idx: usize, base: usize) {
-        let set = &self.tags[base..base + self.ways];
         let tag = idx as u32 + 1;
+        if self.quad {
+            let cell = self.quad_at(base);
+            // Not in way 0 (the caller checked): the more recent ways move down one.
+            let [a, b, c, d] = cell.get();
+            cell.set(if b == tag {
+                [tag, a, c, d]
+            } else if c == tag {
+                [tag, a, b, d]
+            } else {
+                assert!(d == tag, "line {idx}: a sharer's tag is not in its set");
+                [tag, a, b, c]
+            });
+            return;
+        }
+        let set = &self.tags[base..base + self.ways];
         // The tag is there (a sharer's line is in its cache), and not in way 0 (the
         // caller checked): shift the more recent ways down until it is found.
         let mut carry = set[0].get();
@@ -411,18 +456,20 @@ impl SimPlatform {
     /// from its sharers (a write-back if it held it modified).
     #[inline(always)]
     fn cache_fill(&self, cpu: CpuId, idx: usize, base: usize) {
+        if self.quad {
+            let cell = self.quad_at(base);
+            let [a, b, c, d] = cell.get();
+            if d != 0 {
+                self.evict(cpu, d as usize - 1);
+            }
+            // Compact ways: shifting every way down one drops the last (evicted or empty).
+            cell.set([idx as u32 + 1, a, b, c]);
+            return;
+        }
         let set = &self.tags[base..base + self.ways];
         let last = set[self.ways - 1].get();
         let pos = if last != 0 {
-            let oi = last as usize - 1;
-            let cell = &self.lines[oi];
-            let mut st = cell.get();
-            st.sharers &= !(1u64 << cpu);
-            if st.dirty as usize == cpu {
-                st.dirty = NO_OWNER;
-                self.count(self.class_of(oi), KIND_WRITEBACK);
-            }
-            cell.set(st);
+            self.evict(cpu, last as usize - 1);
             self.ways - 1
         } else {
             set.iter().position(|t| t.get() == 0).unwrap_or(self.ways - 1)
@@ -433,13 +480,41 @@ impl SimPlatform {
         set[0].set(idx as u32 + 1);
     }
 
+    /// Line `oi`, the least recently used of a full set of `cpu`'s cache, leaves it:
+    /// `cpu` is no longer a sharer, and a modified copy is written back.
+    #[inline(always)]
+    fn evict(&self, cpu: CpuId, oi: usize) {
+        let cell = self.line_at(oi);
+        let mut st = cell.get();
+        st.sharers &= !(1u64 << cpu);
+        if st.dirty as usize == cpu {
+            st.dirty = NO_OWNER;
+            self.count(self.class_of(oi), KIND_WRITEBACK);
+        }
+        cell.set(st);
+    }
+
     /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
     /// is freed and the ways behind it move up, keeping the set compact.
+    #[inline(always)]
     fn drop_tag(&self, cpu: CpuId, idx: usize, set_base: u32) {
-        if set_base == NO_LRU {
+        let base = cpu * self.cpu_stride + set_base as usize;
+        if self.quad {
+            let cell = self.quad_at(base);
+            let tag = idx as u32 + 1;
+            let [a, b, c, d] = cell.get();
+            // The ways behind the dropped one move up; the last becomes empty.
+            if a == tag {
+                cell.set([b, c, d, 0]);
+            } else if b == tag {
+                cell.set([a, c, d, 0]);
+            } else if c == tag {
+                cell.set([a, b, d, 0]);
+            } else if d == tag {
+                cell.set([a, b, c, 0]);
+            }
             return;
         }
-        let base = cpu * self.cpu_stride + set_base as usize;
         let set = &self.tags[base..base + self.ways];
         let tag = idx as u32 + 1;
         if let Some(p) = set.iter().position(|t| t.get() == tag) {
@@ -447,6 +522,40 @@ impl SimPlatform {
                 set[w].set(set[w + 1].get());
             }
             set[self.ways - 1].set(0);
+        }
+    }
+
+    /// The 4-way set at tag offset `base`. Unchecked: every `base` is a CPU's tag offset
+    /// (`cpu × cpu_stride`, `cpu` below the CPU count: `begin` indexes `node_of` with it,
+    /// and a line's sharers are CPUs that ran `begin`) plus a line's `set_base` (below
+    /// `cpu_stride`), and `quads` holds CPUs × `cpu_stride / 4` sets. The bounds check
+    /// was a compare and branch on every access that reaches the LRU state.
+    #[inline(always)]
+    fn quad_at(&self, base: usize) -> &Cell<[u32; 4]> {
+        debug_assert!(base >> 2 < self.quads.len(), "set offset {base} out of range");
+        // SAFETY: in range, as above (checked in debug builds).
+        unsafe { self.quads.get_unchecked(base >> 2) }
+    }
+
+    /// Line `idx`'s state, for the out-of-line miss paths and evictions. Unchecked: the
+    /// misses are called from `touch_index` with an index it has just read through the
+    /// checked `self.lines[idx]`, and an evicted index is a tag minus one, and tags are
+    /// only written from such indices (`cache_fill`).
+    #[inline(always)]
+    fn line_at(&self, idx: usize) -> &Cell<LineState> {
+        debug_assert!(idx < self.lines.len(), "line {idx} out of range");
+        // SAFETY: in range, as above (checked in debug builds).
+        unsafe { self.lines.get_unchecked(idx) }
+    }
+
+    /// Whether line `idx` is the most recently used way of the set at `base`.
+    #[inline(always)]
+    fn is_mru(&self, base: usize, idx: usize) -> bool {
+        let tag = idx as u32 + 1;
+        if self.quad {
+            self.quad_at(base).get()[0] == tag
+        } else {
+            self.tags[base].get() == tag
         }
     }
 
@@ -539,7 +648,7 @@ impl SimPlatform {
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
     fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = &self.lines[idx];
+        let cell = self.line_at(idx);
         let mut st = cell.get();
         debug_assert!(st.sharers & (1u64 << cpu) == 0);
         if idx < self.task_lines {
@@ -562,7 +671,7 @@ impl SimPlatform {
     /// used way (a fill if it did not hold it).
     #[inline(never)]
     fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = &self.lines[idx];
+        let cell = self.line_at(idx);
         let mut st = cell.get();
         let me = 1u64 << cpu;
         let others = st.sharers & !me;
@@ -576,13 +685,7 @@ impl SimPlatform {
             if self.one_node {
                 self.cost.transfer_ns(node, node)
             } else {
-                let mut worst = 0;
-                let mut o = others;
-                while o != 0 {
-                    worst = worst.max(self.cost.transfer_ns(self.node_of[o.trailing_zeros() as usize], node));
-                    o &= o - 1;
-                }
-                worst
+                self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
             }
         } else {
             self.miss(idx, &mut st, KIND_RFO)
@@ -605,7 +708,7 @@ impl SimPlatform {
             let base = self.cpu_tags.get() + st.set_base as usize;
             if !had {
                 self.cache_fill(cpu, idx, base);
-            } else if self.tags[base].get() != idx as u32 + 1 {
+            } else if !self.is_mru(base, idx) {
                 self.cache_promote(idx, base);
             }
         }
@@ -809,7 +912,7 @@ impl SimPlatform {
             if st.set_base != NO_LRU {
                 let base = self.cpu_tags.get() + st.set_base as usize;
                 // Most hits are on the most recently used way: no reordering.
-                if self.tags[base].get() != idx as u32 + 1 {
+                if !self.is_mru(base, idx) {
                     self.cache_promote(idx, base);
                 }
             }

@@ -241,7 +241,7 @@ impl<P: Platform> Hooks24<P> for Dss<P> {
                     next = Some(t);
                 }
             }
-            cur = rq.next(tasks, t);
+            cur = rq.next_of(ts);
         }
         if c == 0 {
             return None;

@@ -250,7 +250,7 @@ impl<P: Platform> Mqs<P> {
                         break;
                     }
                 }
-                cur = rq.list.next(tasks, u);
+                cur = rq.list.next_of(us);
             }
         }
         self.set_max_na(rq, found);
@@ -508,7 +508,7 @@ impl<P: Platform> Mqs<P> {
                     second_w = w;
                 }
             }
-            cur = rq.list.next(tasks, t);
+            cur = rq.list.next_of(ts);
         }
         let na = second.map(|s| {
             let ss = tasks.get(s);

@@ -2,9 +2,9 @@
 //!
 //! The engine asks this once per event over every CPU. Each CPU's next time is kept
 //! packed with its index in one `u64` (`time << 8 | cpu`), so the question is a plain
-//! minimum over an array: no data-dependent branch to mispredict (a compare-and-branch
-//! scan mispredicted on most events), and ties go to the lower CPU, the order the
-//! results depend on. The packing keeps the order of times below 2^56 ns (833 days of
+//! minimum (kept in a tournament tree, [`NextCpu`]): no data-dependent branch to
+//! mispredict (a compare-and-branch scan mispredicted on most events), and ties go to
+//! the lower CPU, the order the results depend on. The packing keeps the order of times below 2^56 ns (833 days of
 //! virtual time); a later event reads as "never", so a run that gets that far ends with
 //! the time-limit error (`--max-virtual-s` accepts larger limits, but no run of the
 //! shipped workloads comes near).
@@ -14,44 +14,105 @@ const CPU_BITS: u32 = 8;
 /// The largest time the packing orders exactly; later times all compare equal to it.
 pub(super) const LATEST: u64 = (1 << (64 - CPU_BITS)) - 1;
 
+/// Leaves of the largest tree ([`schedlab_core::cpu::MAX_CPUS`]); the tree is a fixed
+/// array so that an index masked into it needs no bounds check.
+const LEAVES: usize = 64;
+const MASK: usize = 2 * LEAVES - 1;
+/// Machines with at most this many CPUs (every preset) use 8 or 16 leaves and take
+/// the minimum of them directly: 15 branch-free compares and no stores or dirty marks,
+/// fewer instructions per event than recomputing a root-ward path (`docs/cost-model.md`
+/// has the counts). The tree pays off for more CPUs.
+const FLAT: usize = 16;
+
+/// A tournament tree over the CPUs' packed keys: leaf `n + cpu` holds CPU `cpu`'s key,
+/// every inner node the smaller of its two children, the root (index 1) the minimum.
+/// [`set`](NextCpu::set) only writes the leaf and marks the CPU; [`min`](NextCpu::min)
+/// first recomputes the marked CPUs' paths to the root (`log2 n` branch-free
+/// compares each). The engine asks once per event and sets one CPU's time about twice
+/// per event (cleared when its event is taken, armed again by the event's work): one
+/// path per event instead of a scan of every CPU (the scan was 10 % of a 16-CPU run's
+/// instructions).
 #[derive(Debug)]
 pub(super) struct NextCpu {
-    keys: Vec<u64>,
+    tree: Box<[u64; 2 * LEAVES]>,
+    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only the leaves are
+    /// read, `flat_min`); padding leaves hold `u64::MAX`,
+    /// which is above every CPU's key.
+    n: usize,
+    /// CPUs whose leaf changed since the last `min` (`1 << cpu`).
+    dirty: u64,
 }
 
 impl NextCpu {
     /// `cpus` CPUs with nothing pending.
     pub(super) fn new(cpus: usize) -> NextCpu {
-        assert!(cpus <= 1 << CPU_BITS);
-        NextCpu { keys: (0..cpus as u64).map(|c| LATEST << CPU_BITS | c).collect() }
+        assert!(cpus <= LEAVES);
+        let n = if cpus <= FLAT { cpus.next_power_of_two().max(FLAT / 2) } else { cpus.next_power_of_two() };
+        let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0 };
+        for c in 0..cpus {
+            t.set(c, u64::MAX);
+        }
+        t
     }
 
     /// The earliest time (`u64::MAX` if it is at or past [`LATEST`]) and its CPU (the
     /// lowest-numbered on a tie).
     #[inline]
-    pub(super) fn min(&self) -> (u64, usize) {
-        // Four independent running minima (no loop-carried chain of one `cmov` per
-        // CPU), folded at the end.
-        let mut m = [u64::MAX; 4];
-        let chunks = self.keys.chunks_exact(4);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for i in 0..4 {
-                m[i] = if c[i] < m[i] { c[i] } else { m[i] };
-            }
-        }
-        for (i, &k) in rest.iter().enumerate() {
-            m[i] = if k < m[i] { k } else { m[i] };
-        }
-        let k = m[0].min(m[1]).min(m[2].min(m[3]));
+    pub(super) fn min(&mut self) -> (u64, usize) {
+        let k = match self.n {
+            8 => self.flat_min::<8>(),
+            FLAT => self.flat_min::<FLAT>(),
+            _ => self.tree_min(),
+        };
         let t = k >> CPU_BITS;
         (if t >= LATEST { u64::MAX } else { t }, (k & ((1 << CPU_BITS) - 1)) as usize)
+    }
+
+    /// The smallest of the `N` leaves (padding leaves hold `u64::MAX`), reduced
+    /// pairwise so that the compares do not wait on one another.
+    #[inline(always)]
+    fn flat_min<const N: usize>(&self) -> u64 {
+        let mut v: [u64; N] = self.tree[N..2 * N].try_into().expect("N leaves");
+        let mut half = N / 2;
+        while half > 0 {
+            for i in 0..half {
+                v[i] = v[i].min(v[i + half]);
+            }
+            half /= 2;
+        }
+        v[0]
+    }
+
+    /// The root after recomputing the marked CPUs' paths.
+    #[inline(always)]
+    fn tree_min(&mut self) -> u64 {
+        // Paths of several marked CPUs may share inner nodes: each path is recomputed
+        // bottom-up from the children, so a shared node is right after the last path
+        // through it.
+        let mut d = self.dirty;
+        self.dirty = 0;
+        while d != 0 {
+            let mut i = (self.n + d.trailing_zeros() as usize) & MASK;
+            d &= d - 1;
+            // The value just written at `i` stays in a register: one load per level.
+            let mut v = self.tree[i];
+            while i > 1 {
+                let s = self.tree[(i ^ 1) & MASK];
+                v = if s < v { s } else { v };
+                i >>= 1;
+                self.tree[i & MASK] = v;
+            }
+        }
+        self.tree[1]
     }
 
     /// Set CPU `cpu`'s next time to `at`.
     #[inline]
     pub(super) fn set(&mut self, cpu: usize, at: u64) {
-        self.keys[cpu] = at.min(LATEST) << CPU_BITS | cpu as u64;
+        self.tree[(self.n + cpu) & MASK] = at.min(LATEST) << CPU_BITS | cpu as u64;
+        if self.n > FLAT {
+            self.dirty |= 1 << (cpu & (LEAVES - 1));
+        }
     }
 }
 
@@ -64,7 +125,7 @@ mod tests {
     #[test]
     fn agrees_with_a_scan() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        for cpus in [1usize, 2, 3, 5, 8, 16, 64] {
+        for cpus in [1usize, 2, 3, 5, 8, 16, 17, 33, 64] {
             let mut t = NextCpu::new(cpus);
             let mut v = vec![u64::MAX; cpus];
             for _ in 0..2000 {
