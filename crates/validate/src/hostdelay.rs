@@ -77,9 +77,19 @@ mod tests {
         // A worker that is kept off its CPU by a busy thread pinned to the same one
         // accumulates run_delay; here only check that the workers are found.
         let rt = schedlab_rt::Builder::new().workers(2).policy("dss").build().unwrap();
-        let d = worker_run_delays();
         if std::path::Path::new("/proc/self/task").exists() {
-            assert!(d.expect("procfs").len() >= 2, "both workers listed");
+            // A spawned thread names itself once it starts: on a busy host that can be
+            // after `build` returns, so wait for it (bounded).
+            let t0 = std::time::Instant::now();
+            let mut n = 0;
+            while t0.elapsed() < std::time::Duration::from_secs(5) {
+                n = worker_run_delays().expect("procfs").len();
+                if n >= 2 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(n >= 2, "both workers listed, found {n}");
         }
         drop(rt);
     }
