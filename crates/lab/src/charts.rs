@@ -12,6 +12,7 @@
 //! headings.
 
 use crate::reproduce::catalog::{self, Dim, Entry, Plot, Summary, Unit, Value, View};
+use crate::reproduce::tables::unit_of;
 use crate::reproduce::{plots, tables};
 use crate::Sweep;
 use std::fmt::Write;
@@ -21,21 +22,6 @@ const GENERIC: Entry = Entry { name: "", file: "", source: "", form: "", aliases
 
 /// Height of a panel's heading strip above its chart.
 const HEADING_H: u32 = 30;
-
-/// The unit of a report field the catalog does not describe, read from its name.
-fn unit_of(metric: &str) -> Unit {
-    if metric == "throughput" {
-        Unit::Throughput
-    } else if metric.ends_with("_ns") {
-        Unit::Time
-    } else if metric.ends_with("ratio") {
-        Unit::Ratio
-    } else if metric.ends_with("pct") {
-        Unit::Percent
-    } else {
-        Unit::Count
-    }
-}
 
 /// The view `metric` is drawn through: the catalog's, else a generic one.
 fn view_of(entry: Option<&'static Entry>, metric: &str, is_main: bool) -> View {
@@ -94,12 +80,10 @@ pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, String> {
 /// value, so that the reader has the scale.
 fn panel_heading(t: &tables::ViewTables, p: &tables::Panel, base_unit: Unit, tp_unit: &str) -> String {
     let better = if t.lower_is_better { ", lower is better" } else { "" };
-    // The baseline's own value gives the scale, when the panel has one baseline (one
-    // workload per panel: a panel of several workloads has one per row).
+    // The baseline's own value gives the scale, when the panel has one baseline (rows
+    // of several machines or workloads each have their own: the table lists them).
     let base = match &p.baseline {
-        Some((name, c))
-            if !(t.row_name == "workload" && p.rows.len() > 1 || t.col_name == "workload" && p.cols.len() > 1) =>
-        {
+        Some((name, c)) if p.baseline_rows.len() <= 1 => {
             let (unit, scale) = tables::unit_scale(base_unit, c.mean.abs(), tp_unit);
             format!(" ({name} = {} {unit})", tables::num(c.mean / scale))
         }

@@ -62,3 +62,22 @@ also = ["locks.runqueue_lock.hold_mean_ns"]
     assert!(also.iter().any(|x| x.contains("µs") || x.contains("ns")), "{also:?}");
     assert!(!also.iter().any(|x| x.contains("% vs")), "{also:?}");
 }
+
+/// Rows that are machines or workloads each have their own baseline run (WebBench per
+/// CPU count): the panel lists every row's, not the first row's as the panel's.
+#[test]
+fn a_pct_table_over_machines_lists_each_rows_baseline() {
+    use schedlab_lab::reproduce::{catalog, tables};
+    let toml =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/webbench-cpus.toml")).unwrap();
+    let exp = Experiment::from_toml(&toml).unwrap();
+    let sweep = run_sweep(exp.plan(true).unwrap(), &SweepOptions { threads: 2, ..Default::default() }).unwrap();
+    let entry = catalog::find("webbench-cpus").unwrap();
+    let t = tables::build(entry, &entry.views[0], &sweep);
+    let p = &t.panels[0];
+    assert!(p.rows.len() >= 2, "{:?}", p.rows);
+    let labels: Vec<&str> = p.baseline_rows.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(labels, p.rows.iter().map(String::as_str).collect::<Vec<_>>());
+    // More CPUs serve more requests: the baselines really differ per row.
+    assert!(p.baseline_rows[1].1.mean > p.baseline_rows[0].1.mean * 1.5, "{:?}", p.baseline_rows);
+}

@@ -1,8 +1,7 @@
 //! `report.md`: one section per experiment in catalog order, then the wall-clock
 //! section (the only part that differs between two runs).
 
-use super::catalog::Unit;
-use super::tables::{fmt_cell, unit_scale, Cell, Panel, ViewTables};
+use super::tables::{fmt_cell, unit_of, unit_scale, Cell, Panel, ViewTables};
 use super::{Measured, Reproduction, Section, MEASURED, WALL_HEADING};
 use schedlab_sim::Machine;
 use std::fmt::Write;
@@ -31,22 +30,24 @@ pub fn grid(t: &ViewTables, p: &Panel, pct: bool) -> (Vec<String>, Vec<Vec<Strin
 pub fn notes(t: &ViewTables, p: &Panel, pct: bool, tp_unit: &str) -> Vec<String> {
     let mut v: Vec<String> =
         p.others.iter().map(|(n, c)| format!("{n}: {} {}", fmt_cell(c, pct, t.scale), t.unit)).collect();
-    if let Some((name, c)) = &p.baseline {
-        v.push(format!("{name} (the baseline), absolute `{}`: {}", t.metric, abs(&t.metric, c, tp_unit)));
+    match (&p.baseline, p.baseline_rows.len() > 1) {
+        // One baseline run per row (CPU counts, Chat sizes): each row's own.
+        (Some((name, _)), true) => {
+            let per_row: Vec<String> =
+                p.baseline_rows.iter().map(|(r, c)| format!("{r}: {}", abs(&t.metric, c, tp_unit))).collect();
+            v.push(format!("{name} (the baseline), absolute `{}`: {}", t.metric, per_row.join("; ")));
+        }
+        (Some((name, c)), false) => {
+            v.push(format!("{name} (the baseline), absolute `{}`: {}", t.metric, abs(&t.metric, c, tp_unit)));
+        }
+        (None, _) => {}
     }
     v
 }
 
 /// An absolute value with its unit chosen from the field's name.
 fn abs(metric: &str, c: &Cell, tp_unit: &str) -> String {
-    let u = if metric == "throughput" {
-        Unit::Throughput
-    } else if metric.ends_with("_ns") {
-        Unit::Time
-    } else {
-        Unit::Count
-    };
-    let (unit, scale) = unit_scale(u, c.max.abs(), tp_unit);
+    let (unit, scale) = unit_scale(unit_of(metric), c.max.abs(), tp_unit);
     fmt_cell(&Some(*c), false, scale) + " " + &unit
 }
 

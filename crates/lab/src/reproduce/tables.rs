@@ -3,7 +3,7 @@
 //! matrix (so the file's order is the table's order), each cell the mean and the
 //! min..max over seeds.
 
-use super::catalog::{Entry, Summary, Unit, Value, View};
+use super::catalog::{Dim, Entry, Summary, Unit, Value, View};
 use super::labels;
 use crate::table::pct_diff;
 use crate::Sweep;
@@ -31,6 +31,9 @@ pub struct Panel {
     pub summary: Option<(String, Vec<Option<Cell>>)>,
     /// Absolute baseline per panel for a percentage table, so the reader has the scale.
     pub baseline: Option<(String, Cell)>,
+    /// The baseline per row, when the rows are machines or workloads (each row has its
+    /// own baseline run: WebBench per CPU count, Chat per configuration); empty otherwise.
+    pub baseline_rows: Vec<(String, Cell)>,
 }
 
 /// A view's tables and how to read them.
@@ -123,11 +126,18 @@ pub fn build_field(entry: &Entry, view: &View, sweep: &Sweep, metric: &str, fiel
                         others: vec![],
                         summary: None,
                         baseline,
+                        baseline_rows: vec![],
                     });
                 }
                 let panel = &mut panels[k];
                 match (label(view.row, m, pi, w), label(view.col, m, pi, w)) {
                     (Some(r), Some(c)) => {
+                        let new_row = !panel.rows.contains(&r);
+                        if new_row && view.value == Value::Pct && matches!(view.row, Dim::Machine | Dim::Workload) {
+                            if let Some(b) = spread(&sweep.values_of(metric, m, base, w)) {
+                                panel.baseline_rows.push((r.clone(), b));
+                            }
+                        }
                         let ri = push_unique(&mut panel.rows, &r);
                         let ci = push_unique(&mut panel.cols, &c);
                         if panel.cells.len() <= ri {
@@ -184,6 +194,22 @@ pub fn build_field(entry: &Entry, view: &View, sweep: &Sweep, metric: &str, fiel
         panels,
         scale,
         pct: view.value == Value::Pct,
+    }
+}
+
+/// The unit of a report field, read from its name (`throughput`, `*_ns`, `*ratio`,
+/// `*pct`, else a count): for fields no catalog view describes.
+pub fn unit_of(metric: &str) -> Unit {
+    if metric == "throughput" {
+        Unit::Throughput
+    } else if metric.ends_with("_ns") {
+        Unit::Time
+    } else if metric.ends_with("ratio") {
+        Unit::Ratio
+    } else if metric.ends_with("pct") {
+        Unit::Percent
+    } else {
+        Unit::Count
     }
 }
 
