@@ -79,6 +79,17 @@ pub trait Platform: Sized + 'static {
     /// Current time in ns on this CPU (virtual in the simulator). Used for
     /// `last_schedule` and idle-time ordering.
     fn now(&self) -> u64;
+    /// CPU `cpu`'s task clock (Linux's `rq_clock_task`): [`Platform::now`] less the
+    /// time the host kept that CPU from running anything (steal time), i.e. the time
+    /// for which a task running there is charged. The simulator's CPUs are never
+    /// stolen (the default). The runtime learns of a stall late (at the stalled
+    /// worker's next tick), so a reading may be behind an earlier one: callers keep
+    /// the largest reading, and the stolen time is then not charged to whoever runs
+    /// next, as Linux defers steal it has not yet subtracted.
+    fn task_clock(&self, cpu: CpuId) -> u64 {
+        let _ = cpu;
+        self.now()
+    }
     /// Charge pure CPU work.
     fn charge(&self, work: Work);
     /// Charge a memory access to a cache line.
@@ -108,6 +119,9 @@ pub struct NullPlatform {
     /// Lock acquisitions (`with`, and `try_with` that got the lock), so tests can see
     /// whether a call took a lock at all.
     pub locks_taken: std::sync::atomic::AtomicU64,
+    /// Steal time of CPU 0 (subtracted from its [`Platform::task_clock`]; the other
+    /// CPUs have none), so that tests can see what a policy charges by.
+    pub steal0: std::sync::atomic::AtomicU64,
 }
 
 impl NullPlatform {
@@ -117,6 +131,7 @@ impl NullPlatform {
             clock: std::sync::atomic::AtomicU64::new(0),
             resched_log: parking_lot::Mutex::new(Vec::new()),
             locks_taken: std::sync::atomic::AtomicU64::new(0),
+            steal0: std::sync::atomic::AtomicU64::new(0),
         }
     }
     /// The same platform seen from another CPU.
@@ -169,6 +184,10 @@ impl Platform for NullPlatform {
     }
     fn now(&self) -> u64 {
         self.clock.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn task_clock(&self, cpu: CpuId) -> u64 {
+        let steal = if cpu == 0 { self.steal0.load(std::sync::atomic::Ordering::Relaxed) } else { 0 };
+        self.now().saturating_sub(steal)
     }
     fn charge(&self, _: Work) {}
     fn touch(&self, _: Line, _: Access) {}

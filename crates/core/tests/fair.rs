@@ -101,6 +101,43 @@ fn weights_give_proportional_cpu_share() {
     }
 }
 
+/// Run time is the task clock of the queue's CPU (`Platform::task_clock`): time the host
+/// stole from that CPU is not charged, even when the charge is made from another CPU
+/// (a wake-up onto the queue); a stall noticed late is taken from the next charge.
+#[test]
+fn run_time_is_the_task_clock_without_steal() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (mut p, pol) = build(2, "fair");
+    fork(&pol, &mut p, 0, 0, &nice(0), true);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    // 5 ms pass, 3 of them stolen from CPU 0: a tick there charges 2 ms.
+    advance(&p, 5 * MS);
+    p.steal0.store(3 * MS, Relaxed);
+    assert!(!pol.tick(&p, Some(0)));
+    assert_eq!(pol.task_view(0).sum_exec, 2 * MS);
+    // CPU 1 wakes a task onto CPU 0's queue (sync: no placement) 1 ms later, nothing
+    // stolen meanwhile: CPU 0's task clock, not CPU 1's, charges 1 ms.
+    advance(&p, MS);
+    p.cpu = 1;
+    let t1 = TaskParams { cpus_allowed: CpuMask::single(0), ..nice(0) };
+    fork(&pol, &mut p, 1, 1, &t1, true);
+    assert_eq!(pol.task_view(1).queued, Some(0));
+    assert_eq!(pol.task_view(0).sum_exec, 3 * MS);
+    // A 2 ms stall counted only after a charge had seen it as run time: the queue clock
+    // does not run backwards, and the next 2 ms are not charged.
+    advance(&p, 2 * MS);
+    p.cpu = 0;
+    assert!(!pol.tick(&p, Some(0)));
+    assert_eq!(pol.task_view(0).sum_exec, 5 * MS);
+    p.steal0.store(5 * MS, Relaxed);
+    advance(&p, MS);
+    pol.tick(&p, Some(0));
+    assert_eq!(pol.task_view(0).sum_exec, 5 * MS, "the late stall is taken back first");
+    advance(&p, 2 * MS);
+    pol.tick(&p, Some(0));
+    assert_eq!(pol.task_view(0).sum_exec, 6 * MS);
+}
+
 #[test]
 fn vruntime_advances_by_weight_and_orders_the_queue() {
     let (mut p, pol) = build(1, "fair");

@@ -32,6 +32,11 @@ pub struct Stats {
     /// worker thread was not on a CPU through them (kept off by the host, or blocked in
     /// a poll): a late worker charges only the periods its thread ran (thread CPU time).
     pub skipped_ticks: u64,
+    /// Policy schedulers: ns the workers' threads were kept off a CPU while they ran a
+    /// task (wall time less thread CPU time and parking, taken at each tick): steal
+    /// time, left out of the task clock that charges running tasks
+    /// (`Platform::task_clock`).
+    pub stolen_ns: u64,
 }
 
 #[derive(Default)]
@@ -45,6 +50,7 @@ pub(crate) struct WorkerStats {
     wakeups: AtomicU64,
     ticks: AtomicU64,
     skipped_ticks: AtomicU64,
+    stolen_ns: AtomicU64,
 }
 
 /// Owner-only increment: the worker is the single writer of its counters.
@@ -77,6 +83,13 @@ impl WorkerStats {
         bump(&self.ticks, delivered);
         if skipped > 0 {
             bump(&self.skipped_ticks, skipped);
+        }
+    }
+    /// `ns` of steal time noticed at a tick.
+    #[inline]
+    pub fn stolen(&self, ns: u64) {
+        if ns > 0 {
+            bump(&self.stolen_ns, ns);
         }
     }
     /// A wake-up done by this worker (its owner).
@@ -129,6 +142,7 @@ impl StatsTable {
             s.wakeups += w.wakeups.load(Relaxed);
             s.ticks += w.ticks.load(Relaxed);
             s.skipped_ticks += w.skipped_ticks.load(Relaxed);
+            s.stolen_ns += w.stolen_ns.load(Relaxed);
         }
         s
     }

@@ -7,6 +7,7 @@
 //! do not scale with the core clock) and scaled by the machine's node distances.
 
 use crate::machine::Machine;
+use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::Work;
 
 /// Re-exported from its home beside [`Machine`], for paths written as `cost::CostParams`.
@@ -27,6 +28,9 @@ pub struct CostModel {
     recv_ns: u64,
     /// Femtoseconds to copy one byte.
     copy_fs_per_byte: u64,
+    /// `copy_ns` of messages below [`COPY_TABLE`] bytes, looked up: every send and
+    /// receive copies, and the rounding division is most of that charge's instructions.
+    copy_small: Box<[u64; COPY_TABLE]>,
     pub fork_ns: u64,
     pub exit_ns: u64,
     pub ipi_send_ns: u64,
@@ -39,17 +43,31 @@ pub struct CostModel {
     /// A user-level runtime's own costs (0 on the kernel presets).
     pub clock_read_ns: u64,
     pub recv_block_ns: u64,
-    pub chan_transfer_ns: u64,
+    pub chan_send_xcpu_ns: u64,
+    pub chan_recv_xcpu_ns: u64,
     pub lock_handoff_ns: u64,
     pub wake_transfer_ns: u64,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
-    transfer: Vec<u64>,
+    /// The three tables have the largest machine's size, so that an index masked into
+    /// them needs no bounds check (every miss reads one).
+    transfer: Box<Grid>,
     /// `[home * nodes + to]`: a line read from node `home`'s memory by node `to`.
-    memory: Vec<u64>,
+    memory: Box<Grid>,
     /// `[from * nodes + to]`: IPI from a CPU on `from` to a CPU on `to`.
-    ipi: Vec<u64>,
+    ipi: Box<Grid>,
 }
+
+/// Node pairs of the largest machine (a node per CPU at most).
+const GRID: usize = MAX_CPUS * MAX_CPUS;
+// The lookups mask their index with `GRID - 1` (a bound the compiler can see, so no
+// bounds check); that is only an identity on in-range indices if GRID is a power of two.
+const _: () = assert!(GRID.is_power_of_two());
+type Grid = [u64; GRID];
+
+/// Message sizes whose copy cost is precomputed (the Chat and hackbench messages are
+/// 100 bytes; larger ones are computed at each send).
+const COPY_TABLE: usize = 1024;
 
 fn work_index(w: Work) -> usize {
     match w {
@@ -70,7 +88,14 @@ impl CostModel {
         let cy = |cycles: u32| (cycles as u64 * 1000).div_ceil(mhz);
         let n = m.nodes;
         let scale = |ns: u32, a: usize, b: usize| (ns as u64 * m.distance[a][b] as u64).div_ceil(10);
-        let grid = |f: &dyn Fn(usize, usize) -> u64| (0..n * n).map(|i| f(i / n, i % n)).collect::<Vec<_>>();
+        assert!(n <= MAX_CPUS, "{n} nodes: at most {MAX_CPUS}");
+        let grid = |f: &dyn Fn(usize, usize) -> u64| {
+            let mut g = Box::new([0; GRID]);
+            for (i, v) in g[..n * n].iter_mut().enumerate() {
+                *v = f(i / n, i % n);
+            }
+            g
+        };
         let mut work_ns = [0; 7];
         for (w, cycles) in [
             (Work::ScheduleEntry, c.schedule_entry_cycles),
@@ -85,6 +110,11 @@ impl CostModel {
         }
         let local_transfer = c.c2c_latency_ns as u64;
         let fs_per_cycle = 1_000_000_000 / mhz;
+        let copy_fs_per_byte = c.copy_cycles_per_kb as u64 * fs_per_cycle / 1024;
+        let mut copy_small = Box::new([0; COPY_TABLE]);
+        for (bytes, ns) in copy_small.iter_mut().enumerate() {
+            *ns = copy_ns_of(bytes as u32, copy_fs_per_byte);
+        }
         CostModel {
             fs_per_cycle,
             work_ns,
@@ -95,7 +125,8 @@ impl CostModel {
             syscall_ns: cy(c.syscall_cycles),
             send_ns: cy(c.send_cycles),
             recv_ns: cy(c.recv_cycles),
-            copy_fs_per_byte: c.copy_cycles_per_kb as u64 * fs_per_cycle / 1024,
+            copy_fs_per_byte,
+            copy_small,
             fork_ns: cy(c.fork_cycles),
             exit_ns: cy(c.exit_cycles),
             ipi_send_ns: cy(c.ipi_send_cycles),
@@ -105,7 +136,8 @@ impl CostModel {
             idle_spin_ns: c.idle_spin_ns as u64,
             clock_read_ns: cy(c.clock_read_cycles),
             recv_block_ns: cy(c.recv_block_cycles),
-            chan_transfer_ns: c.chan_transfer_ns as u64,
+            chan_send_xcpu_ns: c.chan_send_xcpu_ns as u64,
+            chan_recv_xcpu_ns: c.chan_recv_xcpu_ns as u64,
             lock_handoff_ns: c.lock_handoff_ns as u64,
             wake_transfer_ns: c.wake_transfer_ns as u64,
             nodes: n,
@@ -127,7 +159,10 @@ impl CostModel {
     }
     #[inline]
     fn copy_ns(&self, bytes: u32) -> u64 {
-        (bytes as u64 * self.copy_fs_per_byte).div_ceil(1_000_000)
+        match self.copy_small.get(bytes as usize) {
+            Some(&ns) => ns,
+            None => copy_ns_of(bytes, self.copy_fs_per_byte),
+        }
     }
     /// `send()` of a `bytes`-byte message: syscall + protocol + copy.
     #[inline]
@@ -142,16 +177,21 @@ impl CostModel {
     }
     #[inline]
     pub fn transfer_ns(&self, from_node: usize, to_node: usize) -> u64 {
-        self.transfer[from_node * self.nodes + to_node]
+        self.transfer[(from_node * self.nodes + to_node) & (GRID - 1)]
     }
     #[inline]
     pub fn memory_ns(&self, home_node: usize, to_node: usize) -> u64 {
-        self.memory[home_node * self.nodes + to_node]
+        self.memory[(home_node * self.nodes + to_node) & (GRID - 1)]
     }
     #[inline]
     pub fn ipi_ns(&self, from_node: usize, to_node: usize) -> u64 {
-        self.ipi[from_node * self.nodes + to_node]
+        self.ipi[(from_node * self.nodes + to_node) & (GRID - 1)]
     }
+}
+
+/// Copying `bytes` bytes at `fs_per_byte` femtoseconds each, rounded up to whole ns.
+fn copy_ns_of(bytes: u32, fs_per_byte: u64) -> u64 {
+    (bytes as u64 * fs_per_byte).div_ceil(1_000_000)
 }
 
 #[cfg(test)]
@@ -170,5 +210,12 @@ mod tests {
         assert_eq!(numa.memory_ns(0, 2), 2500);
         assert!(numa.ipi_ns(0, 1) > numa.ipi_ns(1, 1));
         assert_eq!(smp.send_ns(100), (300 * 1000u64).div_ceil(700) + (3000 * 1000u64).div_ceil(700) + 140);
+        // The looked-up sizes and the computed ones round alike at the table's edge.
+        for bytes in [0, 1, 999, COPY_TABLE as u32 - 1, COPY_TABLE as u32, 16 << 10] {
+            assert_eq!(smp.recv_ns(bytes) - smp.recv_ns, copy_ns_of(bytes, smp.copy_fs_per_byte), "{bytes} bytes");
+        }
+        // 1 KiB is 1000 cycles at 700 MHz: 1428.6 ns, rounded up (just past the table).
+        assert_eq!(smp.recv_ns(1024) - smp.recv_ns, 1429);
+        assert_eq!(smp.recv_ns(100) - smp.recv_ns, 140);
     }
 }

@@ -53,6 +53,9 @@ struct CpuRt {
     need_resched: bool,
     ipi_pending: bool,
     tick_pending: bool,
+    /// The running task has registered a blocking receive; the next step blocks it
+    /// (`Engine::finish_block`).
+    blocking: bool,
     /// Time of the pending step (end of a compute segment in user mode); NEVER if none.
     step_at: u64,
     tick_at: u64,
@@ -86,6 +89,10 @@ struct Engine<'w> {
     /// Earliest pending event of each CPU, min(step_at, tick_at, ipi_at), and which
     /// CPU's is earliest.
     next_at: NextCpu,
+    /// CPUs (`1 << cpu`) whose event slots changed since `next_at` was last brought up
+    /// to date: an event's CPU is cleared and armed again while the event is handled,
+    /// and its key is written once, when the next event is looked for.
+    stale: u64,
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
@@ -209,6 +216,7 @@ impl<'w> Engine<'w> {
                 need_resched: false,
                 ipi_pending: false,
                 tick_pending: false,
+                blocking: false,
                 step_at: NEVER,
                 tick_at: NEVER,
                 ipi_at: NEVER,
@@ -232,6 +240,7 @@ impl<'w> Engine<'w> {
             tasks: Vec::with_capacity(capacity),
             chans: vec![Chan::default(); w.channels as usize],
             next_at: NextCpu::new(m.cpus),
+            stale: 0,
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             resched_buf: Vec::with_capacity(64),
@@ -310,6 +319,14 @@ impl<'w> Engine<'w> {
     /// then the step, then the tick; sleep timers after CPU events of the same instant.
     #[inline]
     fn next_event(&mut self) -> (u64, Kind) {
+        let mut stale = std::mem::take(&mut self.stale);
+        while stale != 0 {
+            let cpu = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let c = &self.cpus[cpu];
+            let at = c.step_at.min(c.tick_at).min(c.ipi_at);
+            self.next_at.set(cpu, at);
+        }
         let (best, cpu) = self.next_at.min();
         if let Some((wt, wake)) = self.q.peek() {
             if wt < best {
@@ -327,11 +344,12 @@ impl<'w> Engine<'w> {
         (best, kind)
     }
 
+    /// CPU `cpu`'s event slots changed: its key in `next_at` is rewritten before the
+    /// next event is looked for.
     #[inline]
     fn refresh(&mut self, cpu: CpuId) {
-        let c = &self.cpus[cpu];
-        let at = c.step_at.min(c.tick_at).min(c.ipi_at);
-        self.next_at.set(cpu, at);
+        debug_assert!(cpu < self.cpus.len());
+        self.stale |= 1 << (cpu % 64);
     }
 
     // ----- CPU steps -------------------------------------------------------------
@@ -364,6 +382,21 @@ impl<'w> Engine<'w> {
 
     fn step(&mut self, cpu: CpuId, t: u64) {
         self.plat.begin(cpu, t);
+        // Most steps are an operation boundary in the kernel with nothing pending:
+        // they read the CPU's flags once and go straight to the next operation (one
+        // call site, so `exec` stays inline in the event loop).
+        let c = &self.cpus[cpu];
+        let plain = c.mode == Mode::Kernel && !(c.tick_pending | c.blocking | c.need_resched) && c.curr.is_some();
+        if plain || self.step_before_exec(cpu) {
+            self.exec(cpu);
+        }
+    }
+
+    /// The rest of a step: pending tick work, the end of a compute segment, an idle
+    /// CPU's or a blocking receive's `schedule()`. Whether the running task's next
+    /// operation follows.
+    #[inline(never)]
+    fn step_before_exec(&mut self, cpu: CpuId) -> bool {
         if self.cpus[cpu].tick_pending {
             self.cpus[cpu].tick_pending = false;
             self.tick_work(cpu);
@@ -372,7 +405,7 @@ impl<'w> Engine<'w> {
             Mode::Idle => {
                 self.cpus[cpu].mode = Mode::Kernel;
                 self.schedule(cpu, PrevState::Runnable);
-                return;
+                return false;
             }
             Mode::User => {
                 // The compute segment ran to its end.
@@ -382,12 +415,18 @@ impl<'w> Engine<'w> {
                 self.op_done();
                 self.cpus[cpu].mode = Mode::Kernel;
             }
-            Mode::Kernel => {}
+            Mode::Kernel => {
+                if self.cpus[cpu].blocking {
+                    self.finish_block(cpu);
+                    return false;
+                }
+            }
         }
         if self.cpus[cpu].need_resched || self.cpus[cpu].curr.is_none() {
             self.schedule(cpu, PrevState::Runnable);
+            false
         } else {
-            self.exec(cpu);
+            true
         }
     }
 

@@ -28,6 +28,7 @@
 //! ([`BusStats`]).
 
 use crate::cost::CostModel;
+use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
 use std::cell::{Cell, RefCell};
@@ -139,6 +140,9 @@ pub struct SimPlatform {
     cursor: Cell<u64>,
     pub cost: CostModel,
     node_of: Vec<usize>,
+    /// `node_of` in a table of the largest machine's size, indexed by a masked CPU
+    /// (no bounds check: read at every `begin` and on the miss paths).
+    node_at: Box<[usize; MAX_CPUS]>,
     locks: RefCell<Vec<LockState>>,
     lines: Vec<Cell<LineState>>,
     task_lines: usize,
@@ -290,10 +294,13 @@ impl SimPlatform {
                 v
             })
             .collect();
+        let mut node_at = Box::new([0; MAX_CPUS]);
+        node_at[..ncpus].copy_from_slice(&node_of);
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
             node_of,
+            node_at,
             locks: RefCell::new(Vec::new()),
             remote_cache_ns,
             cost,
@@ -590,13 +597,21 @@ impl SimPlatform {
         self.cursor.get() - start
     }
 
+    /// Node of `cpu`, one of the machine's CPUs (below `MAX_CPUS`, which machine
+    /// validation enforces).
+    #[inline(always)]
+    fn node_of(&self, cpu: CpuId) -> usize {
+        debug_assert!(cpu < self.node_of.len(), "CPU {cpu} of {}", self.node_of.len());
+        self.node_at[cpu & (MAX_CPUS - 1)]
+    }
+
     /// Start a policy call on `cpu` at virtual time `now`.
     #[inline]
     pub fn begin(&self, cpu: CpuId, now: u64) {
         self.cpu.set(cpu);
         self.me.set(1u64 << cpu);
         self.cpu_tags.set(cpu * self.cpu_stride);
-        self.node.set(self.node_of[cpu]);
+        self.node.set(self.node_of(cpu));
         self.cursor.set(now);
     }
     /// Virtual time reached by the work charged so far.
@@ -651,10 +666,11 @@ impl SimPlatform {
         let cell = self.line_at(idx);
         let mut st = cell.get();
         debug_assert!(st.sharers & (1u64 << cpu) == 0);
-        if idx < self.task_lines {
+        let class = self.class_of(idx);
+        if class == CLASS_TASK {
             self.task_read_misses.set(self.task_read_misses.get() + 1);
         }
-        let ns = self.miss(idx, &mut st, KIND_READ_MISS);
+        let ns = self.miss(class, &mut st, KIND_READ_MISS);
         st.sharers |= 1u64 << cpu;
         st.dirty = NO_OWNER;
         cell.set(st);
@@ -688,7 +704,7 @@ impl SimPlatform {
                 self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
             }
         } else {
-            self.miss(idx, &mut st, KIND_RFO)
+            self.miss(self.class_of(idx), &mut st, KIND_RFO)
         };
         // Every other copy is invalidated: it leaves its cache.
         if st.set_base != NO_LRU {
@@ -715,10 +731,11 @@ impl SimPlatform {
         ns
     }
 
-    /// A miss of line `idx` (not in this CPU's cache, not modified here): served by the
-    /// modified copy's cache, this quad's remote cache, or the line's home memory.
+    /// A miss of a line of class `class` (not in this CPU's cache, not modified here):
+    /// served by the modified copy's cache, this quad's remote cache, or the line's
+    /// home memory.
     #[inline(always)]
-    fn miss(&self, idx: usize, st: &mut LineState, kind: usize) -> u64 {
+    fn miss(&self, class: usize, st: &mut LineState, kind: usize) -> u64 {
         let node = self.node.get();
         if st.home == NO_OWNER {
             // First touch of a working-set line: its page is allocated on this node.
@@ -726,10 +743,9 @@ impl SimPlatform {
         }
         let home = st.home as usize;
         let remote = self.remote_cache_ns > 0 && home != node;
-        let class = self.class_of(idx);
         let ns = if st.dirty != NO_OWNER {
             self.count(class, KIND_C2C);
-            self.cost.transfer_ns(self.node_of[st.dirty as usize], node)
+            self.cost.transfer_ns(self.node_of(st.dirty as usize), node)
         } else {
             self.count(class, kind);
             if remote && st.remote & (1 << node) != 0 {
@@ -762,10 +778,10 @@ impl SimPlatform {
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
             Some(c) if c != cpu => {
-                self.cost.transfer_ns(self.node_of[c], self.node_of[cpu]) + self.cost.lock_handoff_ns
+                self.cost.transfer_ns(self.node_of(c), self.node_of(cpu)) + self.cost.lock_handoff_ns
             }
             Some(_) => 0,
-            None => self.cost.memory_ns(0, self.node_of[cpu]),
+            None => self.cost.memory_ns(0, self.node_of(cpu)),
         };
         let got = start + handoff + self.cost.lock_ns;
         l.stats.acquisitions += 1;

@@ -1,5 +1,5 @@
 //! The user-level runtime's own costs (`clock_read_cycles`, `recv_block_cycles`,
-//! `chan_transfer_ns`, `lock_handoff_ns`, `wake_transfer_ns`; docs/cost-model.md) are
+//! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `lock_handoff_ns`, `wake_transfer_ns`; docs/cost-model.md) are
 //! charged at the events documented there, and only there: the cross-CPU ones never
 //! on one CPU, the per-operation ones at least once per operation.
 
@@ -46,17 +46,24 @@ fn with(preset: &str, f: impl Fn(&mut CostParams)) -> Machine {
 fn the_kernel_presets_charge_no_runtime_cost() {
     for p in ["up", "smp-2", "smp-8", "numa-4x4"] {
         let c = Machine::preset(p).unwrap().costs;
-        let runtime =
-            [c.clock_read_cycles, c.recv_block_cycles, c.chan_transfer_ns, c.lock_handoff_ns, c.wake_transfer_ns];
-        assert_eq!(runtime, [0; 5], "{p}");
+        let runtime = [
+            c.clock_read_cycles,
+            c.recv_block_cycles,
+            c.chan_send_xcpu_ns,
+            c.chan_recv_xcpu_ns,
+            c.lock_handoff_ns,
+            c.wake_transfer_ns,
+        ];
+        assert_eq!(runtime, [0; 6], "{p}");
     }
 }
 
 #[test]
 fn cross_cpu_costs_are_never_charged_on_one_cpu() {
     let base = pingpong(&with("up", |_| {}), "dss");
-    let sets: [(&str, SetCost); 3] = [
-        ("chan_transfer_ns", |c| c.chan_transfer_ns = 5_000),
+    let sets: [(&str, SetCost); 4] = [
+        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 5_000),
+        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 5_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 5_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 5_000),
     ];
@@ -70,8 +77,9 @@ fn cross_cpu_costs_are_never_charged_on_one_cpu() {
 fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
     let base = split_pingpong(&with("smp-2", |_| {}), "dss");
     assert!(base.migrations == 0 && base.context_switches >= 2 * ROUNDS, "{base:?}");
-    let sets: [(&str, SetCost); 3] = [
-        ("chan_transfer_ns", |c| c.chan_transfer_ns = 1_000),
+    let sets: [(&str, SetCost); 4] = [
+        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
+        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 1_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 1_000),
     ];
@@ -84,6 +92,40 @@ fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
             r.virtual_ns,
             base.virtual_ns
         );
+    }
+}
+
+/// The channel's cross-CPU costs are charged once per message that crosses, at the
+/// send (the channel was last touched on the other CPU: its receiver is there) and at
+/// the receive (the message was sent there), and at nothing else: on the split
+/// ping-pong every one of the 2 × ROUNDS messages crosses, all on the critical path,
+/// so each cost adds 2 × ROUNDS charges of it (but the very first send, into a channel
+/// nobody touched yet; a tick's worth of slack for the longer run).
+#[test]
+fn channel_costs_are_charged_once_per_crossing_message() {
+    let host = |c: &mut CostParams| {
+        // A host-like runtime machine: no syscalls, a registration cost per block.
+        c.syscall_cycles = 0;
+        c.recv_block_cycles = 300;
+        c.clock_read_cycles = 20;
+    };
+    let base = split_pingpong(&with("smp-2", host), "dss");
+    assert_eq!(base.messages_received, 2 * ROUNDS);
+    let sets: [(&str, SetCost); 2] = [
+        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
+        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
+    ];
+    for (name, set) in sets {
+        let r = split_pingpong(
+            &with("smp-2", |c| {
+                host(c);
+                set(c)
+            }),
+            "dss",
+        );
+        let extra = r.virtual_ns - base.virtual_ns;
+        let want = (2 * ROUNDS - 1) * 1_000;
+        assert!((want..=want + 21_000).contains(&extra), "{name}: {extra} ns extra, {want} ns of charges expected");
     }
 }
 
@@ -100,4 +142,84 @@ fn clock_reads_and_blocking_receives_are_charged_per_operation() {
     let block = pingpong(&with("up", |c| c.recv_block_cycles = 1_000), "dss");
     let extra = block.virtual_ns - base.virtual_ns;
     assert!((ROUNDS * 1_000..=(2 * ROUNDS + 100) * 1_000).contains(&extra), "blocking receives: {extra} ns");
+}
+
+/// Of the wake-ups that asked another CPU than the waker's to reschedule, the share
+/// whose task next ran on that CPU (the IPI'd CPU won the race to `schedule()`).
+fn ipi_wins(m: &Machine, policy: &str) -> (usize, usize) {
+    use schedlab_core::trace::Event;
+    let w = parse_workload(&format!("pingpong:rounds={ROUNDS}")).unwrap();
+    let (_, t) =
+        schedlab_sim::simulate_traced(m, &PolicySpec::parse(policy).unwrap(), &w, &SimConfig::default(), 1 << 20)
+            .unwrap();
+    let mut pending: Vec<Option<u32>> = Vec::new();
+    let (mut asked, mut won) = (0, 0);
+    for r in &t.records {
+        match r.ev {
+            Event::Wakeup { task, target: Some(to), .. } if to != r.cpu => {
+                let i = task as usize;
+                pending.resize(pending.len().max(i + 1), None);
+                pending[i] = Some(to);
+            }
+            Event::Switch { next: Some(n), .. } => {
+                if let Some(to) = pending.get_mut(n as usize).and_then(Option::take) {
+                    asked += 1;
+                    won += (to == r.cpu) as usize;
+                }
+            }
+            _ => {}
+        }
+    }
+    (asked, won)
+}
+
+/// A blocking receive registers its listener in a step of its own (`recv_block`), so
+/// the waker's `schedule()` after it takes the shared run-queue lock at its own
+/// instant: an IPI'd CPU whose `schedule()` comes earlier in virtual time gets the
+/// lock, and the woken task, first. Until session 24 the block and `schedule()` were
+/// one step, processed at the step's start, and the waker took the lock "from the
+/// future" ahead of the IPI'd CPU: under DSS every ping-pong hop stayed on the waker's
+/// CPU, while the runtime's IPI'd worker won 92–95 % of these races.
+#[test]
+fn an_ipid_cpu_that_reaches_schedule_first_wins_the_woken_task() {
+    let m = with("smp-2", |c| {
+        c.recv_block_cycles = 2_000;
+        c.ipi_latency_ns = 100;
+        c.ipi_send_cycles = 0;
+    });
+    for policy in ["dss", "mqs"] {
+        let (asked, won) = ipi_wins(&m, policy);
+        assert!(asked as u64 >= ROUNDS, "{policy}: {asked} wake-ups asked another CPU");
+        assert!(won * 10 >= asked * 9, "{policy}: the IPI'd CPU ran the woken task {won} times of {asked}");
+    }
+    // With no registration time the waker's `schedule()` comes right after its send,
+    // before the IPI lands: it runs the woken task itself, and the hop stays local.
+    let quick = with("smp-2", |c| c.ipi_latency_ns = 100);
+    let (asked, won) = ipi_wins(&quick, "dss");
+    assert!(asked as u64 >= ROUNDS && won * 10 <= asked, "no registration time: {won} of {asked}");
+}
+
+/// A send that lands between a receive's registration and the `schedule()` that
+/// blocks it only marks the receiver; after that `schedule()` its own CPU wakes it (the
+/// runtime's NOTIFIED path). Nothing is lost: every message arrives, and the
+/// engine's invariants hold after every event.
+#[test]
+fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
+    use schedlab_core::trace::Event;
+    let m = with("smp-2", |c| {
+        c.recv_block_cycles = 5_000;
+        c.ipi_latency_ns = 100;
+    });
+    let w = parse_workload(&format!("pingpong:rounds={ROUNDS}")).unwrap();
+    let cfg = SimConfig { check_invariants: true, ..SimConfig::default() };
+    for policy in ["dss", "mqs", "pmqs:pool=1,lb=lbp,period=10", "o1", "fair"] {
+        let (r, t) = schedlab_sim::simulate_traced(&m, &PolicySpec::parse(policy).unwrap(), &w, &cfg, 1 << 20).unwrap();
+        assert_eq!(r.messages_received, 2 * ROUNDS, "{policy}");
+        if policy == "o1" || policy == "fair" {
+            continue; // these keep the pair on one CPU: no hop races
+        }
+        // The receiver's own CPU wakes it (no waker task): once per hop that raced.
+        let late = t.records.iter().filter(|r| matches!(r.ev, Event::Wakeup { waker: None, .. })).count();
+        assert!(late as u64 >= ROUNDS / 2, "{policy}: {late} wake-ups after a raced block");
+    }
 }

@@ -408,16 +408,21 @@ impl Calibration {
             ipi_send_cycles: c(self.cross.ipi_send_ns),
             mem_latency_ns: c(self.mem_latency_ns),
             c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
-            ipi_latency_ns: c(self.cross.ipi_latency_ns),
+            // From the end of the send: the simulator charges `ipi_send` before the latency.
+            // The target can see the flag while the sender is still in its unpark, so the
+            // median can round to 0 (it did under CI load); the machine description wants a
+            // positive latency, and 1 ns is the nearest it can say.
+            ipi_latency_ns: c(self.cross.ipi_after_send_ns),
             // One node: no remote cache.
             remote_cache_ns: 0,
             // The IPI latency (a wake of a spinning worker) is already in the measured
             // unpark-to-run time.
-            park_wake_ns: (self.park_wake_ns - self.cross.ipi_latency_ns).max(0.0).round() as u32,
+            park_wake_ns: (self.park_wake_ns - self.cross.ipi_after_send_ns).max(0.0).round() as u32,
             idle_spin_ns: self.idle_spin_ns.round() as u32,
             clock_read_cycles: c(self.cross.clock_read_ns),
             recv_block_cycles: c(self.cross.recv_block_ns),
-            chan_transfer_ns: self.cross.chan_transfer_ns.round() as u32,
+            chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
+            chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
             // The simulator already charges the lock's base cost and one line transfer.
             lock_handoff_ns: (self.cross.lock_handoff_ns - self.lock_ns - self.atomic_rtt_ns / 2.0).max(0.0).round()
                 as u32,

@@ -172,6 +172,11 @@ fn interpret(
         let ops = &ctx.w.programs[prog as usize].ops[..];
         // The simulator's cursor: loops mean the same on both engines.
         let mut cursor = Cursor::new(ops);
+        // Counted here and added to the shared totals once, at the task's exit: a
+        // shared counter bumped per message is a line both CPUs write at every send
+        // and receive (a cross-CPU read-modify-write, 70–90 ns here), a cost of the
+        // harness, not of the workload, which the simulator does not price.
+        let (mut sent, mut received, mut completed) = (0u64, 0u64, 0u64);
         loop {
             match cursor.fetch(ops) {
                 Op::Compute { cycles } => compute((cycles as f64 * ctx.ns_per_cycle) as u64).await,
@@ -181,7 +186,7 @@ fn interpret(
                 }
                 Op::Send { chan, .. } => {
                     ctx.tx[chan as usize].try_send(()).expect("unbounded channel");
-                    ctx.sent.fetch_add(1, Relaxed);
+                    sent += 1;
                     // Only a response-time metric reads it: a clock read (~20 ns here)
                     // per send is the harness's cost, which the simulator does not price.
                     if ctx.w.metric.timeout_ns.is_some() {
@@ -190,9 +195,9 @@ fn interpret(
                 }
                 Op::Recv { chan } => {
                     ctx.rx[chan as usize].recv().await.expect("channel open");
-                    ctx.received.fetch_add(1, Relaxed);
+                    received += 1;
                     if ctx.w.metric.counted[chan as usize] {
-                        ctx.completed.fetch_add(1, Relaxed);
+                        completed += 1;
                         if let Some(timeout) = ctx.w.metric.timeout_ns {
                             let ns = last_send.elapsed().as_nanos() as u64;
                             ctx.responses.fetch_add(1, Relaxed);
@@ -217,7 +222,11 @@ fn interpret(
             // boundary (return to user mode); so does the interpreter.
             schedlab_rt::preemption_point().await;
         }
-        if ctx.live.fetch_sub(1, Relaxed) == 1 {
+        ctx.sent.fetch_add(sent, Relaxed);
+        ctx.received.fetch_add(received, Relaxed);
+        ctx.completed.fetch_add(completed, Relaxed);
+        // AcqRel: the last task's decrement sees every other task's totals.
+        if ctx.live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
             let _ = ctx.done.try_send(());
         }
     })

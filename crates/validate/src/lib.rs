@@ -227,13 +227,19 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     let x = &cal.cross;
     let _ = writeln!(
         s,
-        "  cross-CPU (crates/validate/src/xcpu.rs): IPI send {:.0}, IPI to a spinning worker {:.0}, lock hand-off {:.0}, header CAS {:.0},",
-        x.ipi_send_ns, x.ipi_latency_ns, x.lock_handoff_ns, x.rmw_transfer_ns
+        "  cross-CPU (crates/validate/src/xcpu.rs): IPI send {:.0}, IPI to a spinning worker {:.0} from the store ({:.0} after the send), lock hand-off {:.0}, header CAS {:.0},",
+        x.ipi_send_ns, x.ipi_latency_ns, x.ipi_after_send_ns, x.lock_handoff_ns, x.rmw_transfer_ns
     );
     let _ = writeln!(
         s,
-        "  blocking receive +{:.0}, channel lines between CPUs {:.0}, clock read {:.0}",
-        x.recv_block_ns, x.chan_transfer_ns, x.clock_read_ns
+        "  blocking receive +{:.0}, channel last touched on the other CPU: send +{:.0} (+{:.0} after its send), receive +{:.0} (hot {:.0} / {:.0}), clock read {:.0}",
+        x.recv_block_ns,
+        x.chan_send_xcpu_ns,
+        x.chan_send_after_send_ns,
+        x.chan_recv_xcpu_ns,
+        x.chan_send_hot_ns,
+        x.chan_recv_hot_ns,
+        x.clock_read_ns
     );
     let _ = writeln!(
         s,

@@ -38,6 +38,11 @@ pub struct Cursor {
     end: u32,
     loops: [LoopFrame; MAX_LOOP_DEPTH],
     depth: u8,
+    /// End of the innermost open loop's body (`u32::MAX` with none open): the one
+    /// position where `fetch` has loop work to do, so every other fetch compares the
+    /// position with it once instead of reading the frame (the simulator fetches an
+    /// operation at nearly every event).
+    loop_end: u32,
 }
 
 impl Cursor {
@@ -49,7 +54,7 @@ impl Cursor {
     /// At the first op of the program stored at `start..end` of the slice that will be
     /// passed to `fetch`.
     pub fn at(start: u32, end: u32) -> Cursor {
-        Cursor { pc: start, end, loops: [LoopFrame::default(); MAX_LOOP_DEPTH], depth: 0 }
+        Cursor { pc: start, end, loops: [LoopFrame::default(); MAX_LOOP_DEPTH], depth: 0, loop_end: u32::MAX }
     }
 
     /// The operation to execute next, after closing finished loop iterations and
@@ -61,17 +66,9 @@ impl Cursor {
     #[inline]
     pub fn fetch(&mut self, ops: &[Op]) -> Op {
         loop {
-            if self.depth > 0 {
-                let f = &mut self.loops[self.depth as usize - 1];
-                if self.pc == f.end {
-                    f.left -= 1;
-                    if f.left > 0 {
-                        self.pc = f.start;
-                    } else {
-                        self.depth -= 1;
-                    }
-                    continue;
-                }
+            if self.pc == self.loop_end {
+                self.close_iteration();
+                continue;
             }
             if self.pc >= self.end {
                 return Op::Exit;
@@ -86,9 +83,27 @@ impl Cursor {
                     assert!((self.depth as usize) < MAX_LOOP_DEPTH, "loops nest deeper than {MAX_LOOP_DEPTH}");
                     self.loops[self.depth as usize] = LoopFrame { start: self.pc, end: self.pc + body, left: count };
                     self.depth += 1;
+                    self.loop_end = self.pc + body;
                 }
                 Some(&op) => return op,
             }
+        }
+    }
+
+    /// At the end of the innermost loop's body: run it again, or leave the loop.
+    /// (Not rare: a short loop body closes an iteration every few fetches.)
+    #[inline(always)]
+    fn close_iteration(&mut self) {
+        debug_assert!(self.depth > 0 && self.pc == self.loops[self.depth as usize - 1].end);
+        let f = &mut self.loops[self.depth as usize - 1];
+        f.left -= 1;
+        if f.left > 0 {
+            self.pc = f.start;
+        } else {
+            self.depth -= 1;
+            // Loops ending together: the enclosing body ends here too, and the next
+            // round of `fetch` closes it.
+            self.loop_end = if self.depth > 0 { self.loops[self.depth as usize - 1].end } else { u32::MAX };
         }
     }
 

@@ -63,8 +63,10 @@
 //!   once and is not preempted by one; real-time tasks of one priority run in task-id
 //!   order and are not time-sliced (SCHED_RR's quantum is not modelled). They count in
 //!   the queue's load with their nice weight. NetBench's NIC stand-ins rely on this.
-//! * Time is each queue's clock: the largest `Platform::now` seen under its lock, so
-//!   it never runs backwards when CPUs' clocks differ slightly (the runtime).
+//! * Time is each queue's clock: the largest `Platform::task_clock` of its CPU seen
+//!   under its lock, so it never runs backwards when CPUs' clocks differ slightly or a
+//!   stall is subtracted late (the runtime). The task clock is `rq_clock_task`: time
+//!   the host stole from the runtime's worker is not charged to the running task.
 //!
 //! Costs reported to the platform: a `Work::ListOp` per tree insert or removal, a
 //! `Work::Recalc` per vruntime/slice computation, one `Work::Goodness` per pick, a
@@ -444,9 +446,11 @@ impl<P: Platform> Fair<P> {
 
     // ---- queue primitives (the queue's lock is held) -----------------------------
 
-    /// The queue clock, advanced to this CPU's time.
+    /// The queue clock, advanced to its CPU's task clock (`rq_clock_task`: the time
+    /// the host stole from the runtime's worker is not run time; the same as `now`
+    /// in the simulator).
     fn clock(&self, p: &P, rq: &mut Runqueue) -> u64 {
-        rq.clock = rq.clock.max(p.now());
+        rq.clock = rq.clock.max(p.task_clock(rq.cpu));
         rq.clock
     }
 

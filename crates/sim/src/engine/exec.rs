@@ -47,6 +47,9 @@ pub(super) struct TaskRt {
     pub(super) mm: u32,
     /// Blocked inside a receive: resumes without re-entering the syscall.
     pub(super) in_recv: bool,
+    /// Woken by a send between its receive's registration and the `schedule()` that
+    /// blocks it (`finish_block` wakes it).
+    pub(super) notified: bool,
     /// The CPU whose wake-up made the task runnable, until it is dispatched (NONE
     /// otherwise): a dispatch elsewhere pulls the task's header line from there.
     pub(super) woke_on: u32,
@@ -60,8 +63,11 @@ pub(super) struct Chan {
     bytes: u32,
     /// Tasks blocked in a receive on this channel, woken in arrival order.
     waiters: VecDeque<TaskId>,
-    /// The CPU of the latest send: a receive elsewhere pulls the channel's lines.
+    /// The CPU of the latest send: a receive elsewhere pulls the message's lines.
     sent_on: Option<CpuId>,
+    /// The CPU of the latest send or receive: a send elsewhere pulls the channel's
+    /// lines back (`chan_send_xcpu_ns`).
+    touched_on: Option<CpuId>,
 }
 
 impl Engine<'_> {
@@ -86,6 +92,7 @@ impl Engine<'_> {
             last_cpu: NONE,
             mm: params.mm,
             in_recv: false,
+            notified: false,
             woke_on: NONE,
         });
         // Kept apart from TaskRt: read once per compute, and TaskRt stays one host line.
@@ -101,6 +108,11 @@ impl Engine<'_> {
     /// whose action woke it, for the trace).
     pub(super) fn wake(&mut self, task: TaskId, waker: Option<TaskId>) {
         let t = &mut self.tasks[task as usize];
+        if t.state == TState::Running {
+            // Between a receive's registration and its `schedule()` (`finish_block`).
+            t.notified = true;
+            return;
+        }
         debug_assert!(matches!(t.state, TState::Blocked | TState::Sleeping));
         t.state = TState::Runnable;
         t.woke_at = self.plat.cursor();
@@ -123,6 +135,27 @@ impl Engine<'_> {
         self.plat.trace_at(at, cpu, || Event::Wakeup { task, waker, target });
     }
 
+    /// The running `task` blocks in a receive (it is on its channel's waiters):
+    /// `schedule()` it out.
+    pub(super) fn block(&mut self, cpu: CpuId, task: TaskId) {
+        self.tasks[task as usize].state = TState::Blocked;
+        self.runnable_or_running -= 1;
+        self.schedule(cpu, PrevState::Blocked);
+    }
+
+    /// The deferred half of a blocking receive (see `exec`'s `Recv`): `schedule()` the
+    /// task out, then, if a send found it meanwhile, wake it from here (the runtime's
+    /// worker calls `wake_up(prev)` itself after a wake raced with the block).
+    pub(super) fn finish_block(&mut self, cpu: CpuId) {
+        self.cpus[cpu].blocking = false;
+        let task = self.cpus[cpu].curr.expect("a blocking receive on an idle CPU");
+        self.block(cpu, task);
+        if std::mem::take(&mut self.tasks[task as usize].notified) {
+            self.wake(task, None);
+            self.handle_resched(cpu);
+        }
+    }
+
     /// Move the task past its current operation, which has completed.
     #[inline]
     pub(super) fn advance_pc(&mut self, task: TaskId) {
@@ -139,7 +172,14 @@ impl Engine<'_> {
     /// Execute the running task's next operation.
     pub(super) fn exec(&mut self, cpu: CpuId) {
         let task = self.cpus[cpu].curr.expect("exec on an idle CPU");
-        let op = self.tasks[task as usize].cursor.fetch(&self.ops);
+        let op = {
+            // Split borrows: the cursor is the task's, the ops the engine's.
+            let i = task as usize;
+            debug_assert!(i < self.tasks.len(), "task {i} of {}", self.tasks.len());
+            // SAFETY: `task` is this CPU's current task: `schedule` indexed it, checked,
+            // before making it current, and the task vector only grows.
+            unsafe { self.tasks.get_unchecked_mut(i) }.cursor.fetch(&self.ops)
+        };
         let cost = &self.plat.cost;
         match op {
             Op::Compute { .. } | Op::ComputeUniform { .. } => {
@@ -163,13 +203,17 @@ impl Engine<'_> {
                 self.arm(cpu, at);
             }
             Op::Send { chan, bytes } => {
-                self.plat.advance(cost.send_ns(bytes));
+                let ch = &mut self.chans[chan as usize];
+                let remote = ch.touched_on.is_some_and(|c| c != cpu);
+                let ns = cost.send_ns(bytes) + if remote { cost.chan_send_xcpu_ns } else { 0 };
+                self.plat.advance(ns);
                 self.rec.sent += 1;
                 self.tasks[task as usize].last_send = self.plat.cursor();
                 let ch = &mut self.chans[chan as usize];
                 ch.pending += 1;
                 ch.bytes = bytes;
                 ch.sent_on = Some(cpu);
+                ch.touched_on = Some(cpu);
                 if let Some(waiter) = ch.waiters.pop_front() {
                     self.wake(waiter, Some(task));
                     self.handle_resched(cpu);
@@ -189,10 +233,11 @@ impl Engine<'_> {
                     ch.pending -= 1;
                     let bytes = ch.bytes;
                     let remote = ch.sent_on.is_some_and(|c| c != cpu);
+                    ch.touched_on = Some(cpu);
                     self.tasks[task as usize].in_recv = false;
                     self.plat.advance(self.plat.cost.recv_ns(bytes));
                     if remote {
-                        self.plat.advance(self.plat.cost.chan_transfer_ns);
+                        self.plat.advance(self.plat.cost.chan_recv_xcpu_ns);
                     }
                     self.rec.received += 1;
                     if self.w.metric.counted[chan as usize] {
@@ -210,11 +255,23 @@ impl Engine<'_> {
                     self.plat.advance(self.plat.cost.recv_block_ns);
                     let ch = &mut self.chans[chan as usize];
                     ch.waiters.push_back(task);
-                    let t = &mut self.tasks[task as usize];
-                    t.in_recv = true;
-                    t.state = TState::Blocked;
-                    self.runnable_or_running -= 1;
-                    self.schedule(cpu, PrevState::Blocked);
+                    self.tasks[task as usize].in_recv = true;
+                    if self.plat.cost.recv_block_ns > 0 {
+                        // A runtime's receive registers its listener (`recv_block_ns`),
+                        // then its worker calls `schedule()`: a step of its own, so
+                        // that this `schedule()` takes its run-queue lock at its own
+                        // instant, after other CPUs' events that come earlier (an
+                        // IPI'd CPU's `schedule()`), not ahead of them. Until then the
+                        // task is still running; a send meanwhile only marks it
+                        // (`wake`), as the runtime's NOTIFIED state does, and `step`
+                        // wakes it after the `schedule()`. (0 on the kernel presets:
+                        // there the block and `schedule()` stay one step.)
+                        self.cpus[cpu].blocking = true;
+                        let at = self.plat.cursor();
+                        self.arm(cpu, at);
+                    } else {
+                        self.block(cpu, task);
+                    }
                 }
             }
             Op::Sleep { ns } => {

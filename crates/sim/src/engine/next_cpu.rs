@@ -18,11 +18,15 @@ pub(super) const LATEST: u64 = (1 << (64 - CPU_BITS)) - 1;
 /// array so that an index masked into it needs no bounds check.
 const LEAVES: usize = 64;
 const MASK: usize = 2 * LEAVES - 1;
-/// Machines with at most this many CPUs (every preset) use 8 or 16 leaves and take
-/// the minimum of them directly: 15 branch-free compares and no stores or dirty marks,
-/// fewer instructions per event than recomputing a root-ward path (`docs/cost-model.md`
-/// has the counts). The tree pays off for more CPUs.
+/// Machines with at most this many CPUs (every preset) use 8 or 16 leaves in groups of
+/// four: `set` recomputes its group's minimum (3 branch-free compares) and `min` takes
+/// the minimum of the four groups (3 more) instead of 7 or 15 compares over every
+/// leaf; the engine sets about one CPU per event (`Engine::refresh` defers the writes).
+/// Either is fewer instructions per event than recomputing a root-ward path
+/// (`docs/cost-model.md` has the counts); the tree pays off for more CPUs.
 const FLAT: usize = 16;
+/// Leaves per group with 16 leaves.
+const GROUP: usize = 4;
 
 /// A tournament tree over the CPUs' packed keys: leaf `n + cpu` holds CPU `cpu`'s key,
 /// every inner node the smaller of its two children, the root (index 1) the minimum.
@@ -35,12 +39,15 @@ const FLAT: usize = 16;
 #[derive(Debug)]
 pub(super) struct NextCpu {
     tree: Box<[u64; 2 * LEAVES]>,
-    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only the leaves are
-    /// read, `flat_min`); padding leaves hold `u64::MAX`,
+    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only the leaves and
+    /// `groups` are read); padding leaves hold `u64::MAX`,
     /// which is above every CPU's key.
     n: usize,
-    /// CPUs whose leaf changed since the last `min` (`1 << cpu`).
+    /// CPUs whose leaf changed since the last `min` (`1 << cpu`; tree only).
     dirty: u64,
+    /// Up to [`FLAT`] leaves: the minimum of each group of [`GROUP`] leaves, kept by
+    /// `set` (`u64::MAX` for groups past the leaves in use).
+    groups: [u64; FLAT / GROUP],
 }
 
 impl NextCpu {
@@ -48,7 +55,7 @@ impl NextCpu {
     pub(super) fn new(cpus: usize) -> NextCpu {
         assert!(cpus <= LEAVES);
         let n = if cpus <= FLAT { cpus.next_power_of_two().max(FLAT / 2) } else { cpus.next_power_of_two() };
-        let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0 };
+        let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0, groups: [u64::MAX; FLAT / GROUP] };
         for c in 0..cpus {
             t.set(c, u64::MAX);
         }
@@ -59,28 +66,15 @@ impl NextCpu {
     /// lowest-numbered on a tie).
     #[inline]
     pub(super) fn min(&mut self) -> (u64, usize) {
-        let k = match self.n {
-            8 => self.flat_min::<8>(),
-            FLAT => self.flat_min::<FLAT>(),
-            _ => self.tree_min(),
+        let k = if self.n <= FLAT {
+            // With 8 leaves the last two groups stay at u64::MAX.
+            let [a, b, c, d] = self.groups;
+            a.min(b).min(c.min(d))
+        } else {
+            self.tree_min()
         };
         let t = k >> CPU_BITS;
         (if t >= LATEST { u64::MAX } else { t }, (k & ((1 << CPU_BITS) - 1)) as usize)
-    }
-
-    /// The smallest of the `N` leaves (padding leaves hold `u64::MAX`), reduced
-    /// pairwise so that the compares do not wait on one another.
-    #[inline(always)]
-    fn flat_min<const N: usize>(&self) -> u64 {
-        let mut v: [u64; N] = self.tree[N..2 * N].try_into().expect("N leaves");
-        let mut half = N / 2;
-        while half > 0 {
-            for i in 0..half {
-                v[i] = v[i].min(v[i + half]);
-            }
-            half /= 2;
-        }
-        v[0]
     }
 
     /// The root after recomputing the marked CPUs' paths.
@@ -110,7 +104,14 @@ impl NextCpu {
     #[inline]
     pub(super) fn set(&mut self, cpu: usize, at: u64) {
         self.tree[(self.n + cpu) & MASK] = at.min(LATEST) << CPU_BITS | cpu as u64;
-        if self.n > FLAT {
+        if self.n <= FLAT {
+            // The group's leaves `n + 4g ..`, below 32: masked into the tree, no bounds
+            // check; reduced pairwise so the compares do not wait on one another.
+            let g = (cpu / GROUP) % (FLAT / GROUP);
+            let first = self.n + g * GROUP;
+            let l = |k: usize| self.tree[(first + k) & MASK];
+            self.groups[g] = l(0).min(l(1)).min(l(2).min(l(3)));
+        } else {
             self.dirty |= 1 << (cpu & (LEAVES - 1));
         }
     }

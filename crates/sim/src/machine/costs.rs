@@ -86,10 +86,15 @@ pub struct CostParams {
     /// receive that finds its channel empty.
     #[serde(default)]
     pub recv_block_cycles: u32,
-    /// A message received on a CPU other than the one that sent it: the channel's
-    /// lines moving between the CPUs. Charged at that receive.
+    /// A send into a channel whose lines another CPU touched last (its latest send or
+    /// receive was there): the slot line and the tail index coming back to this CPU.
+    /// Charged at that send.
     #[serde(default)]
-    pub chan_transfer_ns: u32,
+    pub chan_send_xcpu_ns: u32,
+    /// A receive of a message sent on another CPU: the slot and the tail index the
+    /// sender wrote. Charged at that receive.
+    #[serde(default)]
+    pub chan_recv_xcpu_ns: u32,
     /// A run-queue lock whose word was last held by another CPU, beyond one
     /// cache-line transfer (a locked read-modify-write of a remote line, not a read).
     /// Charged at the acquire, with the transfer.
@@ -132,7 +137,8 @@ impl CostParams {
             idle_spin_ns: 0,
             clock_read_cycles: 0,
             recv_block_cycles: 0,
-            chan_transfer_ns: 0,
+            chan_send_xcpu_ns: 0,
+            chan_recv_xcpu_ns: 0,
             lock_handoff_ns: 0,
             wake_transfer_ns: 0,
         }

@@ -3,6 +3,8 @@
 //! * locks are real `parking_lot` mutexes ([`RtLock`]); `peek` locks too (Rust has no
 //!   sound racy read of a `T`; no core policy peeks through a lock it holds);
 //! * `now()` is nanoseconds since the runtime started (monotonic clock);
+//!   `task_clock(cpu)` is that less worker `cpu`'s steal time (the time the host kept
+//!   its thread off a CPU while it ran a task), which the simulator's CPUs never have;
 //! * `charge`/`touch` are empty and inline away;
 //! * `resched(cpu)` sets that worker's `need_resched` flag and, if it is another
 //!   worker, unparks it: that is the runtime's reschedule IPI.
@@ -31,6 +33,9 @@ pub(crate) struct Signals {
     /// When each worker's next timer tick is due (ns since `start`; written by the
     /// worker), so that a running task can tell that its time slice may be over.
     pub next_tick: Box<[AtomicU64]>,
+    /// Each worker's steal time so far (ns its thread was kept off a CPU while it ran a
+    /// task; written by the worker at its ticks): its task clock is the clock less this.
+    pub steal: Box<[AtomicU64]>,
     pub start: Instant,
     /// The trace recorder, when tracing is on (its clock is `start`).
     pub trace: Option<Arc<Tracer>>,
@@ -41,6 +46,7 @@ impl Signals {
         Signals {
             trace,
             next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            steal: (0..n).map(|_| AtomicU64::new(0)).collect(),
             start,
             need_resched: (0..n).map(|_| AtomicBool::new(false)).collect(),
             parkers: (0..n).map(|_| Parker::new()).collect(),
@@ -173,6 +179,15 @@ impl Platform for RtPlatform {
             NO_STAMP => self.read_clock(),
             t => t,
         }
+    }
+    /// `rq_clock_task`: the clock less worker `cpu`'s steal time. A stall is known at
+    /// the worker's next tick only, so a reading may step back after one; the policy
+    /// keeps the largest (fair's queue clock), which defers the steal to the next
+    /// time charged there, as Linux does with steal it has not yet subtracted.
+    #[inline]
+    fn task_clock(&self, cpu: CpuId) -> u64 {
+        let steal = self.signals.steal.get(cpu).map_or(0, |s| s.load(Relaxed));
+        self.now().saturating_sub(steal)
     }
     #[inline]
     fn charge(&self, _: Work) {}

@@ -74,9 +74,28 @@ pub(super) fn ticks_earned(cpu_ns: u64, periods: u64, tick_ns: u64) -> u64 {
     ((cpu_ns + tick_ns / 2) / tick_ns.max(1)).clamp(1, periods.max(1))
 }
 
+/// Steal time in a tick interval: of `wall_ns` that passed since the last tick, the
+/// time the worker thread was neither on a CPU (`cpu_ns` of thread CPU time) nor parked
+/// by its own choice (`parked_ns`, idle): the host kept it off its CPU (another process
+/// on the vCPU), or a poll blocked in a system call.
+///
+/// Linux, as a guest, leaves such time (`steal`) out of `rq_clock_task`, the clock that
+/// charges the running task (CFS's vruntime); the runtime's task clock does the same
+/// ([`schedlab_core::Platform::task_clock`]), so that a stall of the worker's thread
+/// is not run time of the task it was polling. Until session 24 it was: a 4 ms stall
+/// gave that task 4 ms of vruntime, four times fair's wake-up granularity, and every
+/// wake-up on its CPU then preempted it, on the runtime only.
+pub(super) fn steal_in(wall_ns: u64, cpu_ns: u64, parked_ns: u64) -> u64 {
+    wall_ns.saturating_sub(cpu_ns).saturating_sub(parked_ns)
+}
+
 thread_local! {
     /// This worker thread's CPU time at its last tick (see [`ticks_earned`]).
     static TICK_CPU: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The clock at this worker's last tick (see [`steal_in`]).
+    static TICK_WALL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Time this worker spent parked since its last tick (see [`steal_in`]).
+    static PARKED_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The policy id of the task this worker is polling: the parent of what it spawns.
     static CURRENT_TASK: std::cell::Cell<TaskId> = const { std::cell::Cell::new(NO_TASK) };
 }
@@ -105,6 +124,8 @@ impl PolicySched {
         clear_clock_stamp();
         let mut next_tick = p.now() + self.tick_ns;
         TICK_CPU.set(thread_cpu_ns());
+        TICK_WALL.set(p.now());
+        PARKED_NS.set(0);
         self.signals.next_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
         let mut prev_state = PrevState::Runnable;
@@ -220,6 +241,13 @@ impl PolicySched {
                 if let Some((next, skipped)) = due_tick(now, next_tick, self.tick_ns) {
                     let cpu = thread_cpu_ns();
                     let ran = cpu.saturating_sub(TICK_CPU.replace(cpu));
+                    // Before the tick's accounting: its task clock leaves the stall out.
+                    let wall = now.saturating_sub(TICK_WALL.replace(now));
+                    let stolen = steal_in(wall, ran, PARKED_NS.replace(0));
+                    if stolen > 0 {
+                        self.signals.steal[me].fetch_add(stolen, Relaxed);
+                        stats.stolen(stolen);
+                    }
                     let earned = ticks_earned(ran, skipped + 1, self.tick_ns);
                     for _ in 0..earned {
                         if policy.tick(p, Some(id)) {
@@ -290,8 +318,11 @@ impl PolicySched {
                 }
                 policy.balance(p);
                 // Idle: one tick (an idle CPU's ticks charge nobody); the CPU time
-                // baseline moves on so that the next task is charged its own time only.
+                // and steal baselines move on so that the next task is charged its own
+                // time only (steal while idle is nobody's run time).
                 TICK_CPU.set(thread_cpu_ns());
+                TICK_WALL.set(now);
+                PARKED_NS.set(0);
                 self.signals.stats.worker(me).ticked(1, skipped);
                 *next_tick = next;
                 self.signals.next_tick[me].store(*next_tick, Relaxed);
@@ -316,6 +347,8 @@ impl PolicySched {
             if now < *next_tick && !need_resched.load(SeqCst) && !handle.shutdown.load(Acquire) {
                 self.signals.stats.worker(me).parked();
                 self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
+                // Parked by choice: not steal (read once per park, after ≥ 50 µs of spin).
+                PARKED_NS.set(PARKED_NS.get() + p.now().saturating_sub(now));
             }
         }
     }
@@ -415,6 +448,19 @@ mod tick_tests {
         // Three periods late: one tick, two skipped, and the grid is kept.
         assert_eq!(due_tick(35, 10, 10), Some((40, 2)));
         assert_eq!(due_tick(40, 10, 10), Some((50, 3)));
+    }
+
+    #[test]
+    fn steal_is_the_time_neither_running_nor_parked() {
+        use super::steal_in;
+        // On a CPU throughout: no steal.
+        assert_eq!(steal_in(1_000_000, 1_000_000, 0), 0);
+        // Thread CPU time a little ahead of the clock readings: none either.
+        assert_eq!(steal_in(1_000_000, 1_000_100, 0), 0);
+        // 4 ms off the CPU in a 5 ms interval, 0.5 ms of it parked.
+        assert_eq!(steal_in(5_000_000, 1_000_000, 500_000), 3_500_000);
+        // Parked the whole interval: not steal.
+        assert_eq!(steal_in(5_000_000, 10_000, 4_990_000), 0);
     }
 
     #[test]
