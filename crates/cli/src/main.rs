@@ -314,8 +314,29 @@ impl WalkArgs {
     }
 }
 
+/// A reader that stops early (`schedlab sim ... --format json | head`) closes the pipe;
+/// Rust ignores SIGPIPE, so the next `println!` panicked ("failed printing to stdout:
+/// Broken pipe"). The default action ends schedlab quietly, as it does `cat`. Not under
+/// MPI: its ranks talk over sockets, and a rank that dies must be reported by its peers
+/// (the failure tests), not take them down with a signal.
+fn end_quietly_on_a_closed_pipe(cmd: &Cmd) {
+    let mpi = match cmd {
+        Cmd::Sweep { mpi, .. } | Cmd::Reproduce { mpi, .. } | Cmd::Bench { mpi, .. } => *mpi,
+        _ => false,
+    };
+    #[cfg(unix)]
+    if !mpi {
+        // SAFETY: at the start of main, before any thread is spawned; SIG_DFL is a valid
+        // disposition for SIGPIPE.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    end_quietly_on_a_closed_pipe(&cli.cmd);
     match cli.cmd {
         Cmd::List => {
             println!("machines:  {}  (or a .toml machine file; see docs/machines.md)", PRESETS.join(", "));

@@ -397,3 +397,28 @@ fn sweep_mpi_without_the_feature_names_it() {
     assert!(e.contains("--mpi") && e.contains("`mpi` cargo feature") && e.contains("--features mpi"), "{e}");
     assert!(!out.path().join("results.json").exists());
 }
+
+/// Regression: `schedlab sim ... | head` panicked ("failed printing to stdout: Broken
+/// pipe") once the reader had gone. Here the reader closes the pipe before schedlab
+/// writes a byte; schedlab must end without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_reader_that_closes_the_pipe_early_ends_schedlab_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["sim", "--machine", "smp-8", "--policy", "dss", "--workload", "chat:rooms=2,messages=20"])
+        .args(["--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The read end closes here: the simulation has not printed yet (it runs first).
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+    // Killed by SIGPIPE, as `cat` would be; not a success (its output was lost).
+    use std::os::unix::process::ExitStatusExt;
+    const SIGPIPE: i32 = 13; // Linux and the BSDs
+    assert_eq!(o.status.signal(), Some(SIGPIPE), "{:?}", o.status);
+}
