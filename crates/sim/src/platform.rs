@@ -61,18 +61,21 @@ const NO_OWNER: u8 = u8::MAX;
 /// `LineState::set_base` of a line whose set can never overflow: no LRU state.
 const NO_LRU: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
+/// One line's coherence state. Each field is its own cell: an access reads and writes
+/// only the fields it needs (a hit reads two; an eviction updates two), where copying
+/// the whole state in and out was five loads and five stores per miss and eviction.
+#[derive(Debug)]
 struct LineState {
-    sharers: u64,
-    dirty: u8,
+    sharers: Cell<u64>,
+    dirty: Cell<u8>,
     /// Node whose memory holds the line (NO_OWNER: not yet placed, first touch decides).
-    home: u8,
+    home: Cell<u8>,
     /// Nodes whose remote cache (NUMA-Q's IQ-Link) holds a valid copy of this line.
-    remote: u16,
+    remote: Cell<u16>,
     /// Offset of the line's L2 set in a CPU's tags (dense set index × ways): kept
     /// here, in the 16 bytes the coherence state needs anyway, so that an access
     /// reads one host cache line for both.
-    set_base: u32,
+    set_base: Cell<u32>,
 }
 
 pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};
@@ -144,7 +147,7 @@ pub struct SimPlatform {
     /// (no bounds check: read at every `begin` and on the miss paths).
     node_at: Box<[usize; MAX_CPUS]>,
     locks: RefCell<Vec<LockState>>,
-    lines: Vec<Cell<LineState>>,
+    lines: Vec<LineState>,
     task_lines: usize,
     queue_lines: usize,
     /// First working-set line, and working-set lines per task.
@@ -307,14 +310,12 @@ impl SimPlatform {
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
             lines: (0..nlines)
-                .map(|i| {
-                    Cell::new(LineState {
-                        sharers: 0,
-                        dirty: NO_OWNER,
-                        home: if i < ws_base { 0 } else { NO_OWNER },
-                        remote: 0,
-                        set_base: set_base(i),
-                    })
+                .map(|i| LineState {
+                    sharers: Cell::new(0),
+                    dirty: Cell::new(NO_OWNER),
+                    home: Cell::new(if i < ws_base { 0 } else { NO_OWNER }),
+                    remote: Cell::new(0),
+                    set_base: Cell::new(set_base(i)),
                 })
                 .collect(),
             task_lines: task_capacity,
@@ -421,26 +422,34 @@ impl SimPlatform {
         b
     }
 
-    /// Line `idx`, which `cpu` holds (it is among the line's sharers, so its tag is in
-    /// the set at `base`), becomes the most recently used way (move-to-front: each
-    /// set's ways are kept in recency order).
-    #[inline(never)]
-    fn cache_promote(&self, idx: usize, base: usize) {
+    /// Line `idx`, which the current CPU holds (it is among the line's sharers, so its
+    /// tag is in the set at `base`), becomes the most recently used way (move-to-front:
+    /// each set's ways are kept in recency order). Most hits are on the most recently
+    /// used way already: no reordering then.
+    #[inline(always)]
+    fn make_mru(&self, idx: usize, base: usize) {
         let tag = idx as u32 + 1;
         if self.quad {
             let cell = self.quad_at(base);
-            // Not in way 0 (the caller checked): the more recent ways move down one.
             let [a, b, c, d] = cell.get();
-            cell.set(if b == tag {
-                [tag, a, c, d]
-            } else if c == tag {
-                [tag, a, b, d]
-            } else {
-                assert!(d == tag, "line {idx}: a sharer's tag is not in its set");
-                [tag, a, b, c]
-            });
-            return;
+            if a != tag {
+                debug_assert!(b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
+                // The tag is in way 1, 2 or 3 and the more recent ways move down one:
+                // way 2 becomes way 1's tag unless way 1 held it, way 3 keeps its own
+                // unless it held it (then way 2's moves there). Two selects, no
+                // compare-and-branch chain to mispredict.
+                cell.set([tag, a, if b == tag { c } else { b }, if d == tag { c } else { d }]);
+            }
+        } else if self.tags[base].get() != tag {
+            self.cache_promote(idx, base);
         }
+    }
+
+    /// [`make_mru`](Self::make_mru) of a set that is not 4-way, whose tag is not in
+    /// way 0.
+    #[inline(never)]
+    fn cache_promote(&self, idx: usize, base: usize) {
+        let tag = idx as u32 + 1;
         let set = &self.tags[base..base + self.ways];
         // The tag is there (a sharer's line is in its cache), and not in way 0 (the
         // caller checked): shift the more recent ways down until it is found.
@@ -491,14 +500,12 @@ impl SimPlatform {
     /// `cpu` is no longer a sharer, and a modified copy is written back.
     #[inline(always)]
     fn evict(&self, cpu: CpuId, oi: usize) {
-        let cell = self.line_at(oi);
-        let mut st = cell.get();
-        st.sharers &= !(1u64 << cpu);
-        if st.dirty as usize == cpu {
-            st.dirty = NO_OWNER;
+        let line = self.line_at(oi);
+        line.sharers.set(line.sharers.get() & !(1u64 << cpu));
+        if line.dirty.get() as usize == cpu {
+            line.dirty.set(NO_OWNER);
             self.count(self.class_of(oi), KIND_WRITEBACK);
         }
-        cell.set(st);
     }
 
     /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
@@ -549,21 +556,10 @@ impl SimPlatform {
     /// checked `self.lines[idx]`, and an evicted index is a tag minus one, and tags are
     /// only written from such indices (`cache_fill`).
     #[inline(always)]
-    fn line_at(&self, idx: usize) -> &Cell<LineState> {
+    fn line_at(&self, idx: usize) -> &LineState {
         debug_assert!(idx < self.lines.len(), "line {idx} out of range");
         // SAFETY: in range, as above (checked in debug builds).
         unsafe { self.lines.get_unchecked(idx) }
-    }
-
-    /// Whether line `idx` is the most recently used way of the set at `base`.
-    #[inline(always)]
-    fn is_mru(&self, base: usize, idx: usize) -> bool {
-        let tag = idx as u32 + 1;
-        if self.quad {
-            self.quad_at(base).get()[0] == tag
-        } else {
-            self.tags[base].get() == tag
-        }
     }
 
     #[inline]
@@ -663,19 +659,18 @@ impl SimPlatform {
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
     fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = self.line_at(idx);
-        let mut st = cell.get();
-        debug_assert!(st.sharers & (1u64 << cpu) == 0);
+        let line = self.line_at(idx);
+        debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
         let class = self.class_of(idx);
         if class == CLASS_TASK {
             self.task_read_misses.set(self.task_read_misses.get() + 1);
         }
-        let ns = self.miss(class, &mut st, KIND_READ_MISS);
-        st.sharers |= 1u64 << cpu;
-        st.dirty = NO_OWNER;
-        cell.set(st);
-        if st.set_base != NO_LRU {
-            self.cache_fill(cpu, idx, self.cpu_tags.get() + st.set_base as usize);
+        let ns = self.miss(class, line, KIND_READ_MISS);
+        line.sharers.set(line.sharers.get() | 1u64 << cpu);
+        line.dirty.set(NO_OWNER);
+        let set_base = line.set_base.get();
+        if set_base != NO_LRU {
+            self.cache_fill(cpu, idx, self.cpu_tags.get() + set_base as usize);
         }
         ns
     }
@@ -687,12 +682,12 @@ impl SimPlatform {
     /// used way (a fill if it did not hold it).
     #[inline(never)]
     fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = self.line_at(idx);
-        let mut st = cell.get();
+        let line = self.line_at(idx);
         let me = 1u64 << cpu;
-        let others = st.sharers & !me;
-        let had = st.sharers & me != 0;
-        debug_assert!(st.sharers != me, "an exclusive line's write is a hit");
+        let sharers = line.sharers.get();
+        let others = sharers & !me;
+        let had = sharers & me != 0;
+        debug_assert!(sharers != me, "an exclusive line's write is a hit");
         let ns = if had {
             // Upgrade: invalidate the other sharers; the farthest one sets the latency
             // (on one node every transfer costs the same, and there is another sharer).
@@ -704,28 +699,28 @@ impl SimPlatform {
                 self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
             }
         } else {
-            self.miss(self.class_of(idx), &mut st, KIND_RFO)
+            self.miss(self.class_of(idx), line, KIND_RFO)
         };
         // Every other copy is invalidated: it leaves its cache.
-        if st.set_base != NO_LRU {
+        let set_base = line.set_base.get();
+        if set_base != NO_LRU {
             let mut o = others;
             while o != 0 {
-                self.drop_tag(o.trailing_zeros() as usize, idx, st.set_base);
+                self.drop_tag(o.trailing_zeros() as usize, idx, set_base);
                 o &= o - 1;
             }
         }
-        st.sharers = me;
-        st.dirty = cpu as u8;
+        line.sharers.set(me);
+        line.dirty.set(cpu as u8);
         // Ownership invalidates every remote-cache copy too (the writer's quad gets the
         // line back from this CPU's cache, not its remote cache).
-        st.remote = 0;
-        cell.set(st);
-        if st.set_base != NO_LRU {
-            let base = self.cpu_tags.get() + st.set_base as usize;
+        line.remote.set(0);
+        if set_base != NO_LRU {
+            let base = self.cpu_tags.get() + set_base as usize;
             if !had {
                 self.cache_fill(cpu, idx, base);
-            } else if !self.is_mru(base, idx) {
-                self.cache_promote(idx, base);
+            } else {
+                self.make_mru(idx, base);
             }
         }
         ns
@@ -735,20 +730,23 @@ impl SimPlatform {
     /// served by the modified copy's cache, this quad's remote cache, or the line's
     /// home memory.
     #[inline(always)]
-    fn miss(&self, class: usize, st: &mut LineState, kind: usize) -> u64 {
+    fn miss(&self, class: usize, line: &LineState, kind: usize) -> u64 {
         let node = self.node.get();
-        if st.home == NO_OWNER {
+        let mut home = line.home.get();
+        if home == NO_OWNER {
             // First touch of a working-set line: its page is allocated on this node.
-            st.home = node as u8;
+            home = node as u8;
+            line.home.set(home);
         }
-        let home = st.home as usize;
+        let home = home as usize;
         let remote = self.remote_cache_ns > 0 && home != node;
-        let ns = if st.dirty != NO_OWNER {
+        let dirty = line.dirty.get();
+        let ns = if dirty != NO_OWNER {
             self.count(class, KIND_C2C);
-            self.cost.transfer_ns(self.node_of(st.dirty as usize), node)
+            self.cost.transfer_ns(self.node_of(dirty as usize), node)
         } else {
             self.count(class, kind);
-            if remote && st.remote & (1 << node) != 0 {
+            if remote && line.remote.get() & (1 << node) != 0 {
                 self.remote_cache_ns
             } else {
                 self.cost.memory_ns(home, node)
@@ -756,7 +754,7 @@ impl SimPlatform {
         };
         if remote {
             // A line from another quad's memory is kept in this quad's remote cache.
-            st.remote |= 1 << node;
+            line.remote.set(line.remote.get() | 1 << node);
         }
         ns
     }
@@ -908,29 +906,25 @@ impl Platform for SimPlatform {
 impl SimPlatform {
     #[inline(always)]
     fn touch_index(&self, idx: usize, access: Access) {
-        let cell = &self.lines[idx];
-        let mut st = cell.get();
+        let line = &self.lines[idx];
+        let sharers = line.sharers.get();
         let cpu = self.cpu.get();
         let me = self.me.get();
         // Fast path: a read of a line this CPU holds, or a write of a line only it
         // holds (modified already, or exclusive and clean: no bus transaction, the line
         // becomes modified here and no remote cache keeps a valid copy).
         let hit = match access {
-            Access::Read => st.sharers & me != 0,
-            Access::Write => st.sharers == me,
+            Access::Read => sharers & me != 0,
+            Access::Write => sharers == me,
         };
         let ns = if hit {
-            if access == Access::Write && st.dirty as usize != cpu {
-                st.dirty = cpu as u8;
-                st.remote = 0;
-                cell.set(st);
+            if access == Access::Write && line.dirty.get() as usize != cpu {
+                line.dirty.set(cpu as u8);
+                line.remote.set(0);
             }
-            if st.set_base != NO_LRU {
-                let base = self.cpu_tags.get() + st.set_base as usize;
-                // Most hits are on the most recently used way: no reordering.
-                if !self.is_mru(base, idx) {
-                    self.cache_promote(idx, base);
-                }
+            let set_base = line.set_base.get();
+            if set_base != NO_LRU {
+                self.make_mru(idx, self.cpu_tags.get() + set_base as usize);
             }
             self.cost.l2_hit_ns
         } else {
