@@ -588,7 +588,7 @@ impl SimPlatform {
         let base = self.ws_base + t as usize * self.ws_lines;
         for j in 0..lines.min(self.ws_lines) {
             let access = if j % 4 == 3 { Access::Write } else { Access::Read };
-            self.touch_index(base + j, access);
+            self.touch_index(base + j, access, CLASS_WORKLOAD);
         }
         self.cursor.get() - start
     }
@@ -650,6 +650,21 @@ impl SimPlatform {
         }
     }
 
+    /// [`class_of`](Self::class_of) a policy's line, from its kind: a constant where
+    /// the kind is (every `touch` call site names it), so the miss paths need not compare
+    /// the index with the line ranges. A task's line is below `task_lines` (the policy's
+    /// task table has the platform's capacity and panics beyond it), a CPU's data line
+    /// below `ws_base` (the policy's topology has the machine's CPUs).
+    #[inline(always)]
+    fn class_of_line(&self, line: Line) -> usize {
+        let class = match line {
+            Line::Task(_) => CLASS_TASK,
+            Line::Queue(_) | Line::CpuData(_) => CLASS_SCHED,
+        };
+        debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
+        class
+    }
+
     /// Latency of `cpu` reading line `idx` in state `st`, which misses in its cache (a
     /// hit is handled inline in `touch_index`), and the new state: the line becomes
     /// shared, a modified copy elsewhere is written back on the way. Out of line and
@@ -658,10 +673,10 @@ impl SimPlatform {
     /// The line is not in this CPU's cache (it is not among the sharers), so it is
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
-    fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
+    fn read_miss(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
         let line = self.line_at(idx);
         debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
-        let class = self.class_of(idx);
+        debug_assert_eq!(class, self.class_of(idx));
         if class == CLASS_TASK {
             self.task_read_misses.set(self.task_read_misses.get() + 1);
         }
@@ -681,7 +696,8 @@ impl SimPlatform {
     /// Its L2 bookkeeping is done here too: the line becomes this CPU's most recently
     /// used way (a fill if it did not hold it).
     #[inline(never)]
-    fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
+    fn write_access(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+        debug_assert_eq!(class, self.class_of(idx));
         let line = self.line_at(idx);
         let me = 1u64 << cpu;
         let sharers = line.sharers.get();
@@ -691,7 +707,7 @@ impl SimPlatform {
         let ns = if had {
             // Upgrade: invalidate the other sharers; the farthest one sets the latency
             // (on one node every transfer costs the same, and there is another sharer).
-            self.count(self.class_of(idx), KIND_RFO);
+            self.count(class, KIND_RFO);
             let node = self.node.get();
             if self.one_node {
                 self.cost.transfer_ns(node, node)
@@ -699,7 +715,7 @@ impl SimPlatform {
                 self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
             }
         } else {
-            self.miss(self.class_of(idx), line, KIND_RFO)
+            self.miss(class, line, KIND_RFO)
         };
         // Every other copy is invalidated: it leaves its cache.
         let set_base = line.set_base.get();
@@ -895,7 +911,7 @@ impl Platform for SimPlatform {
         if matches!(line, Line::Task(_)) && access == Access::Read {
             self.task_reads.set(self.task_reads.get() + 1);
         }
-        self.touch_index(self.line_index(line), access);
+        self.touch_index(self.line_index(line), access, self.class_of_line(line));
     }
     #[inline]
     fn resched(&self, cpu: CpuId) {
@@ -905,7 +921,7 @@ impl Platform for SimPlatform {
 
 impl SimPlatform {
     #[inline(always)]
-    fn touch_index(&self, idx: usize, access: Access) {
+    fn touch_index(&self, idx: usize, access: Access, class: usize) {
         let line = &self.lines[idx];
         let sharers = line.sharers.get();
         let cpu = self.cpu.get();
@@ -929,8 +945,8 @@ impl SimPlatform {
             self.cost.l2_hit_ns
         } else {
             match access {
-                Access::Read => self.read_miss(idx, cpu),
-                Access::Write => self.write_access(idx, cpu),
+                Access::Read => self.read_miss(idx, cpu, class),
+                Access::Write => self.write_access(idx, cpu, class),
             }
         };
         self.advance(ns);
