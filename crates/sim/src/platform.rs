@@ -508,34 +508,43 @@ impl SimPlatform {
         }
     }
 
-    /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
-    /// is freed and the ways behind it move up, keeping the set compact.
+    /// Line `idx` leaves the caches of the CPUs in `cpus` (invalidated by another CPU's
+    /// write): in each, its way is freed and the ways behind it move up, keeping the set
+    /// compact. One call for all of them, so the layout test and the tag are not
+    /// repeated per CPU (a write to a shared line invalidates five copies on average).
     #[inline(always)]
-    fn drop_tag(&self, cpu: CpuId, idx: usize, set_base: u32) {
-        let base = cpu * self.cpu_stride + set_base as usize;
+    fn drop_tags(&self, mut cpus: u64, idx: usize, set_base: u32) {
+        let tag = idx as u32 + 1;
         if self.quad {
-            let cell = self.quad_at(base);
-            let tag = idx as u32 + 1;
-            let [a, b, c, d] = cell.get();
-            // The ways behind the dropped one move up; the last becomes empty.
-            if a == tag {
-                cell.set([b, c, d, 0]);
-            } else if b == tag {
-                cell.set([a, c, d, 0]);
-            } else if c == tag {
-                cell.set([a, b, d, 0]);
-            } else if d == tag {
-                cell.set([a, b, c, 0]);
+            while cpus != 0 {
+                let cpu = cpus.trailing_zeros() as usize;
+                cpus &= cpus - 1;
+                let cell = self.quad_at(cpu * self.cpu_stride + set_base as usize);
+                let [a, b, c, d] = cell.get();
+                // The ways behind the dropped one move up; the last becomes empty.
+                if a == tag {
+                    cell.set([b, c, d, 0]);
+                } else if b == tag {
+                    cell.set([a, c, d, 0]);
+                } else if c == tag {
+                    cell.set([a, b, d, 0]);
+                } else if d == tag {
+                    cell.set([a, b, c, 0]);
+                }
             }
             return;
         }
-        let set = &self.tags[base..base + self.ways];
-        let tag = idx as u32 + 1;
-        if let Some(p) = set.iter().position(|t| t.get() == tag) {
-            for w in p..self.ways - 1 {
-                set[w].set(set[w + 1].get());
+        while cpus != 0 {
+            let cpu = cpus.trailing_zeros() as usize;
+            cpus &= cpus - 1;
+            let base = cpu * self.cpu_stride + set_base as usize;
+            let set = &self.tags[base..base + self.ways];
+            if let Some(p) = set.iter().position(|t| t.get() == tag) {
+                for w in p..self.ways - 1 {
+                    set[w].set(set[w + 1].get());
+                }
+                set[self.ways - 1].set(0);
             }
-            set[self.ways - 1].set(0);
         }
     }
 
@@ -720,11 +729,7 @@ impl SimPlatform {
         // Every other copy is invalidated: it leaves its cache.
         let set_base = line.set_base.get();
         if set_base != NO_LRU {
-            let mut o = others;
-            while o != 0 {
-                self.drop_tag(o.trailing_zeros() as usize, idx, set_base);
-                o &= o - 1;
-            }
+            self.drop_tags(others, idx, set_base);
         }
         line.sharers.set(me);
         line.dirty.set(cpu as u8);
