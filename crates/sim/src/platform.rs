@@ -61,18 +61,21 @@ const NO_OWNER: u8 = u8::MAX;
 /// `LineState::set_base` of a line whose set can never overflow: no LRU state.
 const NO_LRU: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
+/// One line's coherence state. Each field is its own cell: an access reads and writes
+/// only the fields it needs (a hit reads two; an eviction updates two), where copying
+/// the whole state in and out was five loads and five stores per miss and eviction.
+#[derive(Debug)]
 struct LineState {
-    sharers: u64,
-    dirty: u8,
+    sharers: Cell<u64>,
+    dirty: Cell<u8>,
     /// Node whose memory holds the line (NO_OWNER: not yet placed, first touch decides).
-    home: u8,
+    home: Cell<u8>,
     /// Nodes whose remote cache (NUMA-Q's IQ-Link) holds a valid copy of this line.
-    remote: u16,
+    remote: Cell<u16>,
     /// Offset of the line's L2 set in a CPU's tags (dense set index × ways): kept
     /// here, in the 16 bytes the coherence state needs anyway, so that an access
     /// reads one host cache line for both.
-    set_base: u32,
+    set_base: Cell<u32>,
 }
 
 pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};
@@ -144,7 +147,7 @@ pub struct SimPlatform {
     /// (no bounds check: read at every `begin` and on the miss paths).
     node_at: Box<[usize; MAX_CPUS]>,
     locks: RefCell<Vec<LockState>>,
-    lines: Vec<Cell<LineState>>,
+    lines: Vec<LineState>,
     task_lines: usize,
     queue_lines: usize,
     /// First working-set line, and working-set lines per task.
@@ -307,14 +310,12 @@ impl SimPlatform {
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
             lines: (0..nlines)
-                .map(|i| {
-                    Cell::new(LineState {
-                        sharers: 0,
-                        dirty: NO_OWNER,
-                        home: if i < ws_base { 0 } else { NO_OWNER },
-                        remote: 0,
-                        set_base: set_base(i),
-                    })
+                .map(|i| LineState {
+                    sharers: Cell::new(0),
+                    dirty: Cell::new(NO_OWNER),
+                    home: Cell::new(if i < ws_base { 0 } else { NO_OWNER }),
+                    remote: Cell::new(0),
+                    set_base: Cell::new(set_base(i)),
                 })
                 .collect(),
             task_lines: task_capacity,
@@ -421,26 +422,34 @@ impl SimPlatform {
         b
     }
 
-    /// Line `idx`, which `cpu` holds (it is among the line's sharers, so its tag is in
-    /// the set at `base`), becomes the most recently used way (move-to-front: each
-    /// set's ways are kept in recency order).
-    #[inline(never)]
-    fn cache_promote(&self, idx: usize, base: usize) {
+    /// Line `idx`, which the current CPU holds (it is among the line's sharers, so its
+    /// tag is in the set at `base`), becomes the most recently used way (move-to-front:
+    /// each set's ways are kept in recency order). Most hits are on the most recently
+    /// used way already: no reordering then.
+    #[inline(always)]
+    fn make_mru(&self, idx: usize, base: usize) {
         let tag = idx as u32 + 1;
         if self.quad {
             let cell = self.quad_at(base);
-            // Not in way 0 (the caller checked): the more recent ways move down one.
             let [a, b, c, d] = cell.get();
-            cell.set(if b == tag {
-                [tag, a, c, d]
-            } else if c == tag {
-                [tag, a, b, d]
-            } else {
-                assert!(d == tag, "line {idx}: a sharer's tag is not in its set");
-                [tag, a, b, c]
-            });
-            return;
+            if a != tag {
+                debug_assert!(b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
+                // The tag is in way 1, 2 or 3 and the more recent ways move down one:
+                // way 2 becomes way 1's tag unless way 1 held it, way 3 keeps its own
+                // unless it held it (then way 2's moves there). Two selects, no
+                // compare-and-branch chain to mispredict.
+                cell.set([tag, a, if b == tag { c } else { b }, if d == tag { c } else { d }]);
+            }
+        } else if self.tags[base].get() != tag {
+            self.cache_promote(idx, base);
         }
+    }
+
+    /// [`make_mru`](Self::make_mru) of a set that is not 4-way, whose tag is not in
+    /// way 0.
+    #[inline(never)]
+    fn cache_promote(&self, idx: usize, base: usize) {
+        let tag = idx as u32 + 1;
         let set = &self.tags[base..base + self.ways];
         // The tag is there (a sharer's line is in its cache), and not in way 0 (the
         // caller checked): shift the more recent ways down until it is found.
@@ -491,44 +500,51 @@ impl SimPlatform {
     /// `cpu` is no longer a sharer, and a modified copy is written back.
     #[inline(always)]
     fn evict(&self, cpu: CpuId, oi: usize) {
-        let cell = self.line_at(oi);
-        let mut st = cell.get();
-        st.sharers &= !(1u64 << cpu);
-        if st.dirty as usize == cpu {
-            st.dirty = NO_OWNER;
+        let line = self.line_at(oi);
+        line.sharers.set(line.sharers.get() & !(1u64 << cpu));
+        if line.dirty.get() as usize == cpu {
+            line.dirty.set(NO_OWNER);
             self.count(self.class_of(oi), KIND_WRITEBACK);
         }
-        cell.set(st);
     }
 
-    /// Line `idx` leaves `cpu`'s cache (invalidated by another CPU's write): its way
-    /// is freed and the ways behind it move up, keeping the set compact.
+    /// Line `idx` leaves the caches of the CPUs in `cpus` (invalidated by another CPU's
+    /// write): in each, its way is freed and the ways behind it move up, keeping the set
+    /// compact. One call for all of them, so the layout test and the tag are not
+    /// repeated per CPU (a write to a shared line invalidates five copies on average).
     #[inline(always)]
-    fn drop_tag(&self, cpu: CpuId, idx: usize, set_base: u32) {
-        let base = cpu * self.cpu_stride + set_base as usize;
+    fn drop_tags(&self, mut cpus: u64, idx: usize, set_base: u32) {
+        let tag = idx as u32 + 1;
         if self.quad {
-            let cell = self.quad_at(base);
-            let tag = idx as u32 + 1;
-            let [a, b, c, d] = cell.get();
-            // The ways behind the dropped one move up; the last becomes empty.
-            if a == tag {
-                cell.set([b, c, d, 0]);
-            } else if b == tag {
-                cell.set([a, c, d, 0]);
-            } else if c == tag {
-                cell.set([a, b, d, 0]);
-            } else if d == tag {
-                cell.set([a, b, c, 0]);
+            while cpus != 0 {
+                let cpu = cpus.trailing_zeros() as usize;
+                cpus &= cpus - 1;
+                let cell = self.quad_at(cpu * self.cpu_stride + set_base as usize);
+                let [a, b, c, d] = cell.get();
+                // The ways behind the dropped one move up; the last becomes empty.
+                if a == tag {
+                    cell.set([b, c, d, 0]);
+                } else if b == tag {
+                    cell.set([a, c, d, 0]);
+                } else if c == tag {
+                    cell.set([a, b, d, 0]);
+                } else if d == tag {
+                    cell.set([a, b, c, 0]);
+                }
             }
             return;
         }
-        let set = &self.tags[base..base + self.ways];
-        let tag = idx as u32 + 1;
-        if let Some(p) = set.iter().position(|t| t.get() == tag) {
-            for w in p..self.ways - 1 {
-                set[w].set(set[w + 1].get());
+        while cpus != 0 {
+            let cpu = cpus.trailing_zeros() as usize;
+            cpus &= cpus - 1;
+            let base = cpu * self.cpu_stride + set_base as usize;
+            let set = &self.tags[base..base + self.ways];
+            if let Some(p) = set.iter().position(|t| t.get() == tag) {
+                for w in p..self.ways - 1 {
+                    set[w].set(set[w + 1].get());
+                }
+                set[self.ways - 1].set(0);
             }
-            set[self.ways - 1].set(0);
         }
     }
 
@@ -549,21 +565,10 @@ impl SimPlatform {
     /// checked `self.lines[idx]`, and an evicted index is a tag minus one, and tags are
     /// only written from such indices (`cache_fill`).
     #[inline(always)]
-    fn line_at(&self, idx: usize) -> &Cell<LineState> {
+    fn line_at(&self, idx: usize) -> &LineState {
         debug_assert!(idx < self.lines.len(), "line {idx} out of range");
         // SAFETY: in range, as above (checked in debug builds).
         unsafe { self.lines.get_unchecked(idx) }
-    }
-
-    /// Whether line `idx` is the most recently used way of the set at `base`.
-    #[inline(always)]
-    fn is_mru(&self, base: usize, idx: usize) -> bool {
-        let tag = idx as u32 + 1;
-        if self.quad {
-            self.quad_at(base).get()[0] == tag
-        } else {
-            self.tags[base].get() == tag
-        }
     }
 
     #[inline]
@@ -592,7 +597,7 @@ impl SimPlatform {
         let base = self.ws_base + t as usize * self.ws_lines;
         for j in 0..lines.min(self.ws_lines) {
             let access = if j % 4 == 3 { Access::Write } else { Access::Read };
-            self.touch_index(base + j, access);
+            self.touch_index(base + j, access, CLASS_WORKLOAD);
         }
         self.cursor.get() - start
     }
@@ -654,6 +659,21 @@ impl SimPlatform {
         }
     }
 
+    /// [`class_of`](Self::class_of) a policy's line, from its kind: a constant where
+    /// the kind is (every `touch` call site names it), so the miss paths need not compare
+    /// the index with the line ranges. A task's line is below `task_lines` (the policy's
+    /// task table has the platform's capacity and panics beyond it), a CPU's data line
+    /// below `ws_base` (the policy's topology has the machine's CPUs).
+    #[inline(always)]
+    fn class_of_line(&self, line: Line) -> usize {
+        let class = match line {
+            Line::Task(_) => CLASS_TASK,
+            Line::Queue(_) | Line::CpuData(_) => CLASS_SCHED,
+        };
+        debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
+        class
+    }
+
     /// Latency of `cpu` reading line `idx` in state `st`, which misses in its cache (a
     /// hit is handled inline in `touch_index`), and the new state: the line becomes
     /// shared, a modified copy elsewhere is written back on the way. Out of line and
@@ -662,20 +682,19 @@ impl SimPlatform {
     /// The line is not in this CPU's cache (it is not among the sharers), so it is
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
-    fn read_miss(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = self.line_at(idx);
-        let mut st = cell.get();
-        debug_assert!(st.sharers & (1u64 << cpu) == 0);
-        let class = self.class_of(idx);
+    fn read_miss(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+        let line = self.line_at(idx);
+        debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
+        debug_assert_eq!(class, self.class_of(idx));
         if class == CLASS_TASK {
             self.task_read_misses.set(self.task_read_misses.get() + 1);
         }
-        let ns = self.miss(class, &mut st, KIND_READ_MISS);
-        st.sharers |= 1u64 << cpu;
-        st.dirty = NO_OWNER;
-        cell.set(st);
-        if st.set_base != NO_LRU {
-            self.cache_fill(cpu, idx, self.cpu_tags.get() + st.set_base as usize);
+        let ns = self.miss(class, line, KIND_READ_MISS);
+        line.sharers.set(line.sharers.get() | 1u64 << cpu);
+        line.dirty.set(NO_OWNER);
+        let set_base = line.set_base.get();
+        if set_base != NO_LRU {
+            self.cache_fill(cpu, idx, self.cpu_tags.get() + set_base as usize);
         }
         ns
     }
@@ -686,17 +705,18 @@ impl SimPlatform {
     /// Its L2 bookkeeping is done here too: the line becomes this CPU's most recently
     /// used way (a fill if it did not hold it).
     #[inline(never)]
-    fn write_access(&self, idx: usize, cpu: CpuId) -> u64 {
-        let cell = self.line_at(idx);
-        let mut st = cell.get();
+    fn write_access(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+        debug_assert_eq!(class, self.class_of(idx));
+        let line = self.line_at(idx);
         let me = 1u64 << cpu;
-        let others = st.sharers & !me;
-        let had = st.sharers & me != 0;
-        debug_assert!(st.sharers != me, "an exclusive line's write is a hit");
+        let sharers = line.sharers.get();
+        let others = sharers & !me;
+        let had = sharers & me != 0;
+        debug_assert!(sharers != me, "an exclusive line's write is a hit");
         let ns = if had {
             // Upgrade: invalidate the other sharers; the farthest one sets the latency
             // (on one node every transfer costs the same, and there is another sharer).
-            self.count(self.class_of(idx), KIND_RFO);
+            self.count(class, KIND_RFO);
             let node = self.node.get();
             if self.one_node {
                 self.cost.transfer_ns(node, node)
@@ -704,28 +724,24 @@ impl SimPlatform {
                 self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
             }
         } else {
-            self.miss(self.class_of(idx), &mut st, KIND_RFO)
+            self.miss(class, line, KIND_RFO)
         };
         // Every other copy is invalidated: it leaves its cache.
-        if st.set_base != NO_LRU {
-            let mut o = others;
-            while o != 0 {
-                self.drop_tag(o.trailing_zeros() as usize, idx, st.set_base);
-                o &= o - 1;
-            }
+        let set_base = line.set_base.get();
+        if set_base != NO_LRU {
+            self.drop_tags(others, idx, set_base);
         }
-        st.sharers = me;
-        st.dirty = cpu as u8;
+        line.sharers.set(me);
+        line.dirty.set(cpu as u8);
         // Ownership invalidates every remote-cache copy too (the writer's quad gets the
         // line back from this CPU's cache, not its remote cache).
-        st.remote = 0;
-        cell.set(st);
-        if st.set_base != NO_LRU {
-            let base = self.cpu_tags.get() + st.set_base as usize;
+        line.remote.set(0);
+        if set_base != NO_LRU {
+            let base = self.cpu_tags.get() + set_base as usize;
             if !had {
                 self.cache_fill(cpu, idx, base);
-            } else if !self.is_mru(base, idx) {
-                self.cache_promote(idx, base);
+            } else {
+                self.make_mru(idx, base);
             }
         }
         ns
@@ -735,20 +751,23 @@ impl SimPlatform {
     /// served by the modified copy's cache, this quad's remote cache, or the line's
     /// home memory.
     #[inline(always)]
-    fn miss(&self, class: usize, st: &mut LineState, kind: usize) -> u64 {
+    fn miss(&self, class: usize, line: &LineState, kind: usize) -> u64 {
         let node = self.node.get();
-        if st.home == NO_OWNER {
+        let mut home = line.home.get();
+        if home == NO_OWNER {
             // First touch of a working-set line: its page is allocated on this node.
-            st.home = node as u8;
+            home = node as u8;
+            line.home.set(home);
         }
-        let home = st.home as usize;
+        let home = home as usize;
         let remote = self.remote_cache_ns > 0 && home != node;
-        let ns = if st.dirty != NO_OWNER {
+        let dirty = line.dirty.get();
+        let ns = if dirty != NO_OWNER {
             self.count(class, KIND_C2C);
-            self.cost.transfer_ns(self.node_of(st.dirty as usize), node)
+            self.cost.transfer_ns(self.node_of(dirty as usize), node)
         } else {
             self.count(class, kind);
-            if remote && st.remote & (1 << node) != 0 {
+            if remote && line.remote.get() & (1 << node) != 0 {
                 self.remote_cache_ns
             } else {
                 self.cost.memory_ns(home, node)
@@ -756,7 +775,7 @@ impl SimPlatform {
         };
         if remote {
             // A line from another quad's memory is kept in this quad's remote cache.
-            st.remote |= 1 << node;
+            line.remote.set(line.remote.get() | 1 << node);
         }
         ns
     }
@@ -897,7 +916,7 @@ impl Platform for SimPlatform {
         if matches!(line, Line::Task(_)) && access == Access::Read {
             self.task_reads.set(self.task_reads.get() + 1);
         }
-        self.touch_index(self.line_index(line), access);
+        self.touch_index(self.line_index(line), access, self.class_of_line(line));
     }
     #[inline]
     fn resched(&self, cpu: CpuId) {
@@ -907,36 +926,32 @@ impl Platform for SimPlatform {
 
 impl SimPlatform {
     #[inline(always)]
-    fn touch_index(&self, idx: usize, access: Access) {
-        let cell = &self.lines[idx];
-        let mut st = cell.get();
+    fn touch_index(&self, idx: usize, access: Access, class: usize) {
+        let line = &self.lines[idx];
+        let sharers = line.sharers.get();
         let cpu = self.cpu.get();
         let me = self.me.get();
         // Fast path: a read of a line this CPU holds, or a write of a line only it
         // holds (modified already, or exclusive and clean: no bus transaction, the line
         // becomes modified here and no remote cache keeps a valid copy).
         let hit = match access {
-            Access::Read => st.sharers & me != 0,
-            Access::Write => st.sharers == me,
+            Access::Read => sharers & me != 0,
+            Access::Write => sharers == me,
         };
         let ns = if hit {
-            if access == Access::Write && st.dirty as usize != cpu {
-                st.dirty = cpu as u8;
-                st.remote = 0;
-                cell.set(st);
+            if access == Access::Write && line.dirty.get() as usize != cpu {
+                line.dirty.set(cpu as u8);
+                line.remote.set(0);
             }
-            if st.set_base != NO_LRU {
-                let base = self.cpu_tags.get() + st.set_base as usize;
-                // Most hits are on the most recently used way: no reordering.
-                if !self.is_mru(base, idx) {
-                    self.cache_promote(idx, base);
-                }
+            let set_base = line.set_base.get();
+            if set_base != NO_LRU {
+                self.make_mru(idx, self.cpu_tags.get() + set_base as usize);
             }
             self.cost.l2_hit_ns
         } else {
             match access {
-                Access::Read => self.read_miss(idx, cpu),
-                Access::Write => self.write_access(idx, cpu),
+                Access::Read => self.read_miss(idx, cpu, class),
+                Access::Write => self.write_access(idx, cpu, class),
             }
         };
         self.advance(ns);

@@ -209,7 +209,7 @@ impl Engine<'_> {
                 self.plat.advance(ns);
                 self.rec.sent += 1;
                 self.tasks[task as usize].last_send = self.plat.cursor();
-                let ch = &mut self.chans[chan as usize];
+                // `ch` is still the channel indexed above: one bounds check per send.
                 ch.pending += 1;
                 ch.bytes = bytes;
                 ch.sent_on = Some(cpu);
@@ -234,7 +234,9 @@ impl Engine<'_> {
                     let bytes = ch.bytes;
                     let remote = ch.sent_on.is_some_and(|c| c != cpu);
                     ch.touched_on = Some(cpu);
-                    self.tasks[task as usize].in_recv = false;
+                    // `t` and `ch` stay borrowed (disjoint fields): one bounds check each
+                    // per receive.
+                    t.in_recv = false;
                     self.plat.advance(self.plat.cost.recv_ns(bytes));
                     if remote {
                         self.plat.advance(self.plat.cost.chan_recv_xcpu_ns);
@@ -243,7 +245,7 @@ impl Engine<'_> {
                     if self.w.metric.counted[chan as usize] {
                         self.rec.completed += 1;
                         if let Some(timeout) = self.w.metric.timeout_ns {
-                            let ns = self.plat.cursor() - self.tasks[task as usize].last_send;
+                            let ns = self.plat.cursor() - t.last_send;
                             self.rec.response(ns, timeout);
                         }
                     }
@@ -253,9 +255,8 @@ impl Engine<'_> {
                     self.arm(cpu, at);
                 } else {
                     self.plat.advance(self.plat.cost.recv_block_ns);
-                    let ch = &mut self.chans[chan as usize];
                     ch.waiters.push_back(task);
-                    self.tasks[task as usize].in_recv = true;
+                    t.in_recv = true;
                     if self.plat.cost.recv_block_ns > 0 {
                         // A runtime's receive registers its listener (`recv_block_ns`),
                         // then its worker calls `schedule()`: a step of its own, so
