@@ -37,6 +37,8 @@ pub struct CostModel {
     pub tick_ns: u64,
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
+    /// A read served by the node's last-level cache (0: the machine has none).
+    pub llc_ns: u64,
     /// Extra IPI latency to a CPU idle for at least `idle_spin_ns` (0: none).
     pub park_wake_ns: u64,
     pub idle_spin_ns: u64,
@@ -132,6 +134,7 @@ impl CostModel {
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
+            llc_ns: c.llc_latency_ns as u64,
             park_wake_ns: c.park_wake_ns as u64,
             idle_spin_ns: c.idle_spin_ns as u64,
             clock_read_ns: cy(c.clock_read_cycles),
