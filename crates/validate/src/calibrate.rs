@@ -486,6 +486,8 @@ impl Calibration {
             recv_block_cycles: c(self.cross.recv_block_ns),
             chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
             chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
+            recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.round() as u32,
+            notify_xcpu_ns: self.cross.notify_xcpu_ns.round() as u32,
             // The simulator already charges the lock's base cost and one line transfer.
             lock_handoff_ns: (self.cross.lock_handoff_ns - self.lock_ns - self.atomic_rtt_ns / 2.0).max(0.0).round()
                 as u32,

@@ -103,6 +103,16 @@ pub struct CostParams {
     /// sender wrote. Charged at that receive.
     #[serde(default)]
     pub chan_recv_xcpu_ns: u32,
+    /// A receive that blocks on a channel whose latest send was on another CPU, beyond
+    /// `recv_block_cycles`: registering its listener on the event lines that CPU's
+    /// notifications wrote. Charged at that receive.
+    #[serde(default)]
+    pub recv_register_xcpu_ns: u32,
+    /// A send that wakes a receiver which registered on another CPU, beyond
+    /// `chan_send_xcpu_ns`: the notification's walk of that CPU's listener. Charged at
+    /// that send.
+    #[serde(default)]
+    pub notify_xcpu_ns: u32,
     /// A run-queue lock whose word was last held by another CPU, beyond one
     /// cache-line transfer (a locked read-modify-write of a remote line, not a read).
     /// Charged at the acquire, with the transfer.
@@ -148,6 +158,8 @@ impl CostParams {
             recv_block_cycles: 0,
             chan_send_xcpu_ns: 0,
             chan_recv_xcpu_ns: 0,
+            recv_register_xcpu_ns: 0,
+            notify_xcpu_ns: 0,
             lock_handoff_ns: 0,
             wake_transfer_ns: 0,
         }
