@@ -37,6 +37,8 @@ pub struct CostModel {
     pub tick_ns: u64,
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
+    /// A read served by the node's last-level cache (0: the machine has none).
+    pub llc_ns: u64,
     /// Extra IPI latency to a CPU idle for at least `idle_spin_ns` (0: none).
     pub park_wake_ns: u64,
     pub idle_spin_ns: u64,
@@ -45,6 +47,8 @@ pub struct CostModel {
     pub recv_block_ns: u64,
     pub chan_send_xcpu_ns: u64,
     pub chan_recv_xcpu_ns: u64,
+    pub recv_register_xcpu_ns: u64,
+    pub notify_xcpu_ns: u64,
     pub lock_handoff_ns: u64,
     pub wake_transfer_ns: u64,
     nodes: usize,
@@ -132,12 +136,15 @@ impl CostModel {
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
+            llc_ns: c.llc_latency_ns as u64,
             park_wake_ns: c.park_wake_ns as u64,
             idle_spin_ns: c.idle_spin_ns as u64,
             clock_read_ns: cy(c.clock_read_cycles),
             recv_block_ns: cy(c.recv_block_cycles),
             chan_send_xcpu_ns: c.chan_send_xcpu_ns as u64,
             chan_recv_xcpu_ns: c.chan_recv_xcpu_ns as u64,
+            recv_register_xcpu_ns: c.recv_register_xcpu_ns as u64,
+            notify_xcpu_ns: c.notify_xcpu_ns as u64,
             lock_handoff_ns: c.lock_handoff_ns as u64,
             wake_transfer_ns: c.wake_transfer_ns as u64,
             nodes: n,

@@ -317,6 +317,13 @@ impl Machine {
                 }
             }
         }
+        if self.nodes > 1 && self.costs.remote_cache_ns > 0 && self.costs.llc_latency_ns > 0 {
+            // One state bit per node records which shared cache holds a line.
+            return err(format!(
+                "costs: llc_latency_ns = {} and remote_cache_ns = {} on {} nodes: a last-level cache and a remote cache together are not modelled (set one to 0)",
+                self.costs.llc_latency_ns, self.costs.remote_cache_ns, self.nodes
+            ));
+        }
         self.costs.validate()
     }
 }

@@ -70,7 +70,9 @@ struct LineState {
     dirty: Cell<u8>,
     /// Node whose memory holds the line (NO_OWNER: not yet placed, first touch decides).
     home: Cell<u8>,
-    /// Nodes whose remote cache (NUMA-Q's IQ-Link) holds a valid copy of this line.
+    /// Nodes whose shared cache below the L2 holds a valid copy of this line: the
+    /// remote cache (NUMA-Q's IQ-Link; lines of other nodes only) or, on a machine with
+    /// a last-level cache, the node's LLC (every line the node fetched).
     remote: Cell<u16>,
     /// Offset of the line's L2 set in a CPU's tags (dense set index × ways): kept
     /// here, in the 16 bytes the coherence state needs anyway, so that an access
@@ -155,6 +157,11 @@ pub struct SimPlatform {
     ws_lines: usize,
     /// Latency of a read served by this node's remote cache (0: no remote cache).
     remote_cache_ns: u64,
+    /// Latency of a read served by this node's last-level cache (0: no LLC).
+    llc_ns: u64,
+    /// What a write leaves in `LineState::remote`: no copy in another node's shared
+    /// cache, and with an LLC this node's copy (set at `begin`).
+    kept_on_write: Cell<u16>,
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
@@ -255,8 +262,10 @@ impl SimPlatform {
         let queue_lines = ncpus + 1;
         let ws_base = task_capacity + queue_lines + ncpus;
         let nlines = ws_base + task_capacity * ws_lines;
-        // One bit per node in `LineState::remote`.
-        let remote_cache_ns = if node_of.iter().max().is_some_and(|&n| n < 16) { cost.remote_cache_ns } else { 0 };
+        // One bit per node in `LineState::remote` (remote cache or LLC).
+        let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
+        let remote_cache_ns = if bit_per_node { cost.remote_cache_ns } else { 0 };
+        let llc_ns = if bit_per_node { cost.llc_ns } else { 0 };
         let geo = Geometry { task_lines: task_capacity, ws_base, ws_lines, colours, line_bytes };
         let ways = l2_assoc.max(1) as usize;
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
@@ -306,6 +315,8 @@ impl SimPlatform {
             node_at,
             locks: RefCell::new(Vec::new()),
             remote_cache_ns,
+            llc_ns,
+            kept_on_write: Cell::new(0),
             cost,
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
@@ -617,6 +628,7 @@ impl SimPlatform {
         self.me.set(1u64 << cpu);
         self.cpu_tags.set(cpu * self.cpu_stride);
         self.node.set(self.node_of(cpu));
+        self.kept_on_write.set(if self.llc_ns > 0 { 1 << self.node_of(cpu) } else { 0 });
         self.cursor.set(now);
     }
     /// Virtual time reached by the work charged so far.
@@ -734,8 +746,9 @@ impl SimPlatform {
         line.sharers.set(me);
         line.dirty.set(cpu as u8);
         // Ownership invalidates every remote-cache copy too (the writer's quad gets the
-        // line back from this CPU's cache, not its remote cache).
-        line.remote.set(0);
+        // line back from this CPU's cache, not its remote cache); an LLC keeps this
+        // node's copy (it is inclusive: a write-back lands there).
+        line.remote.set(self.kept_on_write.get());
         if set_base != NO_LRU {
             let base = self.cpu_tags.get() + set_base as usize;
             if !had {
@@ -748,8 +761,8 @@ impl SimPlatform {
     }
 
     /// A miss of a line of class `class` (not in this CPU's cache, not modified here):
-    /// served by the modified copy's cache, this quad's remote cache, or the line's
-    /// home memory.
+    /// served by the modified copy's cache, this quad's remote cache, this node's
+    /// last-level cache, or the line's home memory.
     #[inline(always)]
     fn miss(&self, class: usize, line: &LineState, kind: usize) -> u64 {
         let node = self.node.get();
@@ -766,15 +779,20 @@ impl SimPlatform {
             self.count(class, KIND_C2C);
             self.cost.transfer_ns(self.node_of(dirty as usize), node)
         } else {
+            // Served below the L2 (memory, remote cache or LLC): counted by kind alike.
             self.count(class, kind);
-            if remote && line.remote.get() & (1 << node) != 0 {
+            let kept = line.remote.get() & (1 << node) != 0;
+            if kept && self.llc_ns > 0 {
+                self.llc_ns
+            } else if remote && kept {
                 self.remote_cache_ns
             } else {
                 self.cost.memory_ns(home, node)
             }
         };
-        if remote {
-            // A line from another quad's memory is kept in this quad's remote cache.
+        if remote || self.llc_ns > 0 {
+            // A line from another quad's memory is kept in this quad's remote cache;
+            // with an LLC, every line this node fetches is kept in its LLC.
             line.remote.set(line.remote.get() | 1 << node);
         }
         ns
@@ -941,7 +959,7 @@ impl SimPlatform {
         let ns = if hit {
             if access == Access::Write && line.dirty.get() as usize != cpu {
                 line.dirty.set(cpu as u8);
-                line.remote.set(0);
+                line.remote.set(self.kept_on_write.get());
             }
             let set_base = line.set_base.get();
             if set_base != NO_LRU {
@@ -1060,6 +1078,48 @@ mod tests {
         let before = p.cursor();
         p.touch(Line::Task(same[0]), Access::Read);
         assert_eq!(p.cursor() - before, p.cost.memory_ns(0, 0));
+    }
+
+    #[test]
+    fn a_last_level_cache_serves_lines_the_l2_evicted() {
+        // smp-8 with a 20 ns LLC: a line's first fetch comes from memory, a line
+        // evicted from the L2 (or written by another CPU and written back) from the LLC.
+        let mut m = Machine::preset("smp-8").unwrap();
+        m.costs.llc_latency_ns = 20;
+        let p = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, 1);
+        let s0 = p.line_set_of(Line::Task(0));
+        let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
+        let cost = |cpu, t, a| cost_of(&p, cpu, t, a);
+        for &t in &same {
+            assert_eq!(cost(0, t, Access::Read), 180, "first fetch: memory");
+        }
+        assert_eq!(cost(0, same[0], Access::Read), 20, "evicted from the 4-way set: the LLC has it");
+        assert_eq!(cost(1, same[0], Access::Read), 20, "another CPU of the node: the LLC too");
+        // Written on CPU 2 (invalidating 0 and 1), then evicted there by its set-mates.
+        assert_eq!(cost(2, same[0], Access::Write), 20, "a write miss of a clean line: the LLC serves it too");
+        for &t in &same[1..] {
+            cost(2, t, Access::Read);
+        }
+        assert_eq!(cost(3, same[0], Access::Read), 20, "written back into the LLC");
+        // Without an LLC (every preset) the same evicted line goes to memory.
+        let q = plat("smp-8");
+        for &t in &same {
+            q.begin(0, 0);
+            q.touch(Line::Task(t), Access::Read);
+        }
+        assert_eq!(cost_of(&q, 0, same[0], Access::Read), q.cost.memory_ns(0, 0));
+        // A last-level cache and NUMA-Q's remote cache together are refused.
+        let mut n = Machine::preset("numa-4x4").unwrap();
+        n.costs.llc_latency_ns = 20;
+        let e = n.validate().unwrap_err().0;
+        assert!(e.contains("llc_latency_ns") && e.contains("remote_cache_ns"), "{e}");
+    }
+
+    /// Virtual time `cpu` spends on one access to task `t`'s hot line.
+    fn cost_of(p: &SimPlatform, cpu: CpuId, t: u32, a: Access) -> u64 {
+        p.begin(cpu, 0);
+        p.touch(Line::Task(t), a);
+        p.cursor()
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The user-level runtime's own costs (`clock_read_cycles`, `recv_block_cycles`,
-//! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `lock_handoff_ns`, `wake_transfer_ns`; docs/cost-model.md) are
+//! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `recv_register_xcpu_ns`, `notify_xcpu_ns`,
+//! `lock_handoff_ns`, `wake_transfer_ns`; docs/cost-model.md) are
 //! charged at the events documented there, and only there: the cross-CPU ones never
 //! on one CPU, the per-operation ones at least once per operation.
 
@@ -51,19 +52,23 @@ fn the_kernel_presets_charge_no_runtime_cost() {
             c.recv_block_cycles,
             c.chan_send_xcpu_ns,
             c.chan_recv_xcpu_ns,
+            c.recv_register_xcpu_ns,
+            c.notify_xcpu_ns,
             c.lock_handoff_ns,
             c.wake_transfer_ns,
         ];
-        assert_eq!(runtime, [0; 6], "{p}");
+        assert_eq!(runtime, [0; 8], "{p}");
     }
 }
 
 #[test]
 fn cross_cpu_costs_are_never_charged_on_one_cpu() {
     let base = pingpong(&with("up", |_| {}), "dss");
-    let sets: [(&str, SetCost); 4] = [
+    let sets: [(&str, SetCost); 6] = [
         ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 5_000),
         ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 5_000),
+        ("recv_register_xcpu_ns", |c| c.recv_register_xcpu_ns = 5_000),
+        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 5_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 5_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 5_000),
     ];
@@ -77,9 +82,10 @@ fn cross_cpu_costs_are_never_charged_on_one_cpu() {
 fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
     let base = split_pingpong(&with("smp-2", |_| {}), "dss");
     assert!(base.migrations == 0 && base.context_switches >= 2 * ROUNDS, "{base:?}");
-    let sets: [(&str, SetCost); 4] = [
+    let sets: [(&str, SetCost); 5] = [
         ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
         ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
+        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 1_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 1_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 1_000),
     ];
@@ -111,9 +117,10 @@ fn channel_costs_are_charged_once_per_crossing_message() {
     };
     let base = split_pingpong(&with("smp-2", host), "dss");
     assert_eq!(base.messages_received, 2 * ROUNDS);
-    let sets: [(&str, SetCost); 2] = [
+    let sets: [(&str, SetCost); 3] = [
         ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
         ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
+        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 1_000),
     ];
     for (name, set) in sets {
         let r = split_pingpong(
@@ -127,6 +134,33 @@ fn channel_costs_are_charged_once_per_crossing_message() {
         let want = (2 * ROUNDS - 1) * 1_000;
         assert!((want..=want + 21_000).contains(&extra), "{name}: {extra} ns extra, {want} ns of charges expected");
     }
+}
+
+/// A blocking receive's registration from the other CPU is charged once per blocking
+/// receive of a message sent there (all but each channel's first), on the receiver's
+/// CPU. In a ping-pong it overlaps the partner's wake-up, so it shows in the CPUs' busy
+/// time rather than on the round trip.
+#[test]
+fn a_cross_cpu_registration_is_charged_per_blocking_receive() {
+    let host = |c: &mut CostParams| {
+        c.syscall_cycles = 0;
+        c.recv_block_cycles = 300;
+    };
+    let busy_ns = |r: &Report| r.cpu_busy_pct / 100.0 * r.virtual_ns as f64 * r.cpus as f64;
+    let base = split_pingpong(&with("smp-2", host), "dss");
+    let r = split_pingpong(
+        &with("smp-2", |c| {
+            host(c);
+            c.recv_register_xcpu_ns = 1_000;
+        }),
+        "dss",
+    );
+    let extra = busy_ns(&r) - busy_ns(&base);
+    let want = (2 * ROUNDS - 2) as f64 * 1_000.0;
+    assert!((extra - want).abs() < 0.01 * want, "{extra} ns more busy, {want} ns of charges expected");
+    // Not charged when both ends share a CPU.
+    let one = pingpong(&with("up", |c| c.recv_register_xcpu_ns = 5_000), "dss");
+    assert_eq!(one.virtual_ns, pingpong(&with("up", |_| {}), "dss").virtual_ns);
 }
 
 #[test]

@@ -12,6 +12,21 @@ fn main() {
     let workloads = split(1, "pingpong:rounds=5000");
     let prefix = args.get(2).cloned();
     let cal = schedlab_validate::calibrate(2, true).expect("calibrate");
+    // `VROW_MACHINE=FILE`: also write the calibrated machine's costs (TOML), to re-run
+    // the simulator alone on the same calibration (e.g. with one cost changed).
+    if let Ok(f) = std::env::var("VROW_MACHINE") {
+        let m = cal.machine();
+        let geo = format!("l2_kb = {}\nl2_assoc = {}\nline_bytes = {}\n", m.l2_kb, m.l2_assoc, m.line_bytes);
+        let costs = toml::Table::try_from(&m.costs).expect("costs serialise");
+        std::fs::write(
+            &f,
+            format!(
+                "name = \"{}\"\ncpus = {}\nhz = {}\nmhz = {}\n{geo}\n[costs]\n{costs}",
+                m.name, m.cpus, m.hz, m.mhz
+            ),
+        )
+        .expect("machine file");
+    }
     // `VROW_SLOW=1,10,30`: the simulator alone, on the host machine slowed down by each
     // factor (every cost in cycles lasts that many times longer): which decisions depend
     // on the absolute time scale.

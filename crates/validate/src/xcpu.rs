@@ -60,6 +60,14 @@ pub struct CrossCpu {
     /// a send pays after another CPU's send (hackbench's senders share channels).
     /// Reported, not charged: the simulator prices a send by the last touch alone.
     pub chan_send_after_send_ns: f64,
+    /// A blocking receive whose channel's latest send was on the other CPU: the
+    /// pending poll that registers the listener, beyond the same poll on one thread
+    /// (`blocking_cross`). The host machine's `recv_register_xcpu_ns`.
+    pub recv_register_xcpu_ns: f64,
+    /// A `try_send` that notifies a listener registered on the other CPU, beyond a hot
+    /// notifying send and beyond `chan_send_xcpu_ns` (which the simulator charges for
+    /// the same send). The host machine's `notify_xcpu_ns`.
+    pub notify_xcpu_ns: f64,
     /// The hot baselines, timed the same way (one operation between two clock reads,
     /// the clock read included): what the cross-CPU costs are measured against.
     pub chan_send_hot_ns: f64,
@@ -310,6 +318,79 @@ fn chan_cross(rounds: usize, both_send: bool) -> (f64, f64) {
     (median(sends), median(recvs))
 }
 
+/// A blocking receive completed from the other CPU, step by step: CPU 1 polls `recv()`
+/// pending (registers a listener), CPU 0 `try_send`s (notifies it), CPU 1 polls it
+/// ready (removes it); each step timed alone. Then the same steps on one thread.
+/// Returns the medians (register, notifying send) cross-CPU and hot. The ready poll is
+/// not returned: beyond its hot time it measures what `chan_recv_xcpu_ns` already
+/// prices (the slot and tail index the sender wrote; +110 ns against +110–120 here).
+fn blocking_cross(rounds: u64) -> [f64; 4] {
+    struct Nop;
+    impl Wake for Nop {
+        fn wake(self: Arc<Self>) {}
+    }
+    let (tx, rx) = async_channel::unbounded::<()>();
+    let turn = Arc::new(AtomicU64::new(0));
+    let wait = |turn: &AtomicU64, v: u64| {
+        while turn.load(Ordering::Acquire) != v {
+            std::hint::spin_loop();
+        }
+    };
+    let t1 = turn.clone();
+    let receiver = std::thread::spawn(move || {
+        pin(1);
+        let waker = Waker::from(Arc::new(Nop));
+        let mut reg = Vec::with_capacity(rounds as usize);
+        for i in 0..rounds {
+            wait(&t1, 3 * i);
+            let mut f = pin!(rx.recv());
+            let mut cx = Context::from_waker(&waker);
+            let t = Instant::now();
+            let first = f.as_mut().poll(&mut cx);
+            reg.push(timed(t));
+            debug_assert!(first.is_pending());
+            t1.store(3 * i + 1, Ordering::Release);
+            wait(&t1, 3 * i + 2);
+            let r = f.as_mut().poll(&mut cx);
+            debug_assert!(r.is_ready());
+            t1.store(3 * i + 3, Ordering::Release);
+        }
+        median(reg)
+    });
+    let t0 = turn.clone();
+    let sender = std::thread::spawn(move || {
+        pin(0);
+        let mut send = Vec::with_capacity(rounds as usize);
+        for i in 0..rounds {
+            wait(&t0, 3 * i + 1);
+            let t = Instant::now();
+            tx.try_send(()).expect("unbounded");
+            send.push(timed(t));
+            t0.store(3 * i + 2, Ordering::Release);
+        }
+        median(send)
+    });
+    let send_x = sender.join().expect("notifying side");
+    let reg_x = receiver.join().expect("registering side");
+    let (tx, rx) = async_channel::unbounded::<()>();
+    let waker = Waker::from(Arc::new(Nop));
+    let (mut reg, mut send) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut f = pin!(rx.recv());
+        let mut cx = Context::from_waker(&waker);
+        let t = Instant::now();
+        let first = f.as_mut().poll(&mut cx);
+        reg.push(timed(t));
+        debug_assert!(first.is_pending());
+        let t = Instant::now();
+        tx.try_send(()).expect("unbounded");
+        send.push(timed(t));
+        let r = f.as_mut().poll(&mut cx);
+        debug_assert!(r.is_ready());
+    }
+    [reg_x, send_x, median(reg), median(send)]
+}
+
 /// Measure everything. `pair_ns`: a hot `try_send` + `try_recv`.
 pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
     let rounds = if quick { 2_000 } else { 20_000 };
@@ -333,6 +414,9 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
     let chan_send_xcpu_ns = (send_x - chan_send_hot_ns).max(0.0);
     let chan_recv_xcpu_ns = (recv_x - chan_recv_hot_ns).max(0.0);
     let chan_send_after_send_ns = (send_xx - chan_send_hot_ns).max(0.0);
+    let [reg_x, notify_x, reg_hot, notify_hot] = blocking_cross(rounds as u64);
+    let recv_register_xcpu_ns = (reg_x - reg_hot).max(0.0);
+    let notify_xcpu_ns = (notify_x - notify_hot - chan_send_xcpu_ns).max(0.0);
     CrossCpu {
         clock_read_ns,
         ipi_send_ns,
@@ -344,6 +428,8 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
         chan_send_xcpu_ns,
         chan_recv_xcpu_ns,
         chan_send_after_send_ns,
+        recv_register_xcpu_ns,
+        notify_xcpu_ns,
         chan_send_hot_ns,
         chan_recv_hot_ns,
     }

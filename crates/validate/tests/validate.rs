@@ -34,6 +34,7 @@ fn calibration_gives_a_valid_host_machine() {
         ("dispatch", cal.dispatch_ns),
         ("send", cal.send_ns),
         ("memory", cal.mem_latency_ns),
+        ("last-level cache", cal.llc_latency_ns),
     ] {
         assert!(v.is_finite() && v > 0.0, "{name} = {v}");
     }
@@ -41,6 +42,10 @@ fn calibration_gives_a_valid_host_machine() {
     m.validate().unwrap();
     assert_eq!(m.cpus, 2);
     assert_eq!(m.costs.context_switch_cycles as f64, cal.dispatch_ns.round().max(1.0));
+    // The modelled L2 is this machine's (sysfs), a line it lost comes from the L3:
+    // priced, and never above memory.
+    assert_eq!((m.l2_kb, m.l2_assoc, m.line_bytes), cal.l2);
+    assert!(m.costs.llc_latency_ns > 0 && m.costs.llc_latency_ns <= m.costs.mem_latency_ns);
 
     // The cross-CPU micro-benchmarks: positive and bounded (a shared 2-vCPU VM under
     // load stays well under these bounds; 0 or a runaway means a broken benchmark).

@@ -215,6 +215,10 @@ impl Engine<'_> {
                 ch.sent_on = Some(cpu);
                 ch.touched_on = Some(cpu);
                 if let Some(waiter) = ch.waiters.pop_front() {
+                    // The receiver's listener lives on the CPU it blocked on.
+                    if self.tasks[waiter as usize].last_cpu as usize != cpu {
+                        self.plat.advance(self.plat.cost.notify_xcpu_ns);
+                    }
                     self.wake(waiter, Some(task));
                     self.handle_resched(cpu);
                 }
@@ -254,7 +258,11 @@ impl Engine<'_> {
                     let at = self.plat.cursor();
                     self.arm(cpu, at);
                 } else {
+                    let remote = ch.sent_on.is_some_and(|c| c != cpu);
                     self.plat.advance(self.plat.cost.recv_block_ns);
+                    if remote {
+                        self.plat.advance(self.plat.cost.recv_register_xcpu_ns);
+                    }
                     ch.waiters.push_back(task);
                     t.in_recv = true;
                     if self.plat.cost.recv_block_ns > 0 {

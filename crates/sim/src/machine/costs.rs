@@ -63,6 +63,14 @@ pub struct CostParams {
     /// remote miss goes to the home quad). Only machines with more than one node use it.
     #[serde(default)]
     pub remote_cache_ns: u32,
+    /// Read miss served by the node's shared **last-level cache** (an L3 behind the
+    /// modelled L2; 0 = none, every miss no other cache serves goes to memory: the
+    /// P6 presets, whose L2 was the last level). The LLC is taken to hold every line
+    /// the node has fetched (a runtime host's L3 is tens of MB, the modelled lines a
+    /// few MB), so only a node's first fetch of a line pays `mem_latency_ns`. It
+    /// cannot be combined with `remote_cache_ns`.
+    #[serde(default)]
+    pub llc_latency_ns: u32,
     /// Extra latency of a reschedule IPI to a CPU that has been idle for at least
     /// `idle_spin_ns`: the time a sleeping CPU takes to run again (a halted CPU's exit
     /// latency; on a runtime host, a parked worker's futex wake-up). 0 = none: an idle
@@ -95,6 +103,16 @@ pub struct CostParams {
     /// sender wrote. Charged at that receive.
     #[serde(default)]
     pub chan_recv_xcpu_ns: u32,
+    /// A receive that blocks on a channel whose latest send was on another CPU, beyond
+    /// `recv_block_cycles`: registering its listener on the event lines that CPU's
+    /// notifications wrote. Charged at that receive.
+    #[serde(default)]
+    pub recv_register_xcpu_ns: u32,
+    /// A send that wakes a receiver which registered on another CPU, beyond
+    /// `chan_send_xcpu_ns`: the notification's walk of that CPU's listener. Charged at
+    /// that send.
+    #[serde(default)]
+    pub notify_xcpu_ns: u32,
     /// A run-queue lock whose word was last held by another CPU, beyond one
     /// cache-line transfer (a locked read-modify-write of a remote line, not a read).
     /// Charged at the acquire, with the transfer.
@@ -133,12 +151,15 @@ impl CostParams {
             c2c_latency_ns: 220,
             ipi_latency_ns: 1500,
             remote_cache_ns: 0,
+            llc_latency_ns: 0,
             park_wake_ns: 0,
             idle_spin_ns: 0,
             clock_read_cycles: 0,
             recv_block_cycles: 0,
             chan_send_xcpu_ns: 0,
             chan_recv_xcpu_ns: 0,
+            recv_register_xcpu_ns: 0,
+            notify_xcpu_ns: 0,
             lock_handoff_ns: 0,
             wake_transfer_ns: 0,
         }
