@@ -223,3 +223,20 @@ fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
         assert!(late as u64 >= ROUNDS / 2, "{policy}: {late} wake-ups after a raced block");
     }
 }
+
+/// `fair`'s run queue is a tree: each insert or removal is charged `tree_op_cycles`,
+/// once per operation, and never `list_op_cycles` (a list link is four pointer stores;
+/// a tree walk and its rebalancing are not). DSS, whose queue is a list, never pays it.
+#[test]
+fn fair_charges_a_tree_op_per_insert_and_removal() {
+    let base = pingpong(&with("up", |_| {}), "fair");
+    // Per round, two hops; a hop is a wake-up (one insert) and the pick (one removal).
+    let tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "fair");
+    let extra = tree.virtual_ns - base.virtual_ns;
+    assert!((4 * ROUNDS * 1_000..=(4 * ROUNDS + 100) * 1_000).contains(&extra), "tree ops: {extra} ns");
+    let list = pingpong(&with("up", |c| c.list_op_cycles += 1_000), "fair");
+    assert_eq!(list.virtual_ns, base.virtual_ns, "fair charged a list link");
+    let dss = pingpong(&with("up", |_| {}), "dss");
+    let dss_tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "dss");
+    assert_eq!(dss.virtual_ns, dss_tree.virtual_ns, "DSS charged a tree op");
+}
