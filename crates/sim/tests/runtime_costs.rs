@@ -240,3 +240,23 @@ fn fair_charges_a_tree_op_per_insert_and_removal() {
     let dss_tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "dss");
     assert_eq!(dss.virtual_ns, dss_tree.virtual_ns, "DSS charged a tree op");
 }
+
+/// A policy that asks for the time inside a running task's operation (fair's
+/// `update_curr` at a send's wake-up) pays a clock read there: the runtime's worker
+/// stamps the clock only for the calls it makes between polls. DSS never asks for it in
+/// a wake-up; fair does once per wake-up (two per round), and nowhere else in a task's
+/// operation here.
+#[test]
+fn a_policys_clock_read_inside_a_task_operation_is_charged() {
+    let extra = |policy: &str| {
+        let base = pingpong(&with("up", |_| {}), policy);
+        let clock = pingpong(&with("up", |c| c.clock_read_cycles = 1_000), policy);
+        assert_eq!(base.context_switches, clock.context_switches, "{policy}: the same schedule");
+        clock.virtual_ns as i64 - base.virtual_ns as i64
+    };
+    let (fair, dss) = (extra("fair"), extra("dss"));
+    let wakes = fair - dss;
+    // Within one read of two per round: how the last round meets the run's end differs.
+    let per_round = 2 * ROUNDS as i64;
+    assert!(((per_round - 1) * 1_000..=(per_round + 100) * 1_000).contains(&wakes), "fair's extra reads: {wakes} ns");
+}
