@@ -51,6 +51,9 @@ pub enum Work {
     Tick,
     /// Examine one CPU or queue during a placement or balancing decision.
     Examine,
+    /// Insert or remove one task in an ordered (tree) run queue: a walk down the tree
+    /// comparing keys, then the rebalancing, where a list link is four pointer stores.
+    TreeOp,
 }
 
 /// A lock made by a platform, guarding `T`. Closure-based so that the simulator can

@@ -18,7 +18,7 @@ pub use crate::machine::CostParams;
 pub struct CostModel {
     /// Femtoseconds per cycle: cycle counts convert with a multiply, not a divide.
     fs_per_cycle: u64,
-    work_ns: [u64; 7],
+    work_ns: [u64; 8],
     pub lock_ns: u64,
     pub l2_hit_ns: u64,
     pub context_switch_ns: u64,
@@ -82,6 +82,7 @@ fn work_index(w: Work) -> usize {
         Work::Recalc => 4,
         Work::Tick => 5,
         Work::Examine => 6,
+        Work::TreeOp => 7,
     }
 }
 
@@ -100,7 +101,7 @@ impl CostModel {
             }
             g
         };
-        let mut work_ns = [0; 7];
+        let mut work_ns = [0; 8];
         for (w, cycles) in [
             (Work::ScheduleEntry, c.schedule_entry_cycles),
             (Work::WakeupEntry, c.wakeup_entry_cycles),
@@ -109,6 +110,7 @@ impl CostModel {
             (Work::Recalc, c.recalc_cycles),
             (Work::Tick, c.tick_cycles),
             (Work::Examine, c.examine_cycles),
+            (Work::TreeOp, c.tree_op_cycles),
         ] {
             work_ns[work_index(w)] = cy(cycles);
         }

@@ -143,6 +143,10 @@ impl Geometry {
 pub struct SimPlatform {
     cpu: Cell<CpuId>,
     cursor: Cell<u64>,
+    /// A running task's operation is calling the policy (a send's wake-up, a spawn, a
+    /// yield): the runtime has no clock stamp then, so each `now`/`task_clock` the
+    /// policy asks for is a clock read (`clock_read_ns`; 0 on the kernel presets).
+    in_task_op: Cell<bool>,
     pub cost: CostModel,
     node_of: Vec<usize>,
     /// `node_of` in a table of the largest machine's size, indexed by a masked CPU
@@ -218,6 +222,14 @@ pub struct SimPlatform {
     me: Cell<u64>,
     /// The scheduling trace being recorded (`None`: off, one branch per event).
     trace: Option<RefCell<TraceBuf>>,
+}
+
+impl SimPlatform {
+    /// Policy calls from here on are made by a running task's operation (or not).
+    #[inline]
+    pub(crate) fn set_in_task_op(&self, on: bool) {
+        self.in_task_op.set(on);
+    }
 }
 
 impl SimPlatform {
@@ -311,6 +323,7 @@ impl SimPlatform {
         SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
+            in_task_op: Cell::new(false),
             node_of,
             node_at,
             locks: RefCell::new(Vec::new()),
@@ -921,8 +934,13 @@ impl Platform for SimPlatform {
     fn this_cpu(&self) -> CpuId {
         self.cpu.get()
     }
+    /// The time; inside a task's operation, after one clock read (the runtime's worker
+    /// stamps the clock for the policy calls it makes between polls, not during one).
     #[inline]
     fn now(&self) -> u64 {
+        if self.in_task_op.get() {
+            self.advance(self.cost.clock_read_ns);
+        }
         self.cursor.get()
     }
     #[inline]

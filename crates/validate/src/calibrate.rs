@@ -11,7 +11,7 @@
 use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_core::policies::dss;
+use schedlab_core::policies::{dss, fair};
 use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
 use schedlab_rt::park::Parker;
 use schedlab_sim::{CostParams, Machine};
@@ -64,6 +64,10 @@ pub struct Calibration {
     pub wakeup_ns: f64,
     /// `Policy::tick` on a running task.
     pub tick_ns: f64,
+    /// One insert or removal in `fair`'s vruntime-ordered run queue: half of what its
+    /// `schedule()` (prev runnable: one insert, one removal) costs beyond DSS's with
+    /// one task, on the zero-cost platform ([`tree_op_ns`]).
+    pub tree_op_ns: f64,
     /// Wake-up of a parked worker: from `Parker::unpark` on one pinned thread to the
     /// parked thread (pinned on the other CPU, asleep in the futex for 200 µs) running
     /// again; the median of the rounds.
@@ -242,6 +246,37 @@ fn policy_costs(quick: bool) -> (f64, f64, f64, f64) {
     (one, per_task, wakeup, tick)
 }
 
+/// One tree insert or removal of `fair`, from its own `schedule()` on the zero-cost
+/// platform: the running task goes back into the tree and the leftmost comes out (one
+/// insert, one removal), with `k` runnable tasks and the clock moving on 1 µs per call
+/// as on a runtime (so `update_curr` accounts time). Beyond that, the call does what
+/// DSS's `schedule()` with one task does, whose time is the host's schedule price, and
+/// an accounting step the host prices like a goodness (`Recalc` = `Goodness`, one each
+/// here against DSS's two goodness calls): so half the difference is one tree
+/// operation. The mean over `k` = 1 (the tree empties at every pick, as a CPU's queue
+/// does in a ping-pong) and `k` = 8 (it never does).
+pub fn tree_op_ns(reps: u64, dss_schedule_ns: f64) -> f64 {
+    let fair_schedule_ns = |k: u32| {
+        let p = NullPlatform::new(0);
+        let env = BuildEnv { topo: &Topology::smp(1), capacity: k as usize + 1, hz: schedlab_rt::DEFAULT_HZ };
+        let pol = Configured::<fair::Kind>(Default::default()).build(&p, &env).expect("fair");
+        for t in 0..k {
+            pol.task_new(&p, t, &TaskParams::default(), None);
+            pol.wake_up(&p, t, false);
+        }
+        let mut curr = pol.schedule(&p, None, PrevState::Runnable);
+        let _ = p.take_resched();
+        let mut now = 0;
+        time_per(reps, || {
+            now += 1000;
+            p.set_now(now);
+            curr = pol.schedule(&p, curr, PrevState::Runnable);
+        })
+    };
+    let fair_ns = (fair_schedule_ns(1) + fair_schedule_ns(8)) / 2.0;
+    ((fair_ns - dss_schedule_ns) / 2.0).max(1.0)
+}
+
 fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
     schedlab_rt::Builder::new()
         .workers(workers)
@@ -291,6 +326,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     two.shutdown();
     let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
     let (schedule_base_ns, schedule_per_task_ns, wakeup_ns, tick_ns) = policy_costs(quick);
+    let tree_op_ns = tree_op_ns(if quick { 20_000 } else { 200_000 }, schedule_base_ns);
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
     let cross = xcpu::measure(quick, pair);
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
@@ -310,6 +346,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         schedule_per_task_ns,
         wakeup_ns,
         tick_ns,
+        tree_op_ns,
         park_wake_ns,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
         stolen_pct,
@@ -453,6 +490,7 @@ impl Calibration {
             recalc_cycles: c(self.schedule_per_task_ns),
             tick_cycles: c(self.tick_ns),
             examine_cycles: 1,
+            tree_op_cycles: c(self.tree_op_ns),
             lock_cycles: c(self.lock_ns),
             l2_hit_cycles: 1,
             context_switch_cycles: c(self.dispatch_ns),

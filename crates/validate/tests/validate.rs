@@ -90,6 +90,11 @@ fn calibration_gives_a_valid_host_machine() {
     let handoff = (x.lock_handoff_ns - cal.lock_ns - cal.atomic_rtt_ns / 2.0).max(0.0).round();
     assert_eq!(c.lock_handoff_ns as f64, handoff);
     assert_eq!(c.park_wake_ns as f64, (cal.park_wake_ns - x.ipi_after_send_ns).max(0.0).round());
+    // `fair`'s tree operation, from its own `schedule()` on the free platform: it lands
+    // in the machine as its own price, not as a list link's.
+    assert!(cal.tree_op_ns.is_finite() && (1.0..5_000.0).contains(&cal.tree_op_ns), "tree op = {}", cal.tree_op_ns);
+    assert_eq!(c.tree_op_cycles as f64, cal.tree_op_ns.round().max(1.0));
+    assert_eq!(c.list_op_cycles, 1);
 
     // Regression: under CI load the target saw the flag before the sender's unpark
     // ended in most rounds, the median after the send was under 0.5 ns, and the host

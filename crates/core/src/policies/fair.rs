@@ -68,7 +68,7 @@
 //!   stall is subtracted late (the runtime). The task clock is `rq_clock_task`: time
 //!   the host stole from the runtime's worker is not charged to the running task.
 //!
-//! Costs reported to the platform: a `Work::ListOp` per tree insert or removal, a
+//! Costs reported to the platform: a `Work::TreeOp` per tree insert or removal, a
 //! `Work::Recalc` per vruntime/slice computation, one `Work::Goodness` per pick, a
 //! `Work::Examine` per CPU or queue looked at by placement and balancing; the queue's
 //! header line on every locked access and each remote queue's line when its published
@@ -517,12 +517,12 @@ impl<P: Platform> Fair<P> {
     }
 
     fn tree_insert(&self, p: &P, rq: &mut Runqueue, t: TaskId) {
-        p.charge(Work::ListOp);
+        p.charge(Work::TreeOp);
         rq.tree.insert((self.vruntime(t), t));
     }
 
     fn tree_remove(&self, p: &P, rq: &mut Runqueue, t: TaskId) -> bool {
-        p.charge(Work::ListOp);
+        p.charge(Work::TreeOp);
         rq.tree.remove(&(self.vruntime(t), t))
     }
 
@@ -645,7 +645,7 @@ impl<P: Platform> Fair<P> {
             other => other,
         };
         let (v, t) = chosen?;
-        p.charge(Work::ListOp);
+        p.charge(Work::TreeOp);
         rq.tree.remove(&(v, t));
         p.touch(Line::Task(t), Access::Write);
         let now = rq.clock;

@@ -219,7 +219,9 @@ impl Engine<'_> {
                     if self.tasks[waiter as usize].last_cpu as usize != cpu {
                         self.plat.advance(self.plat.cost.notify_xcpu_ns);
                     }
+                    self.plat.set_in_task_op(true);
                     self.wake(waiter, Some(task));
+                    self.plat.set_in_task_op(false);
                     self.handle_resched(cpu);
                 }
                 self.advance_pc(task);
@@ -296,7 +298,9 @@ impl Engine<'_> {
                 // `schedule()` follows only if the policy set `need_resched` (it does
                 // when other tasks are pending), at the return to user mode.
                 self.plat.advance(cost.syscall_ns);
+                self.plat.set_in_task_op(true);
                 self.policy.yield_now(&self.plat, task);
+                self.plat.set_in_task_op(false);
                 self.handle_resched(cpu);
                 self.advance_pc(task);
                 self.op_done();
@@ -306,7 +310,9 @@ impl Engine<'_> {
             Op::Spawn { program, params } => {
                 self.plat.advance(cost.fork_ns);
                 self.advance_pc(task);
+                self.plat.set_in_task_op(true);
                 self.spawn(program, params, Some(task));
+                self.plat.set_in_task_op(false);
                 self.handle_resched(cpu);
                 self.op_done();
                 let at = self.plat.cursor();

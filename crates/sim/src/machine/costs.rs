@@ -29,6 +29,11 @@ pub struct CostParams {
     pub tick_cycles: u32,
     /// Examining one CPU in a placement or balancing loop.
     pub examine_cycles: u32,
+    /// Inserting or removing one task in a vruntime-ordered run queue (`fair`'s tree):
+    /// a walk of a few levels and the rebalancing (memory access separate). A machine
+    /// file without it gets the P6 presets' figure.
+    #[serde(default = "CostParams::p3_tree_op_cycles")]
+    pub tree_op_cycles: u32,
     /// A locked read-modify-write (spin_lock/trylock) on a line this CPU already owns.
     pub lock_cycles: u32,
     /// L2 hit latency (the scheduler's task lines usually live in L2).
@@ -126,6 +131,13 @@ pub struct CostParams {
 }
 
 impl CostParams {
+    /// An rbtree insert or erase on a P6 (docs/cost-model.md): about five levels of
+    /// compare-and-descend (a 64-bit key compared in two 32-bit halves, a dependent
+    /// pointer load that hits L2: ~6 cycles each) and a few recolourings or rotations.
+    fn p3_tree_op_cycles() -> u32 {
+        40
+    }
+
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
         CostParams {
@@ -136,6 +148,7 @@ impl CostParams {
             recalc_cycles: 10,
             tick_cycles: 500,
             examine_cycles: 6,
+            tree_op_cycles: CostParams::p3_tree_op_cycles(),
             lock_cycles: 25,
             l2_hit_cycles: 10,
             context_switch_cycles: 1200,

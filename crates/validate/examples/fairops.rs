@@ -1,0 +1,196 @@
+//! Diagnosis aid: what `fair`'s (and DSS's) scheduler calls cost on this machine, timed on
+//! the free platform, against what the calibrated host machine charges for the same
+//! calls (each `Work` the call reports, counted, times the host's price for it).
+//! `target/release/examples/fairops`
+
+use schedlab_core::policies::{dss, fair};
+use schedlab_core::{
+    Access, BuildEnv, Configured, Line, NullPlatform, Platform, Policy, PolicySource, PrevState, SchedLock, TaskParams,
+    Topology, Work,
+};
+use std::cell::Cell;
+
+/// The free platform, counting what the policy charges (plain cells: an atomic
+/// increment per charge would add its own nanoseconds to the timings).
+struct Counting {
+    inner: NullPlatform,
+    work: [Cell<u64>; 8],
+    locks: Cell<u64>,
+}
+
+struct CLock<T>(parking_lot::Mutex<T>);
+
+impl<T> SchedLock<T, Counting> for CLock<T> {
+    fn with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> R {
+        p.locks.set(p.locks.get() + 1);
+        f(&mut self.0.lock())
+    }
+    fn try_with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.0.try_lock().map(|mut g| {
+            p.locks.set(p.locks.get() + 1);
+            f(&mut g)
+        })
+    }
+    fn peek<R>(&self, _: &Counting, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.lock())
+    }
+    fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.lock())
+    }
+}
+
+fn idx(w: Work) -> usize {
+    match w {
+        Work::ScheduleEntry => 0,
+        Work::WakeupEntry => 1,
+        Work::Goodness => 2,
+        Work::ListOp => 3,
+        Work::Recalc => 4,
+        Work::Tick => 5,
+        Work::Examine => 6,
+        Work::TreeOp => 7,
+    }
+}
+
+impl Platform for Counting {
+    type Lock<T: Send> = CLock<T>;
+    fn new_lock<T: Send>(&self, _: &str, value: T) -> CLock<T> {
+        CLock(parking_lot::Mutex::new(value))
+    }
+    fn this_cpu(&self) -> usize {
+        self.inner.cpu
+    }
+    fn now(&self) -> u64 {
+        self.inner.now()
+    }
+    fn task_clock(&self, cpu: usize) -> u64 {
+        self.inner.task_clock(cpu)
+    }
+    fn charge(&self, w: Work) {
+        let c = &self.work[idx(w)];
+        c.set(c.get() + 1);
+    }
+    fn touch(&self, _: Line, _: Access) {}
+    fn resched(&self, cpu: usize) {
+        self.inner.resched(cpu)
+    }
+}
+
+const NAMES: [&str; 8] = ["ScheduleEntry", "WakeupEntry", "Goodness", "ListOp", "Recalc", "Tick", "Examine", "TreeOp"];
+
+/// The median over batches of 100 calls of the mean time per call (calibrate.rs's method).
+fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
+    let mut v: Vec<f64> = (0..n / 100)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..100 {
+                f();
+            }
+            t.elapsed().as_nanos() as f64 / 100.0
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let cal = schedlab_validate::calibrate(2, true).expect("calibrate");
+    let m = cal.machine();
+    let c = &m.costs;
+    let price = [
+        c.schedule_entry_cycles,
+        c.wakeup_entry_cycles,
+        c.goodness_cycles,
+        c.list_op_cycles,
+        c.recalc_cycles,
+        c.tick_cycles,
+        c.examine_cycles,
+        c.tree_op_cycles,
+    ];
+    println!("host prices (ns): {:?}", NAMES.iter().zip(price).collect::<Vec<_>>());
+    let reps = 200_000u64;
+    for pol in ["dss", "fair"] {
+        for cpus in [1usize, 2] {
+            for k in [1u32, 2, 8, 64] {
+                let build = |p: &Counting| -> Box<dyn Policy<Counting>> {
+                    let env = BuildEnv { topo: &Topology::smp(cpus), capacity: k as usize + 1, hz: 1000 };
+                    match pol {
+                        "dss" => Configured::<dss::Kind>(Default::default()).build(p, &env).unwrap(),
+                        _ => Configured::<fair::Kind>(Default::default()).build(p, &env).unwrap(),
+                    }
+                };
+                let mk = || Counting { inner: NullPlatform::new(0), work: Default::default(), locks: Cell::new(0) };
+                let report = |what: &str, p: &Counting, ns: f64, calls: u64| {
+                    let counts: Vec<f64> = p.work.iter().map(|w| w.get() as f64 / calls as f64).collect();
+                    let charged: f64 = counts.iter().zip(price).map(|(n, pr)| n * pr as f64).sum();
+                    let lk = p.locks.get() as f64 / calls as f64;
+                    let per: Vec<String> = NAMES
+                        .iter()
+                        .zip(&counts)
+                        .filter(|(_, &n)| n > 0.0)
+                        .map(|(nm, n)| format!("{nm} {n:.2}"))
+                        .collect();
+                    println!(
+                        "{pol:<5} cpus={cpus} k={k:<3} {what:<10} measured {ns:7.1} ns  charged {charged:6.1} + locks {lk:.1}x{}  [{}]",
+                        c.lock_cycles,
+                        per.join(", ")
+                    );
+                };
+                // (a) schedule(prev runnable) with k runnable tasks, the clock moving on.
+                let p = mk();
+                let s = build(&p);
+                for t in 0..k {
+                    s.task_new(&p, t, &TaskParams::default(), None);
+                    s.wake_up(&p, t, false);
+                }
+                let mut curr = s.schedule(&p, None, PrevState::Runnable);
+                let _ = p.inner.take_resched();
+                for w in &p.work {
+                    w.set(0);
+                }
+                p.locks.set(0);
+                let mut now = 0u64;
+                let ns = time_per(reps, || {
+                    now += 1000;
+                    p.inner.set_now(now);
+                    curr = s.schedule(&p, curr, PrevState::Runnable);
+                });
+                report("schedule", &p, ns, reps / 100 * 100);
+                // (b) wake-up + schedule(blocked) + schedule(idle -> it) of one task, k-1 others queued.
+                if k == 1 {
+                    let p = mk();
+                    let s = build(&p);
+                    s.task_new(&p, 0, &TaskParams::default(), None);
+                    s.wake_up(&p, 0, false);
+                    let t0 = s.schedule(&p, None, PrevState::Runnable);
+                    for w in &p.work {
+                        w.set(0);
+                    }
+                    p.locks.set(0);
+                    let mut now = 0u64;
+                    let ns = time_per(reps, || {
+                        now += 1000;
+                        p.inner.set_now(now);
+                        let _ = s.schedule(&p, t0, PrevState::Blocked);
+                        now += 1000;
+                        p.inner.set_now(now);
+                        s.wake_up(&p, 0, false);
+                        let _ = s.schedule(&p, None, PrevState::Runnable);
+                        let _ = p.inner.take_resched();
+                    });
+                    report("wake+2sch", &p, ns, reps / 100 * 100);
+                    for w in &p.work {
+                        w.set(0);
+                    }
+                    p.locks.set(0);
+                    let ns = time_per(reps, || {
+                        now += 1000;
+                        p.inner.set_now(now);
+                        let _ = s.tick(&p, t0);
+                    });
+                    report("tick", &p, ns, reps / 100 * 100);
+                }
+            }
+        }
+    }
+}
