@@ -163,9 +163,13 @@ pub struct SimPlatform {
     remote_cache_ns: u64,
     /// Latency of a read served by this node's last-level cache (0: no LLC).
     llc_ns: u64,
-    /// What a write leaves in `LineState::remote`: no copy in another node's shared
-    /// cache, and with an LLC this node's copy (set at `begin`).
-    kept_on_write: Cell<u16>,
+    /// Latency of a read served by the shared cache below the L2 that a machine has
+    /// (the LLC, else the remote cache): read on a miss the cache keeps.
+    below_l2_ns: u64,
+    /// Every node's bit with an LLC, none without: `1 << node` masked by it is what a
+    /// write leaves in `LineState::remote` ([`kept_on_write`](Self::kept_on_write)).
+    /// Computed at the (rarer) writes, not at every `begin`: 0 on every preset.
+    llc_keep: u16,
     resched: RefCell<Vec<CpuId>>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
@@ -329,7 +333,8 @@ impl SimPlatform {
             locks: RefCell::new(Vec::new()),
             remote_cache_ns,
             llc_ns,
-            kept_on_write: Cell::new(0),
+            below_l2_ns: if llc_ns > 0 { llc_ns } else { remote_cache_ns },
+            llc_keep: if llc_ns > 0 { u16::MAX } else { 0 },
             cost,
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
@@ -634,6 +639,14 @@ impl SimPlatform {
         self.node_at[cpu & (MAX_CPUS - 1)]
     }
 
+    /// What a write by the current CPU leaves in `LineState::remote`: no copy in
+    /// another node's shared cache, and with an LLC this node's copy. (Without one the
+    /// mask is 0, whatever the shift: a node beyond 16 only exists then.)
+    #[inline(always)]
+    fn kept_on_write(&self) -> u16 {
+        1u16.wrapping_shl(self.node.get() as u32) & self.llc_keep
+    }
+
     /// Start a policy call on `cpu` at virtual time `now`.
     #[inline]
     pub fn begin(&self, cpu: CpuId, now: u64) {
@@ -641,7 +654,6 @@ impl SimPlatform {
         self.me.set(1u64 << cpu);
         self.cpu_tags.set(cpu * self.cpu_stride);
         self.node.set(self.node_of(cpu));
-        self.kept_on_write.set(if self.llc_ns > 0 { 1 << self.node_of(cpu) } else { 0 });
         self.cursor.set(now);
     }
     /// Virtual time reached by the work charged so far.
@@ -761,7 +773,7 @@ impl SimPlatform {
         // Ownership invalidates every remote-cache copy too (the writer's quad gets the
         // line back from this CPU's cache, not its remote cache); an LLC keeps this
         // node's copy (it is inclusive: a write-back lands there).
-        line.remote.set(self.kept_on_write.get());
+        line.remote.set(self.kept_on_write());
         if set_base != NO_LRU {
             let base = self.cpu_tags.get() + set_base as usize;
             if !had {
@@ -786,7 +798,9 @@ impl SimPlatform {
             line.home.set(home);
         }
         let home = home as usize;
-        let remote = self.remote_cache_ns > 0 && home != node;
+        // Whether this node's shared cache below the L2 keeps the line: every line it
+        // fetches with an LLC, another node's line with a remote cache.
+        let keeps = self.llc_ns > 0 || (self.remote_cache_ns > 0 && home != node);
         let dirty = line.dirty.get();
         let ns = if dirty != NO_OWNER {
             self.count(class, KIND_C2C);
@@ -794,16 +808,13 @@ impl SimPlatform {
         } else {
             // Served below the L2 (memory, remote cache or LLC): counted by kind alike.
             self.count(class, kind);
-            let kept = line.remote.get() & (1 << node) != 0;
-            if kept && self.llc_ns > 0 {
-                self.llc_ns
-            } else if remote && kept {
-                self.remote_cache_ns
+            if keeps && line.remote.get() & (1 << node) != 0 {
+                self.below_l2_ns
             } else {
                 self.cost.memory_ns(home, node)
             }
         };
-        if remote || self.llc_ns > 0 {
+        if keeps {
             // A line from another quad's memory is kept in this quad's remote cache;
             // with an LLC, every line this node fetches is kept in its LLC.
             line.remote.set(line.remote.get() | 1 << node);
@@ -977,7 +988,7 @@ impl SimPlatform {
         let ns = if hit {
             if access == Access::Write && line.dirty.get() as usize != cpu {
                 line.dirty.set(cpu as u8);
-                line.remote.set(self.kept_on_write.get());
+                line.remote.set(self.kept_on_write());
             }
             let set_base = line.set_base.get();
             if set_base != NO_LRU {
