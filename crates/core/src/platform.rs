@@ -56,6 +56,17 @@ pub enum Work {
     TreeOp,
 }
 
+impl Work {
+    /// How many kinds there are: the size of a table indexed by [`Work::index`].
+    pub const COUNT: usize = 8;
+    /// A dense index, `0..COUNT`, for tables of prices or counts per kind.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+// COUNT is one past the last kind: add a kind after TreeOp and this fails to compile.
+const _: () = assert!(Work::TreeOp.index() + 1 == Work::COUNT);
+
 /// A lock made by a platform, guarding `T`. Closure-based so that the simulator can
 /// account for the exact hold time of every critical section.
 pub trait SchedLock<T, P: ?Sized> {

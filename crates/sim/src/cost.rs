@@ -18,7 +18,7 @@ pub use crate::machine::CostParams;
 pub struct CostModel {
     /// Femtoseconds per cycle: cycle counts convert with a multiply, not a divide.
     fs_per_cycle: u64,
-    work_ns: [u64; 8],
+    work_ns: [u64; Work::COUNT],
     pub lock_ns: u64,
     pub l2_hit_ns: u64,
     pub context_switch_ns: u64,
@@ -73,19 +73,6 @@ type Grid = [u64; GRID];
 /// 100 bytes; larger ones are computed at each send).
 const COPY_TABLE: usize = 1024;
 
-fn work_index(w: Work) -> usize {
-    match w {
-        Work::ScheduleEntry => 0,
-        Work::WakeupEntry => 1,
-        Work::Goodness => 2,
-        Work::ListOp => 3,
-        Work::Recalc => 4,
-        Work::Tick => 5,
-        Work::Examine => 6,
-        Work::TreeOp => 7,
-    }
-}
-
 impl CostModel {
     pub fn new(m: &Machine) -> CostModel {
         let c = &m.costs;
@@ -101,7 +88,7 @@ impl CostModel {
             }
             g
         };
-        let mut work_ns = [0; 8];
+        let mut work_ns = [0; Work::COUNT];
         for (w, cycles) in [
             (Work::ScheduleEntry, c.schedule_entry_cycles),
             (Work::WakeupEntry, c.wakeup_entry_cycles),
@@ -112,7 +99,7 @@ impl CostModel {
             (Work::Examine, c.examine_cycles),
             (Work::TreeOp, c.tree_op_cycles),
         ] {
-            work_ns[work_index(w)] = cy(cycles);
+            work_ns[w.index()] = cy(cycles);
         }
         let local_transfer = c.c2c_latency_ns as u64;
         let fs_per_cycle = 1_000_000_000 / mhz;
@@ -159,7 +146,7 @@ impl CostModel {
 
     #[inline]
     pub fn work(&self, w: Work) -> u64 {
-        self.work_ns[work_index(w)]
+        self.work_ns[w.index()]
     }
     /// User-mode computation of `cycles` cycles.
     #[inline]

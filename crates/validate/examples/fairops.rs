@@ -14,7 +14,7 @@ use std::cell::Cell;
 /// increment per charge would add its own nanoseconds to the timings).
 struct Counting {
     inner: NullPlatform,
-    work: [Cell<u64>; 8],
+    work: [Cell<u64>; Work::COUNT],
     locks: Cell<u64>,
 }
 
@@ -39,19 +39,6 @@ impl<T> SchedLock<T, Counting> for CLock<T> {
     }
 }
 
-fn idx(w: Work) -> usize {
-    match w {
-        Work::ScheduleEntry => 0,
-        Work::WakeupEntry => 1,
-        Work::Goodness => 2,
-        Work::ListOp => 3,
-        Work::Recalc => 4,
-        Work::Tick => 5,
-        Work::Examine => 6,
-        Work::TreeOp => 7,
-    }
-}
-
 impl Platform for Counting {
     type Lock<T: Send> = CLock<T>;
     fn new_lock<T: Send>(&self, _: &str, value: T) -> CLock<T> {
@@ -67,7 +54,7 @@ impl Platform for Counting {
         self.inner.task_clock(cpu)
     }
     fn charge(&self, w: Work) {
-        let c = &self.work[idx(w)];
+        let c = &self.work[w.index()];
         c.set(c.get() + 1);
     }
     fn touch(&self, _: Line, _: Access) {}
@@ -76,7 +63,8 @@ impl Platform for Counting {
     }
 }
 
-const NAMES: [&str; 8] = ["ScheduleEntry", "WakeupEntry", "Goodness", "ListOp", "Recalc", "Tick", "Examine", "TreeOp"];
+const NAMES: [&str; Work::COUNT] =
+    ["ScheduleEntry", "WakeupEntry", "Goodness", "ListOp", "Recalc", "Tick", "Examine", "TreeOp"];
 
 /// The median over batches of 100 calls of the mean time per call (calibrate.rs's method).
 fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
