@@ -153,6 +153,12 @@ fn validate_json_has_rows_and_a_consistent_summary() {
     let agrees = s["ranking_agrees"].as_object().unwrap();
     assert_eq!(agrees.keys().map(|k| k.as_str()).collect::<Vec<_>>(), workloads);
     assert!(agrees.values().all(|b| b.is_boolean()));
+    // Each verdict comes with the two orders it compared.
+    for (w, ok) in agrees {
+        let r = &s["rankings"][w];
+        assert_eq!(r["sim"].as_array().unwrap().len(), r["real"].as_array().unwrap().len(), "{w}");
+        assert_eq!(ok.as_bool().unwrap(), r["sim"] == r["real"], "{w}");
+    }
 }
 
 #[test]

@@ -19,6 +19,16 @@ pub struct Summary {
     /// Per workload (sorted by spec): whether ordering its compared policies by
     /// throughput gives the same order on both engines.
     pub ranking_agrees: BTreeMap<String, bool>,
+    /// Per workload, the two orders compared (fastest first): what a reader needs to
+    /// see *which* pair a differing ranking swaps.
+    pub rankings: BTreeMap<String, Rankings>,
+}
+
+/// One workload's policies by decreasing throughput on each engine.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Rankings {
+    pub sim: Vec<String>,
+    pub real: Vec<String>,
 }
 
 /// Within ±25 %: the bound of the agreement summary.
@@ -41,9 +51,13 @@ pub fn summarize(rows: &[Row]) -> Summary {
     for r in &compared {
         by_workload.entry(r.workload.clone()).or_default().push(r);
     }
-    let ranking_agrees =
-        by_workload.into_iter().map(|(w, rs)| (w, ranking(&rs, true) == ranking(&rs, false))).collect();
-    Summary { rows: compared.len(), within_25pct: within, ranking_agrees }
+    let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect();
+    let rankings: BTreeMap<String, Rankings> = by_workload
+        .into_iter()
+        .map(|(w, rs)| (w, Rankings { sim: owned(ranking(&rs, true)), real: owned(ranking(&rs, false)) }))
+        .collect();
+    let ranking_agrees = rankings.iter().map(|(w, r)| (w.clone(), r.sim == r.real)).collect();
+    Summary { rows: compared.len(), within_25pct: within, ranking_agrees, rankings }
 }
 
 fn us(ns: Option<u64>) -> String {
@@ -99,7 +113,13 @@ pub fn render_distributions(rows: &[Row]) -> String {
 pub fn render_summary(sum: &Summary) -> String {
     let mut s = format!("agreement: {} of {} rows within ±25 % (sim vs real throughput)\n", sum.within_25pct, sum.rows);
     for (w, ok) in &sum.ranking_agrees {
-        let _ = writeln!(s, "  ranking of the policies on {w}: {}", if *ok { "agrees" } else { "differs" });
+        let _ = write!(s, "  ranking of the policies on {w}: {}", if *ok { "agrees" } else { "differs" });
+        match sum.rankings.get(w) {
+            Some(r) if !ok => {
+                let _ = writeln!(s, " (sim: {}; real: {})", r.sim.join(" > "), r.real.join(" > "));
+            }
+            _ => s.push('\n'),
+        }
     }
     s
 }
@@ -140,7 +160,15 @@ mod tests {
         let s = summarize(&rows);
         assert_eq!(s.rows, 4);
         assert_eq!(s.within_25pct, 1);
-        assert_eq!(s.ranking_agrees.into_iter().collect::<Vec<_>>(), [("a".into(), true), ("b".into(), false)]);
+        assert_eq!(s.ranking_agrees.clone().into_iter().collect::<Vec<_>>(), [("a".into(), true), ("b".into(), false)]);
         assert!(within_25pct(0.75) && within_25pct(1.25) && !within_25pct(0.7499));
+        // A differing ranking shows both orders (fastest first); an agreeing one does not.
+        assert_eq!(
+            s.rankings["b"],
+            Rankings { sim: vec!["mqs".into(), "dss".into()], real: vec!["dss".into(), "mqs".into()] }
+        );
+        let text = render_summary(&s);
+        assert!(text.contains("on a: agrees\n"), "{text}");
+        assert!(text.contains("on b: differs (sim: mqs > dss; real: dss > mqs)\n"), "{text}");
     }
 }
