@@ -18,6 +18,16 @@ struct Counting {
     locks: Cell<u64>,
 }
 
+impl Counting {
+    /// Forget what the set-up charged: only the timed calls are counted.
+    fn reset(&self) {
+        for w in &self.work {
+            w.set(0);
+        }
+        self.locks.set(0);
+    }
+}
+
 struct CLock<T>(parking_lot::Mutex<T>);
 
 impl<T> SchedLock<T, Counting> for CLock<T> {
@@ -133,10 +143,7 @@ fn main() {
                 }
                 let mut curr = s.schedule(&p, None, PrevState::Runnable);
                 let _ = p.inner.take_resched();
-                for w in &p.work {
-                    w.set(0);
-                }
-                p.locks.set(0);
+                p.reset();
                 let mut now = 0u64;
                 let ns = time_per(reps, || {
                     now += 1000;
@@ -151,10 +158,7 @@ fn main() {
                     s.task_new(&p, 0, &TaskParams::default(), None);
                     s.wake_up(&p, 0, false);
                     let t0 = s.schedule(&p, None, PrevState::Runnable);
-                    for w in &p.work {
-                        w.set(0);
-                    }
-                    p.locks.set(0);
+                    p.reset();
                     let mut now = 0u64;
                     let ns = time_per(reps, || {
                         now += 1000;
@@ -167,10 +171,7 @@ fn main() {
                         let _ = p.inner.take_resched();
                     });
                     report("wake+2sch", &p, ns, reps / 100 * 100);
-                    for w in &p.work {
-                        w.set(0);
-                    }
-                    p.locks.set(0);
+                    p.reset();
                     let ns = time_per(reps, || {
                         now += 1000;
                         p.inner.set_now(now);
