@@ -227,6 +227,11 @@ throughputs being compared. Example:
         /// The runtime's throughputs are then measured with tracing on.
         #[arg(long, value_name = "PREFIX")]
         trace: Option<String>,
+        /// Runs of every row on each engine, with seeds 1..=N; each row compares the
+        /// two engines' medians, and a ranking is judged against the pairs the real
+        /// runs order consistently [default: 3, 1 with --quick; at most 15].
+        #[arg(long, value_name = "N")]
+        runs: Option<u64>,
     },
     /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
     #[command(
@@ -375,8 +380,8 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Cmd::Validate { quick, format, workers, machine_out, trace } => {
-            validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace)
+        Cmd::Validate { quick, format, workers, machine_out, trace, runs } => {
+            validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace, runs)
         }
         Cmd::Bench { mpi: true, check_order: true, .. } => bench_mpi_order(),
         Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {

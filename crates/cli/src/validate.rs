@@ -5,9 +5,24 @@ use schedlab_validate::Engine;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>, trace: Option<String>) -> ExitCode {
+/// Most runs of each row `--runs` takes: a full validate is ~5 s per run.
+const MAX_RUNS: u64 = 15;
+
+pub fn run(
+    quick: bool,
+    json: bool,
+    workers: usize,
+    machine_out: Option<String>,
+    trace: Option<String>,
+    runs: Option<u64>,
+) -> ExitCode {
     if let Err(e) = crate::check_threads("--workers", workers) {
         eprintln!("schedlab validate: {e}");
+        return ExitCode::from(2);
+    }
+    let runs = runs.unwrap_or(if quick { 1 } else { 3 });
+    if !(1..=MAX_RUNS).contains(&runs) {
+        eprintln!("schedlab validate: --runs {runs}: must be 1 to {MAX_RUNS}");
         return ExitCode::from(2);
     }
     // Before minutes of measuring: a trace file can be written where the prefix says.
@@ -70,7 +85,11 @@ pub fn run(quick: bool, json: bool, workers: usize, machine_out: Option<String>,
         Some(_) => Some(&mut write_trace),
         None => None,
     };
-    match schedlab_validate::validate(&cal, &policies, &workloads, 1, true, sink) {
+    let seeds: Vec<u64> = (1..=runs).collect();
+    if runs > 1 {
+        eprintln!("running every row {runs} times on each engine (seeds 1..={runs}); comparing medians...");
+    }
+    match schedlab_validate::validate_repeated(&cal, &policies, &workloads, &seeds, true, sink) {
         Ok(rows) => {
             if json {
                 let out = schedlab_validate::Report::new(&cal, &rows);

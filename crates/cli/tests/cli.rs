@@ -59,6 +59,9 @@ fn bad_arguments_are_named_and_exit_2() {
         (&["validate", "--quick", "--trace", "/proc/schedlab-none/t"], "--trace /proc/schedlab-none/t"),
         (&["validate", "--quick", "--trace", "out/"], "not a directory"),
         (&["validate", "--quick", "--format", "xml"], "xml"),
+        (&["validate", "--quick", "--runs", "0"], "--runs 0"),
+        (&["validate", "--quick", "--runs", "16"], "--runs 16"),
+        (&["validate", "--quick", "--runs", "many"], "--runs"),
         (
             &["sim", "--machine", "smp-2", "--policy", "dss", "--workload", "hackbench:groups=1000,fds=1000"],
             "would need about",
@@ -116,7 +119,7 @@ fn bad_arguments_are_named_and_exit_2() {
 /// rows carrying both engines' figures, and a summary whose counts match the rows.
 #[test]
 fn validate_json_has_rows_and_a_consistent_summary() {
-    let o = schedlab(&["validate", "--quick", "--format", "json"]);
+    let o = schedlab(&["validate", "--quick", "--format", "json", "--runs", "2"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -130,6 +133,12 @@ fn validate_json_has_rows_and_a_consistent_summary() {
     for r in &compared {
         for k in ["workload", "policy", "real", "sim_dist", "real_dist"] {
             assert!(!r[k].is_null(), "{k} missing in {r}");
+        }
+        // Two runs per engine, and each throughput is their median (the mean of two).
+        for (m, runs) in [("sim", "sim_runs"), ("real", "real_runs")] {
+            let v: Vec<f64> = r[runs].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            assert_eq!(v.len(), 2, "{r}");
+            assert!((r[m].as_f64().unwrap() - (v[0] + v[1]) / 2.0).abs() <= 1e-6 * v[0].max(v[1]), "{r}");
         }
         for d in [&r["sim_dist"], &r["real_dist"]] {
             assert!(d["switches"].as_u64().unwrap() > 0, "{r}");
@@ -153,11 +162,16 @@ fn validate_json_has_rows_and_a_consistent_summary() {
     let agrees = s["ranking_agrees"].as_object().unwrap();
     assert_eq!(agrees.keys().map(|k| k.as_str()).collect::<Vec<_>>(), workloads);
     assert!(agrees.values().all(|b| b.is_boolean()));
-    // Each verdict comes with the two orders it compared.
+    // Each verdict comes with the two orders it compared; the verdict on the pairs the
+    // real runs order is false exactly when a decided pair is swapped, and a strict
+    // agreement implies it.
+    let decides = s["ranking_agrees_where_real_decides"].as_object().unwrap();
     for (w, ok) in agrees {
         let r = &s["rankings"][w];
         assert_eq!(r["sim"].as_array().unwrap().len(), r["real"].as_array().unwrap().len(), "{w}");
         assert_eq!(ok.as_bool().unwrap(), r["sim"] == r["real"], "{w}");
+        assert_eq!(decides[w].as_bool().unwrap(), r["swapped"].as_array().unwrap().is_empty(), "{w}");
+        assert!(!ok.as_bool().unwrap() || decides[w].as_bool().unwrap(), "{w}");
     }
 }
 

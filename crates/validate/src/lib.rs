@@ -36,11 +36,19 @@ pub struct Row {
     pub sim: Option<f64>,
     /// Measured throughput of the real runtime, untraced.
     pub real: f64,
+    /// Every run's simulated throughput, one per seed ([`validate_repeated`]; `sim` is
+    /// their median). Empty for a runtime-native scheduler.
+    pub sim_runs: Vec<f64>,
+    /// Every untraced real run's throughput, one per seed (`real` is their median):
+    /// the runtime's own run-to-run spread, against which a ranking is judged
+    /// ([`summary`]).
+    pub real_runs: Vec<f64>,
     /// `sim / real`.
     pub ratio: Option<f64>,
     pub sim_context_switches: Option<u64>,
     /// Context switches of the real run (a worker polling a different task than last).
     pub real_context_switches: u64,
+    /// Wall time of an untraced real run (the mean over the runs).
     pub real_wall_s: f64,
     /// With distributions: the throughput of the second, traced, real run (the one
     /// `real_dist` comes from); its difference from `real` is tracing's cost plus
@@ -143,6 +151,8 @@ pub fn validate(
                 unit: w.metric.unit.clone(),
                 sim: sim.as_ref().map(|r| r.throughput),
                 real: real.throughput,
+                sim_runs: sim.as_ref().map(|r| r.throughput).into_iter().collect(),
+                real_runs: vec![real.throughput],
                 ratio: sim.as_ref().map(|r| r.throughput / real.throughput.max(1e-9)),
                 sim_context_switches: sim.as_ref().map(|r| r.context_switches),
                 real_context_switches: stats.switches,
@@ -157,6 +167,64 @@ pub fn validate(
         }
     }
     Ok(rows)
+}
+
+/// [`validate`] once per seed, and each row's throughputs the medians over the runs.
+///
+/// One real run of a scheduler is one sample: several rows are bimodal on this host
+/// (a first pull that decides between batching and hand-off, docs/traces.md), so a
+/// prediction is compared with the median of `seeds.len()` runs on each engine, the
+/// simulator with the same seeds (its workloads draw from them). All rows of one seed
+/// run before the next seed's, so a slow spell of the host is spread over every policy
+/// rather than landing on one. The first seed's runs also record the distributions
+/// (and the traces); context switches are those of the run nearest each engine's median.
+pub fn validate_repeated(
+    cal: &Calibration,
+    policies: &[String],
+    workloads: &[String],
+    seeds: &[u64],
+    distributions: bool,
+    traces: Option<TraceSink>,
+) -> Result<Vec<Row>, String> {
+    let (&first, rest) = seeds.split_first().ok_or("validate: no seeds to run")?;
+    let mut rows = validate(cal, policies, workloads, first, distributions, traces)?;
+    let mut runs = vec![rows.clone()];
+    for &seed in rest {
+        runs.push(validate(cal, policies, workloads, seed, false, None)?);
+    }
+    for (i, row) in rows.iter_mut().enumerate() {
+        let real: Vec<(f64, u64)> = runs.iter().map(|r| (r[i].real, r[i].real_context_switches)).collect();
+        let sim: Vec<(f64, u64)> = runs.iter().filter_map(|r| Some((r[i].sim?, r[i].sim_context_switches?))).collect();
+        row.real_runs = real.iter().map(|r| r.0).collect();
+        row.sim_runs = sim.iter().map(|r| r.0).collect();
+        row.real = median(&row.real_runs);
+        row.real_context_switches = nearest(&real, row.real);
+        if !sim.is_empty() {
+            let m = median(&row.sim_runs);
+            row.sim = Some(m);
+            row.sim_context_switches = Some(nearest(&sim, m));
+            row.ratio = Some(m / row.real.max(1e-9));
+        }
+        row.real_wall_s = runs.iter().map(|r| r[i].real_wall_s).sum::<f64>() / runs.len() as f64;
+    }
+    Ok(rows)
+}
+
+/// The median (the mean of the two middle values for an even count).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// The second field of the run whose first is nearest `m` (the earlier run on a tie).
+fn nearest(runs: &[(f64, u64)], m: f64) -> u64 {
+    runs.iter().min_by(|a, b| (a.0 - m).abs().total_cmp(&(b.0 - m).abs())).map_or(0, |r| r.1)
 }
 
 /// The runtime [`validate`] measures, before its policy is chosen: the calibrated
@@ -249,11 +317,24 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
         cal.stolen_pct
     );
     let _ = writeln!(s);
+    let n = rows.iter().map(|r| r.real_runs.len()).max().unwrap_or(1);
+    if n > 1 {
+        let _ = writeln!(s, "throughputs and switches: the median of {n} runs per engine (seeds 1..={n}); spread = (max − min) / median");
+    }
     let _ = writeln!(
         s,
-        "{:<30} {:<30} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9}  unit",
-        "workload", "policy", "simulated", "real", "sim/real", "switches:", "sim/real", "host wait"
+        "{:<30} {:<30} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9} {:>15}  unit",
+        "workload", "policy", "simulated", "real", "sim/real", "switches:", "sim/real", "host wait", "spread sim|real"
     );
+    // (max − min) / median of a row's runs: how far one run could have landed.
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        if v.len() < 2 {
+            "—".to_string()
+        } else {
+            format!("{:.0} %", 100.0 * (hi - lo) / median(v).max(1e-9))
+        }
+    };
     for r in rows {
         let sim = r.sim.map_or("—".to_string(), |v| format!("{v:.0}"));
         let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×"));
@@ -261,8 +342,17 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
         let wait = r.real_host_wait_pct.map_or("—".to_string(), |v| format!("{v:.1} %"));
         let _ = writeln!(
             s,
-            "{:<30} {:<30} {:>11} {:>11.0} {:>9} {:>10} {:>10} {:>9}  {}",
-            r.workload, r.policy, sim, r.real, ratio, sw, r.real_context_switches, wait, r.unit
+            "{:<30} {:<30} {:>11} {:>11.0} {:>9} {:>10} {:>10} {:>9} {:>15}  {}",
+            r.workload,
+            r.policy,
+            sim,
+            r.real,
+            ratio,
+            sw,
+            r.real_context_switches,
+            wait,
+            format!("{} | {}", spread(&r.sim_runs), spread(&r.real_runs)),
+            r.unit
         );
     }
     if rows.iter().any(|r| r.sim_dist.is_some()) {

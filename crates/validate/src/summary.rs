@@ -17,8 +17,14 @@ pub struct Summary {
     /// (0.75 ≤ sim/real ≤ 1.25).
     pub within_25pct: usize,
     /// Per workload (sorted by spec): whether ordering its compared policies by
-    /// throughput gives the same order on both engines.
+    /// (median) throughput gives the same order on both engines.
     pub ranking_agrees: BTreeMap<String, bool>,
+    /// Per workload: whether the simulator orders alike every pair of policies that
+    /// the runtime's runs order consistently (every run of one faster than every run
+    /// of the other). A pair whose real runs interleave has no order to predict:
+    /// it is in [`Rankings::real_undecided`]. With one run per row this is
+    /// `ranking_agrees`.
+    pub ranking_agrees_where_real_decides: BTreeMap<String, bool>,
     /// Per workload, the two orders compared (fastest first): what a reader needs to
     /// see *which* pair a differing ranking swaps.
     pub rankings: BTreeMap<String, Rankings>,
@@ -29,6 +35,12 @@ pub struct Summary {
 pub struct Rankings {
     pub sim: Vec<String>,
     pub real: Vec<String>,
+    /// Pairs of policies whose real runs' throughput ranges overlap (`[a, b]` with `a`
+    /// the faster by median): the runtime itself does not order them.
+    pub real_undecided: Vec<[String; 2]>,
+    /// Pairs the runtime orders consistently and the simulator the other way
+    /// (`[faster in real runs, slower]`).
+    pub swapped: Vec<[String; 2]>,
 }
 
 /// Within ±25 %: the bound of the agreement summary.
@@ -54,10 +66,41 @@ pub fn summarize(rows: &[Row]) -> Summary {
     let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect();
     let rankings: BTreeMap<String, Rankings> = by_workload
         .into_iter()
-        .map(|(w, rs)| (w, Rankings { sim: owned(ranking(&rs, true)), real: owned(ranking(&rs, false)) }))
+        .map(|(w, rs)| {
+            let (real_undecided, swapped) = pairs(&rs);
+            (w, Rankings { sim: owned(ranking(&rs, true)), real: owned(ranking(&rs, false)), real_undecided, swapped })
+        })
         .collect();
     let ranking_agrees = rankings.iter().map(|(w, r)| (w.clone(), r.sim == r.real)).collect();
-    Summary { rows: compared.len(), within_25pct: within, ranking_agrees, rankings }
+    let ranking_agrees_where_real_decides = rankings.iter().map(|(w, r)| (w.clone(), r.swapped.is_empty())).collect();
+    Summary { rows: compared.len(), within_25pct: within, ranking_agrees, ranking_agrees_where_real_decides, rankings }
+}
+
+/// A row's real runs (its `real` alone when it has no list of runs).
+fn real_range(r: &Row) -> (f64, f64) {
+    let runs: &[f64] = if r.real_runs.is_empty() { std::slice::from_ref(&r.real) } else { &r.real_runs };
+    runs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// The pairs of `rows` (one workload) the runtime leaves undecided, and those it
+/// decides that the simulator's medians order the other way; each pair faster-first by
+/// real median, in the real ranking's order.
+fn pairs(rows: &[&Row]) -> (Vec<[String; 2]>, Vec<[String; 2]>) {
+    let mut by_real: Vec<&Row> = rows.to_vec();
+    by_real.sort_by(|a, b| b.real.total_cmp(&a.real).then(a.policy.cmp(&b.policy)));
+    let (mut undecided, mut swapped) = (Vec::new(), Vec::new());
+    for (i, a) in by_real.iter().enumerate() {
+        for b in &by_real[i + 1..] {
+            let ((a_lo, _), (_, b_hi)) = (real_range(a), real_range(b));
+            let pair = [a.policy.clone(), b.policy.clone()];
+            if a_lo <= b_hi {
+                undecided.push(pair);
+            } else if a.sim.unwrap_or(0.0) < b.sim.unwrap_or(0.0) {
+                swapped.push(pair);
+            }
+        }
+    }
+    (undecided, swapped)
 }
 
 fn us(ns: Option<u64>) -> String {
@@ -112,13 +155,23 @@ pub fn render_distributions(rows: &[Row]) -> String {
 /// The agreement summary as text.
 pub fn render_summary(sum: &Summary) -> String {
     let mut s = format!("agreement: {} of {} rows within ±25 % (sim vs real throughput)\n", sum.within_25pct, sum.rows);
+    let join =
+        |v: &[[String; 2]], sep: &str| v.iter().map(|[a, b]| format!("{a}{sep}{b}")).collect::<Vec<_>>().join(", ");
     for (w, ok) in &sum.ranking_agrees {
         let _ = write!(s, "  ranking of the policies on {w}: {}", if *ok { "agrees" } else { "differs" });
-        match sum.rankings.get(w) {
-            Some(r) if !ok => {
-                let _ = writeln!(s, " (sim: {}; real: {})", r.sim.join(" > "), r.real.join(" > "));
-            }
-            _ => s.push('\n'),
+        let Some(r) = sum.rankings.get(w).filter(|_| !ok) else {
+            s.push('\n');
+            continue;
+        };
+        let _ = write!(s, " (sim: {}; real: {})", r.sim.join(" > "), r.real.join(" > "));
+        if r.swapped.is_empty() {
+            let _ = writeln!(
+                s,
+                "; agrees on every pair the real runs order (undecided: {})",
+                join(&r.real_undecided, " ~ ")
+            );
+        } else {
+            let _ = writeln!(s, "; swaps {} that the real runs order", join(&r.swapped, " > "));
         }
     }
     s
@@ -135,6 +188,8 @@ mod tests {
             unit: "x/s".into(),
             sim,
             real,
+            sim_runs: sim.into_iter().collect(),
+            real_runs: vec![real],
             ratio: sim.map(|s| s / real),
             sim_context_switches: None,
             real_context_switches: 0,
@@ -165,10 +220,56 @@ mod tests {
         // A differing ranking shows both orders (fastest first); an agreeing one does not.
         assert_eq!(
             s.rankings["b"],
-            Rankings { sim: vec!["mqs".into(), "dss".into()], real: vec!["dss".into(), "mqs".into()] }
+            Rankings {
+                sim: vec!["mqs".into(), "dss".into()],
+                real: vec!["dss".into(), "mqs".into()],
+                real_undecided: vec![],
+                swapped: vec![["dss".into(), "mqs".into()]],
+            }
         );
+        // One run per row: every pair is decided, so the two verdicts coincide.
+        assert_eq!(s.ranking_agrees, s.ranking_agrees_where_real_decides);
         let text = render_summary(&s);
         assert!(text.contains("on a: agrees\n"), "{text}");
-        assert!(text.contains("on b: differs (sim: mqs > dss; real: dss > mqs)\n"), "{text}");
+        assert!(
+            text.contains(
+                "on b: differs (sim: mqs > dss; real: dss > mqs); swaps dss > mqs that the real runs order\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_pair_the_real_runs_do_not_order_is_not_held_against_the_simulator() {
+        let with_runs = |p: &str, sim: f64, real_runs: &[f64]| Row {
+            real: crate::median(real_runs),
+            real_runs: real_runs.to_vec(),
+            ..row("w", p, Some(sim), 0.0)
+        };
+        // dss and mqs interleave in the real runs (the runtime does not order them);
+        // o1 is faster than both in every run, and the simulator says so too.
+        let rows = [
+            with_runs("dss", 5.0, &[10.0, 12.0, 14.0]),
+            with_runs("mqs", 6.0, &[9.0, 11.0, 13.0]),
+            with_runs("o1", 9.0, &[20.0, 21.0, 22.0]),
+        ];
+        let s = summarize(&rows);
+        assert!(!s.ranking_agrees["w"], "the medians' orders differ: sim mqs > dss, real dss > mqs");
+        assert!(s.ranking_agrees_where_real_decides["w"]);
+        assert_eq!(s.rankings["w"].real_undecided, vec![["dss".to_string(), "mqs".to_string()]]);
+        let text = render_summary(&s);
+        assert!(text.contains("agrees on every pair the real runs order (undecided: dss ~ mqs)"), "{text}");
+        // A decided pair the simulator swaps is reported, and the verdict is false.
+        let rows = [with_runs("dss", 5.0, &[10.0, 12.0, 14.0]), with_runs("o1", 4.0, &[20.0, 21.0, 22.0])];
+        let s = summarize(&rows);
+        assert!(!s.ranking_agrees_where_real_decides["w"]);
+        assert_eq!(s.rankings["w"].swapped, vec![["o1".to_string(), "dss".to_string()]]);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(crate::median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(crate::median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(crate::median(&[]).is_nan());
     }
 }
