@@ -615,13 +615,16 @@ impl Calibration {
             recv_block_cycles: c(self.cross.recv_block_ns),
             chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
             chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
-            // Measured and printed, not charged yet: on a calibration with a 210 ns
-            // line transfer, the registration's +120 ns took the simulated DSS ping-pong
-            // from 284 k to 167 k round trips/s (wake-up latency +860 ns), a row that
-            // agreed within 8 % in session 24's quiet runs. Until that amplification is
-            // understood (docs/traces.md, "Session 25"), both stay 0.
-            recv_register_xcpu_ns: 0,
-            notify_xcpu_ns: 0,
+            // Charged since session 26. On a calibration with a 210 ns line transfer the
+            // registration's +120 ns had taken the simulated DSS ping-pong from 284 k to
+            // 167 k round trips/s (wake-up latency +860 ns): not a price amplified but a
+            // decision, the registration delaying the waker's own `schedule()` past the
+            // IPI'd CPU's, so that the woken task runs there, as on the runtime (session
+            // 24's traces: 92 % of DSS hops on the IPI'd CPU), instead of on the waker's
+            // CPU with no IPI and no line transfer on the critical path (docs/traces.md,
+            // "Session 26").
+            recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
+            notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
             // The simulator already charges the lock's base cost and one line transfer.
             lock_handoff_ns: (self.cross.lock_handoff_ns - self.lock_ns - self.atomic_rtt_ns / 2.0).max(0.0).round()
                 as u32,

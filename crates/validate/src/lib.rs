@@ -239,7 +239,7 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "  blocking receive +{:.0} (from the other CPU, measured, not charged: registration +{:.0}, notification +{:.0}), channel last touched on the other CPU: send +{:.0} (+{:.0} after its send), receive +{:.0} (hot {:.0} / {:.0}), clock read {:.0}",
+        "  blocking receive +{:.0} (from the other CPU: registration +{:.0}, notification +{:.0}), channel last touched on the other CPU: send +{:.0} (+{:.0} after its send), receive +{:.0} (hot {:.0} / {:.0}), clock read {:.0}",
         x.recv_block_ns,
         x.recv_register_xcpu_ns,
         x.notify_xcpu_ns,
