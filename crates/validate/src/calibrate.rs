@@ -527,38 +527,37 @@ fn cross_worker_rtt(rt: &schedlab_rt::Runtime, n: u64) -> f64 {
 const LIST_OP_NS: f64 = 1.0;
 const L2_HIT_NS: f64 = 1.0;
 
-impl Calibration {
-    /// The host's goodness, `schedule()` entry and `wake_up` entry prices, in ns: each
-    /// measured DSS call less what the simulator charges for the same call besides the
-    /// price being solved for (counted: [`PolicyCosts`]). `schedule_base_ns` was the
-    /// entry price until session 26, but it includes the call's lock (charged again as
-    /// `lock_cycles`), its two goodness calls (`goodness_cycles` each) and its L2 hits,
-    /// so a `schedule()` with one task cost 40 simulated ns against 19 measured, and a
-    /// hop's wake-up + two `schedule()`s 126 against 79 (`examples/fairops`).
-    fn dss_prices(&self) -> (f64, f64, f64) {
-        let d = &self.dss;
-        let mut work = [0.0; Work::COUNT];
-        work[Work::ListOp.index()] = LIST_OP_NS;
-        let lock = self.lock_ns.round().max(1.0);
-        // Goodness first, from the scan: 64 more goodness calls and their task-line hits.
-        let scan = &d.scan_charges;
-        let goodness = ((d.scan_ns - scan.priced(&work, lock, L2_HIT_NS, &[Work::Goodness]))
-            / scan.work[Work::Goodness.index()].max(1.0))
-        .max(0.1);
-        work[Work::Goodness.index()] = goodness.round().max(1.0);
-        work[Work::Recalc.index()] = work[Work::Goodness.index()];
-        let one = &d.schedule_charges;
-        let entry = ((d.schedule_base_ns - one.priced(&work, lock, L2_HIT_NS, &[Work::ScheduleEntry]))
-            / one.work[Work::ScheduleEntry.index()].max(1.0))
-        .max(1.0);
-        work[Work::ScheduleEntry.index()] = entry.round();
-        let pair = &d.pair_charges;
-        let wakeup = ((d.pair_ns - pair.priced(&work, lock, L2_HIT_NS, &[Work::WakeupEntry]))
-            / pair.work[Work::WakeupEntry.index()].max(1.0))
-        .max(1.0);
-        (goodness, entry, wakeup)
-    }
+/// The host's goodness, `schedule()` entry and `wake_up` entry prices, in ns: each
+/// measured DSS call less what the simulator charges for the same call besides the
+/// price being solved for (counted: [`PolicyCosts`]). `schedule_base_ns` was the
+/// entry price until session 26, but it includes the call's lock (charged again as
+/// `lock_cycles`), its two goodness calls (`goodness_cycles` each) and its L2 hits,
+/// so a `schedule()` with one task cost 40 simulated ns against 19 measured, and a
+/// hop's wake-up + two `schedule()`s 126 against 79 (`examples/fairops`).
+fn dss_prices(d: &PolicyCosts, lock_ns: f64) -> (f64, f64, f64) {
+    let mut work = [0.0; Work::COUNT];
+    work[Work::ListOp.index()] = LIST_OP_NS;
+    let lock = lock_ns.round().max(1.0);
+    // Goodness first, from the scan: 64 more goodness calls and their task-line hits.
+    let scan = &d.scan_charges;
+    let goodness = ((d.scan_ns - scan.priced(&work, lock, L2_HIT_NS, &[Work::Goodness]))
+        / scan.work[Work::Goodness.index()].max(1.0))
+    .max(0.1);
+    work[Work::Goodness.index()] = goodness.round().max(1.0);
+    work[Work::Recalc.index()] = work[Work::Goodness.index()];
+    let one = &d.schedule_charges;
+    let entry = ((d.schedule_base_ns - one.priced(&work, lock, L2_HIT_NS, &[Work::ScheduleEntry]))
+        / one.work[Work::ScheduleEntry.index()].max(1.0))
+    .max(1.0);
+    work[Work::ScheduleEntry.index()] = entry.round();
+    let pair = &d.pair_charges;
+    let wakeup = ((d.pair_ns - pair.priced(&work, lock, L2_HIT_NS, &[Work::WakeupEntry]))
+        / pair.work[Work::WakeupEntry.index()].max(1.0))
+    .max(1.0);
+    (goodness, entry, wakeup)
+}
 
+impl Calibration {
     /// The simulator machine these measurements describe.
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
@@ -572,7 +571,7 @@ impl Calibration {
             schedlab_rt::DEFAULT_HZ
         );
         let mut m = Machine::from_toml(&text).expect("host machine");
-        let (goodness_ns, schedule_entry_ns, wakeup_entry_ns) = self.dss_prices();
+        let (goodness_ns, schedule_entry_ns, wakeup_entry_ns) = dss_prices(&self.dss, self.lock_ns);
         m.costs = CostParams {
             schedule_entry_cycles: c(schedule_entry_ns),
             wakeup_entry_cycles: c(wakeup_entry_ns),
@@ -631,5 +630,68 @@ impl Calibration {
             wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
         };
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts of DSS's calls (the real ones), timed as if each priced kind cost what
+    /// `truth` says: the prices solved from those times are `truth`'s.
+    #[test]
+    fn dss_prices_recover_the_entry_prices_the_measured_calls_contain() {
+        let (one, many, pair) = {
+            let count = |k: u32| {
+                let p = Counting::new(0);
+                let pol = dss(&p, k as usize + 1);
+                for t in 0..k {
+                    pol.task_new(&p, t, &TaskParams::default(), None);
+                    pol.wake_up(&p, t, false);
+                }
+                let curr = pol.schedule(&p, None, PrevState::Runnable);
+                p.reset();
+                let _ = pol.schedule(&p, curr, PrevState::Runnable);
+                p.per_call(1)
+            };
+            let p = Counting::new(0);
+            let pol = dss(&p, 2);
+            pol.task_new(&p, 0, &TaskParams::default(), None);
+            pol.wake_up(&p, 0, false);
+            let t0 = pol.schedule(&p, None, PrevState::Runnable);
+            p.reset();
+            let _ = pol.schedule(&p, t0, PrevState::Blocked);
+            pol.wake_up(&p, 0, false);
+            let _ = pol.schedule(&p, None, PrevState::Runnable);
+            (count(1), count(65), p.per_call(1))
+        };
+        // The one-task schedule() takes its lock and calls goodness: what was paid twice.
+        assert_eq!(one.locks, 1.0);
+        assert!(one.work[Work::Goodness.index()] >= 1.0);
+        let (lock, goodness, entry, wakeup) = (10.0, 3.0, 5.0, 30.0);
+        let mut work = [0.0; Work::COUNT];
+        work[Work::ListOp.index()] = LIST_OP_NS;
+        work[Work::Goodness.index()] = goodness;
+        work[Work::Recalc.index()] = goodness;
+        work[Work::ScheduleEntry.index()] = entry;
+        work[Work::WakeupEntry.index()] = wakeup;
+        let time = |c: &Charges| c.priced(&work, lock, L2_HIT_NS, &[]);
+        let d = PolicyCosts {
+            schedule_base_ns: time(&one),
+            schedule_per_task_ns: 0.0,
+            wakeup_ns: 0.0,
+            tick_ns: 1.0,
+            pair_ns: time(&pair),
+            scan_ns: time(&many) - time(&one),
+            schedule_charges: one,
+            scan_charges: many.minus(&one),
+            pair_charges: pair,
+        };
+        let (g, e, w) = dss_prices(&d, lock);
+        assert!((g - goodness).abs() < 1e-9, "goodness {g}");
+        assert!((e - entry).abs() < 1e-9, "schedule entry {e}");
+        assert!((w - wakeup).abs() < 1e-9, "wake-up entry {w}");
+        // The old price, the whole call, was more than the entry by the lock and goodness.
+        assert!(d.schedule_base_ns >= entry + lock + goodness);
     }
 }
