@@ -4,74 +4,8 @@
 //! `target/release/examples/fairops`
 
 use schedlab_core::policies::{dss, fair};
-use schedlab_core::{
-    Access, BuildEnv, Configured, Line, NullPlatform, Platform, Policy, PolicySource, PrevState, SchedLock, TaskParams,
-    Topology, Work,
-};
-use std::cell::Cell;
-
-/// The free platform, counting what the policy charges (plain cells: an atomic
-/// increment per charge would add its own nanoseconds to the timings).
-struct Counting {
-    inner: NullPlatform,
-    work: [Cell<u64>; Work::COUNT],
-    locks: Cell<u64>,
-}
-
-impl Counting {
-    /// Forget what the set-up charged: only the timed calls are counted.
-    fn reset(&self) {
-        for w in &self.work {
-            w.set(0);
-        }
-        self.locks.set(0);
-    }
-}
-
-struct CLock<T>(parking_lot::Mutex<T>);
-
-impl<T> SchedLock<T, Counting> for CLock<T> {
-    fn with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> R {
-        p.locks.set(p.locks.get() + 1);
-        f(&mut self.0.lock())
-    }
-    fn try_with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        self.0.try_lock().map(|mut g| {
-            p.locks.set(p.locks.get() + 1);
-            f(&mut g)
-        })
-    }
-    fn peek<R>(&self, _: &Counting, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.lock())
-    }
-    fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.lock())
-    }
-}
-
-impl Platform for Counting {
-    type Lock<T: Send> = CLock<T>;
-    fn new_lock<T: Send>(&self, _: &str, value: T) -> CLock<T> {
-        CLock(parking_lot::Mutex::new(value))
-    }
-    fn this_cpu(&self) -> usize {
-        self.inner.cpu
-    }
-    fn now(&self) -> u64 {
-        self.inner.now()
-    }
-    fn task_clock(&self, cpu: usize) -> u64 {
-        self.inner.task_clock(cpu)
-    }
-    fn charge(&self, w: Work) {
-        let c = &self.work[w.index()];
-        c.set(c.get() + 1);
-    }
-    fn touch(&self, _: Line, _: Access) {}
-    fn resched(&self, cpu: usize) {
-        self.inner.resched(cpu)
-    }
-}
+use schedlab_core::{BuildEnv, Configured, Policy, PolicySource, PrevState, TaskParams, Topology, Work};
+use schedlab_validate::counting::Counting;
 
 const NAMES: [&str; Work::COUNT] =
     ["ScheduleEntry", "WakeupEntry", "Goodness", "ListOp", "Recalc", "Tick", "Examine", "TreeOp"];
@@ -117,11 +51,12 @@ fn main() {
                         _ => Configured::<fair::Kind>(Default::default()).build(p, &env).unwrap(),
                     }
                 };
-                let mk = || Counting { inner: NullPlatform::new(0), work: Default::default(), locks: Cell::new(0) };
+                let mk = || Counting::new(0);
                 let report = |what: &str, p: &Counting, ns: f64, calls: u64| {
-                    let counts: Vec<f64> = p.work.iter().map(|w| w.get() as f64 / calls as f64).collect();
+                    let per = p.per_call(calls);
+                    let counts = per.work;
                     let charged: f64 = counts.iter().zip(price).map(|(n, pr)| n * pr as f64).sum();
-                    let lk = p.locks.get() as f64 / calls as f64;
+                    let lk = per.locks;
                     let per: Vec<String> = NAMES
                         .iter()
                         .zip(&counts)

@@ -7,6 +7,7 @@
 //! micro-benchmarks, not fitted to these throughputs.
 
 pub mod calibrate;
+pub mod counting;
 pub mod dist;
 pub mod hostdelay;
 pub mod interp;
@@ -286,11 +287,17 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, fast-runtime wake {:.0} (not used), send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
-    let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, last-level cache {:.0} (L2 {} KiB {}-way), lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}, fair tree op {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.llc_latency_ns, cal.l2.0, cal.l2.1, cal.lock_ns, cal.schedule_base_ns, cal.schedule_per_task_ns, cal.wakeup_ns, cal.tick_ns, cal.tree_op_ns);
+    let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, last-level cache {:.0} (L2 {} KiB {}-way), lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}, fair tree op {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.llc_latency_ns, cal.l2.0, cal.l2.1, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns, cal.tree_op_ns);
     let _ = writeln!(
         s,
         "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0})",
         cal.park_wake_ns, cal.idle_spin_ns
+    );
+    let m = cal.machine();
+    let _ = writeln!(
+        s,
+        "  DSS as charged: schedule() entry {}, wake-up entry {}, goodness {} (the calls measured less their lock, goodness calls and L2 hits, which are charged apart)",
+        m.costs.schedule_entry_cycles, m.costs.wakeup_entry_cycles, m.costs.goodness_cycles
     );
     let x = &cal.cross;
     let _ = writeln!(
@@ -300,7 +307,7 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "  blocking receive +{:.0} (from the other CPU, measured, not charged: registration +{:.0}, notification +{:.0}), channel last touched on the other CPU: send +{:.0} (+{:.0} after its send), receive +{:.0} (hot {:.0} / {:.0}), clock read {:.0}",
+        "  blocking receive +{:.0} (from the other CPU: registration +{:.0}, notification +{:.0}), channel last touched on the other CPU: send +{:.0} (+{:.0} after its send), receive +{:.0} (hot {:.0} / {:.0}), clock read {:.0}",
         x.recv_block_ns,
         x.recv_register_xcpu_ns,
         x.notify_xcpu_ns,
