@@ -28,7 +28,10 @@ use std::collections::BTreeMap;
 /// * `wake-up`: from a wake-up to that task's next switch-in (wake-to-run latency).
 /// * `idle wake-up`: the same, for switch-ins onto an idle CPU (`prev` = idle): on
 ///   the runtime the cost of waking a spinning or parked worker.
-/// * `ipi`: from a reschedule IPI to the target CPU's next switch.
+/// * `ipi`: from a reschedule IPI (stamped at the end of the sender's side on both
+///   engines) to the target CPU's next switch. Not the IPI's price alone: the interval
+///   holds the target's `schedule()` and `schedule_tail` lock holds, and on the runtime
+///   the trace's own clock reads and records in them (docs/traces.md, session 26).
 /// * `lock hold`: from a run-queue lock's acquire to its release.
 /// * `lock wait`: the spin before an acquire (`wait_ns`).
 pub const CLASSES: [&str; 6] = ["run slice", "wake-up", "idle wake-up", "ipi", "lock hold", "lock wait"];

@@ -202,15 +202,19 @@ impl Platform for RtPlatform {
         // is read only by this thread, after this call returns (a locked store saved).
         let order = if here == Some(cpu) { Relaxed } else { SeqCst };
         flag.store(true, order);
-        if let Some(tr) = &self.trace {
-            Tracer::note_resched(cpu);
-            if here != Some(cpu) {
-                tr.push(here, tr.now(), Event::Ipi { to: cpu as u32 });
-            }
-        }
         if here != Some(cpu) {
             self.signals.stats.ipi(here);
             self.signals.parkers[cpu].unpark();
+        }
+        if let Some(tr) = &self.trace {
+            Tracer::note_resched(cpu);
+            // Stamped when the sender's side is done (the flag and the unpark), as the
+            // simulator stamps its IPI after `ipi_send_cycles`: the `ipi` class of
+            // `validate`'s distributions (IPI → the target's next switch) then times
+            // the same interval on both engines, the one `ipi_latency_ns` starts.
+            if here != Some(cpu) {
+                tr.push(here, tr.now(), Event::Ipi { to: cpu as u32 });
+            }
         }
     }
     fn task_layout(&self) -> TaskLayout {
