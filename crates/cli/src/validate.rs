@@ -40,27 +40,6 @@ pub fn run(
             return ExitCode::from(2);
         }
     }
-    eprintln!("calibrating this machine ({workers} workers)...");
-    let cal = match schedlab_validate::calibrate(workers, quick) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("schedlab validate: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    if let Some(path) = machine_out {
-        let m = cal.machine();
-        let text = format!(
-            "# Measured on this machine by `schedlab validate` ({} workers). All costs in ns (mhz = 1000).\n{}",
-            workers,
-            machine_toml(&m)
-        );
-        if let Err(e) = std::fs::write(&path, text) {
-            eprintln!("schedlab validate: cannot write {path}: {e}");
-            return ExitCode::from(2);
-        }
-        eprintln!("host machine written to {path}");
-    }
     let workloads: Vec<String> = if quick {
         vec!["chat:rooms=1,messages=40".into(), "pingpong:rounds=5000".into()]
     } else {
@@ -87,21 +66,42 @@ pub fn run(
     };
     let seeds: Vec<u64> = (1..=runs).collect();
     if runs > 1 {
-        eprintln!("running every row {runs} times on each engine (seeds 1..={runs}); comparing medians...");
+        eprintln!("running every row {runs} times on each engine (seeds 1..={runs}), each run on its own calibration; comparing medians...");
     }
-    match schedlab_validate::validate_repeated(&cal, &policies, &workloads, &seeds, true, sink) {
-        Ok(rows) => {
+    // A machine file that cannot be written is bad output (exit 2), a calibration
+    // that cannot run is a failure (exit 1).
+    let mut unwritable = false;
+    let mut calibrate = |run: usize| {
+        eprintln!("calibrating this machine ({workers} workers; run {} of {runs})...", run + 1);
+        let cal = schedlab_validate::calibrate(workers, quick)?;
+        if let (0, Some(path)) = (run, &machine_out) {
+            let text = format!(
+                "# Measured on this machine by `schedlab validate` ({} workers). All costs in ns (mhz = 1000).\n{}",
+                workers,
+                machine_toml(&cal.machine())
+            );
+            if let Err(e) = std::fs::write(path, text) {
+                unwritable = true;
+                return Err(format!("cannot write {path}: {e}"));
+            }
+            eprintln!("host machine written to {path}");
+        }
+        Ok(cal)
+    };
+    let result = schedlab_validate::validate_repeated(&mut calibrate, &policies, &workloads, &seeds, true, sink);
+    match result {
+        Ok((cals, rows)) => {
             if json {
-                let out = schedlab_validate::Report::new(&cal, &rows);
+                let out = schedlab_validate::Report::new(&cals, &rows);
                 println!("{}", serde_json::to_string_pretty(&out).expect("serialise"));
             } else {
-                print!("{}", schedlab_validate::render(&cal, &rows));
+                print!("{}", schedlab_validate::render(&cals, &rows));
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("schedlab validate: {e}");
-            ExitCode::from(1)
+            ExitCode::from(if unwritable { 2 } else { 1 })
         }
     }
 }

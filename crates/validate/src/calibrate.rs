@@ -344,6 +344,13 @@ fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
         .map_err(|e| format!("calibration runtime with {workers} workers: {e}"))
 }
 
+/// The atomic round trip between CPUs 0 and 1 now (ns; about a millisecond of
+/// measuring): where the hypervisor has put the two vCPUs, probed before each real run
+/// of [`crate::validate`] to see whether they moved since the calibration.
+pub fn placement_probe() -> f64 {
+    atomic_rtt(20 * BATCH)
+}
+
 /// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
 /// worker threads cannot start.
 pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {

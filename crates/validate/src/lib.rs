@@ -51,6 +51,13 @@ pub struct Row {
     pub real_context_switches: u64,
     /// Wall time of an untraced real run (the mean over the runs).
     pub real_wall_s: f64,
+    /// The atomic round trip between the workers' CPUs, probed just before each
+    /// untraced real run (ns): where the hypervisor had put the vCPUs for that run.
+    pub real_rtt_ns: Vec<f64>,
+    /// Runs whose probe differs from their calibration's round trip by more than 2×
+    /// ([`moved`]): the vCPUs moved between the calibration and the row, so that run's
+    /// simulation priced a placement its real run did not have.
+    pub placement_moved: usize,
     /// With distributions: the throughput of the second, traced, real run (the one
     /// `real_dist` comes from); its difference from `real` is tracing's cost plus
     /// run-to-run noise.
@@ -127,6 +134,7 @@ pub fn validate(
                     sim = Some(simulate(&machine, &spec, &w, &cfg).map_err(err)?);
                 }
             }
+            let probe = calibrate::placement_probe();
             let (real, stats, _, wait) =
                 real_run(cal, &spec, &w, seed, false).map_err(|e| format!("runtime {p} {ws}: {e}"))?;
             let (mut real_traced, mut real_dist, mut traced_wait) = (None, None, None);
@@ -154,6 +162,8 @@ pub fn validate(
                 real: real.throughput,
                 sim_runs: sim.as_ref().map(|r| r.throughput).into_iter().collect(),
                 real_runs: vec![real.throughput],
+                real_rtt_ns: vec![probe],
+                placement_moved: usize::from(moved(cal.atomic_rtt_ns, probe)),
                 ratio: sim.as_ref().map(|r| r.throughput / real.throughput.max(1e-9)),
                 sim_context_switches: sim.as_ref().map(|r| r.context_switches),
                 real_context_switches: stats.switches,
@@ -170,34 +180,42 @@ pub fn validate(
     Ok(rows)
 }
 
-/// [`validate`] once per seed, and each row's throughputs the medians over the runs.
+/// [`validate`] once per seed, each run on a calibration of its own taken just
+/// before it, and each row's throughputs the medians over the runs.
 ///
 /// One real run of a scheduler is one sample: several rows are bimodal on this host
 /// (a first pull that decides between batching and hand-off, docs/traces.md), so a
 /// prediction is compared with the median of `seeds.len()` runs on each engine, the
 /// simulator with the same seeds (its workloads draw from them). All rows of one seed
 /// run before the next seed's, so a slow spell of the host is spread over every policy
-/// rather than landing on one. The first seed's runs also record the distributions
-/// (and the traces); context switches are those of the run nearest each engine's median.
+/// rather than landing on one. A fresh calibration per run, because the hypervisor
+/// moves this VM's two vCPUs between one core's hyperthreads and two cores within
+/// minutes (a cache-line transfer of ~23 ns or ~200 ns): each run's simulation then
+/// prices the placement its real rows ran on, as far as the calibration saw it.
+/// `calibrate(i)` gives run `i`'s. The first run also records the distributions (and
+/// the traces); context switches are those of the run nearest each engine's median.
 pub fn validate_repeated(
-    cal: &Calibration,
+    calibrate: &mut dyn FnMut(usize) -> Result<Calibration, String>,
     policies: &[String],
     workloads: &[String],
     seeds: &[u64],
     distributions: bool,
-    traces: Option<TraceSink>,
-) -> Result<Vec<Row>, String> {
-    let (&first, rest) = seeds.split_first().ok_or("validate: no seeds to run")?;
-    let mut rows = validate(cal, policies, workloads, first, distributions, traces)?;
-    let mut runs = vec![rows.clone()];
-    for &seed in rest {
-        runs.push(validate(cal, policies, workloads, seed, false, None)?);
+    mut traces: Option<TraceSink>,
+) -> Result<(Vec<Calibration>, Vec<Row>), String> {
+    let (mut cals, mut runs) = (Vec::new(), Vec::<Vec<Row>>::new());
+    for (i, &seed) in seeds.iter().enumerate() {
+        let cal = calibrate(i)?;
+        let first = i == 0;
+        runs.push(validate(&cal, policies, workloads, seed, first && distributions, if first { traces.take() } else { None })?);
+        cals.push(cal);
     }
+    let mut rows = runs.first().cloned().ok_or("validate: no seeds to run")?;
     for (i, row) in rows.iter_mut().enumerate() {
         let real: Vec<(f64, u64)> = runs.iter().map(|r| (r[i].real, r[i].real_context_switches)).collect();
         let sim: Vec<(f64, u64)> = runs.iter().filter_map(|r| Some((r[i].sim?, r[i].sim_context_switches?))).collect();
         row.real_runs = real.iter().map(|r| r.0).collect();
         row.sim_runs = sim.iter().map(|r| r.0).collect();
+        row.real_rtt_ns = runs.iter().flat_map(|r| r[i].real_rtt_ns.iter().copied()).collect();
         row.real = median(&row.real_runs);
         row.real_context_switches = nearest(&real, row.real);
         if !sim.is_empty() {
@@ -207,8 +225,18 @@ pub fn validate_repeated(
             row.ratio = Some(m / row.real.max(1e-9));
         }
         row.real_wall_s = runs.iter().map(|r| r[i].real_wall_s).sum::<f64>() / runs.len() as f64;
+        row.placement_moved =
+            runs.iter().zip(&cals).filter(|(r, c)| r[i].real_rtt_ns.iter().any(|&p| moved(c.atomic_rtt_ns, p))).count();
     }
-    Ok(rows)
+    Ok((cals, rows))
+}
+
+/// Whether two atomic round trips between the workers' CPUs differ by more than 2×:
+/// the vCPUs were placed differently (one core's hyperthreads ~45 ns, two cores ~400
+/// ns on this VM), so a calibration taken on one placement does not price the other.
+pub fn moved(calibrated_ns: f64, probe_ns: f64) -> bool {
+    let (lo, hi) = if calibrated_ns < probe_ns { (calibrated_ns, probe_ns) } else { (probe_ns, calibrated_ns) };
+    hi > 2.0 * lo.max(1.0)
 }
 
 /// The median (the mean of the two middle values for an even count).
@@ -272,19 +300,24 @@ pub struct Report<'a> {
     /// The simulator machine the calibration gives (`host-N`).
     pub machine: schedlab_sim::Machine,
     pub calibration: &'a Calibration,
+    /// Every run's calibration (the first is `calibration`, whose machine is `machine`).
+    pub calibrations: &'a [Calibration],
     pub rows: &'a [Row],
     pub summary: Summary,
 }
 
 impl<'a> Report<'a> {
-    pub fn new(cal: &'a Calibration, rows: &'a [Row]) -> Report<'a> {
-        Report { machine: cal.machine(), calibration: cal, rows, summary: summarize(rows) }
+    /// The report of runs on `cals` (one per run; at least one).
+    pub fn new(cals: &'a [Calibration], rows: &'a [Row]) -> Report<'a> {
+        Report { machine: cals[0].machine(), calibration: &cals[0], calibrations: cals, rows, summary: summarize(rows) }
     }
 }
 
-/// A readable table of [`validate`]'s rows and the calibration they used.
-pub fn render(cal: &Calibration, rows: &[Row]) -> String {
+/// A readable table of [`validate`]'s rows and the calibrations they used (the
+/// first in full; at least one).
+pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     use std::fmt::Write;
+    let cal = &cals[0];
     let mut s = String::new();
     let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, fast-runtime wake {:.0} (not used), send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, last-level cache {:.0} (L2 {} KiB {}-way), lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}, fair tree op {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.llc_latency_ns, cal.l2.0, cal.l2.1, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns, cal.tree_op_ns);
@@ -323,10 +356,22 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
         "  other processes took {:.1} % of the CPUs during the calibration (not in the model)",
         cal.stolen_pct
     );
+    if cals.len() > 1 {
+        let each = |f: &dyn Fn(&Calibration) -> f64| cals.iter().map(|c| format!("{:.0}", f(c))).collect::<Vec<_>>().join(" / ");
+        let _ = writeln!(
+            s,
+            "  each run's own calibration: cache-line transfer {} ns, other processes {} % (the figures above are run 1's)",
+            each(&|c| c.atomic_rtt_ns / 2.0),
+            each(&|c| c.stolen_pct)
+        );
+    }
     let _ = writeln!(s);
     let n = rows.iter().map(|r| r.real_runs.len()).max().unwrap_or(1);
     if n > 1 {
         let _ = writeln!(s, "throughputs and switches: the median of {n} runs per engine (seeds 1..={n}); spread = (max − min) / median");
+    }
+    if rows.iter().any(|r| r.placement_moved > 0) {
+        let _ = writeln!(s, "†k: in k runs the vCPUs' placement moved between the calibration and the row (an atomic round trip probed before the real run differs from the calibration's by over 2×)");
     }
     let _ = writeln!(
         s,
@@ -344,7 +389,8 @@ pub fn render(cal: &Calibration, rows: &[Row]) -> String {
     };
     for r in rows {
         let sim = r.sim.map_or("—".to_string(), |v| format!("{v:.0}"));
-        let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×"));
+        let moved = if r.placement_moved > 0 { format!("†{}", r.placement_moved) } else { String::new() };
+        let ratio = r.ratio.map_or("—".to_string(), |v| format!("{v:.2}×{moved}"));
         let sw = r.sim_context_switches.map_or("—".to_string(), |v| v.to_string());
         let wait = r.real_host_wait_pct.map_or("—".to_string(), |v| format!("{v:.1} %"));
         let _ = writeln!(

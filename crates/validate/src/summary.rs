@@ -190,6 +190,8 @@ mod tests {
             real,
             sim_runs: sim.into_iter().collect(),
             real_runs: vec![real],
+            real_rtt_ns: vec![],
+            placement_moved: 0,
             ratio: sim.map(|s| s / real),
             sim_context_switches: None,
             real_context_switches: 0,
