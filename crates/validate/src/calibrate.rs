@@ -44,8 +44,14 @@ pub struct Calibration {
     pub l2: (u32, u32, u32),
     /// One `yield_now` re-dispatch on one worker of the fast runtime (task switch).
     pub dispatch_ns: f64,
-    /// Spawn + run + join of an empty task (fast runtime, one worker).
+    /// One spawn as a workload's task makes it on the runtime `validate` measures, less
+    /// the policy's own `task_new` + `wake_up` (the simulator charges those through the
+    /// policy's work): [`policy_spawn_ns`].
     pub spawn_ns: f64,
+    /// Spawn + run + join of an empty task on the fast runtime, one worker. Printed, not
+    /// used (the host's `fork_cycles` until session 26): the fast scheduler's spawn has
+    /// no task table, no policy and no task block, which every policy row's spawn has.
+    pub fast_spawn_ns: f64,
     /// Unbounded async-channel send, and receive of an available message.
     pub send_ns: f64,
     pub recv_ns: f64,
@@ -286,6 +292,58 @@ fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
         .map_err(|e| format!("calibration runtime with {workers} workers: {e}"))
 }
 
+/// Spawns timed together on one fresh runtime by [`policy_spawn_ns`]: as many as
+/// hackbench's root makes (41 tasks), about Chat's per room.
+const SPAWNS_PER_RUNTIME: usize = 40;
+
+/// What a spawn costs a workload's task on a policy scheduler, beyond the policy's own
+/// `task_new` + `wake_up`. A task running on a one-worker DSS runtime built as
+/// `validate` builds its runtimes (default capacity, so kernel-layout task blocks)
+/// spawns `k` empty tasks, timed together, and each gets an id no task had before on
+/// that runtime, as every spawn of the workloads does: so the path is the runtime's
+/// task allocation, the task table, and the policy's first touch of the task's 8 KB
+/// block (a page fault on a page the runtime never used). One worker, so no wake-up
+/// IPIs (the simulator prices those apart); the spawned tasks run only after the
+/// timing. The median over `rounds` fresh runtimes of the time per spawn, less the
+/// median time of DSS's `task_new` + `wake_up` of a fresh id on the zero-cost platform
+/// (its table dense and already touched), which the simulator charges as DSS's work.
+fn policy_spawn_ns(rounds: usize, k: usize) -> Result<f64, String> {
+    let mut per_spawn = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let rt = schedlab_rt::Builder::new()
+            .workers(1)
+            .policy("dss")
+            .pin(true)
+            .build()
+            .map_err(|e| format!("calibration runtime (dss, 1 worker): {e}"))?;
+        let parent = rt.spawn(async move {
+            let t = Instant::now();
+            for _ in 0..k {
+                drop(schedlab_rt::spawn(async {}));
+            }
+            t.elapsed()
+        });
+        let took = rt.block_on(parent).map_err(|e| format!("calibration spawn task: {e:?}"))?;
+        per_spawn.push(took.as_nanos() as f64 / k as f64);
+        rt.shutdown();
+    }
+    let policy_ns = median(
+        (0..rounds)
+            .map(|_| {
+                let p = NullPlatform::new(0);
+                let pol = dss(&p, k + 1);
+                let t = Instant::now();
+                for id in 0..k as schedlab_core::TaskId {
+                    pol.task_new(&p, id, &TaskParams::default(), None);
+                    pol.wake_up(&p, id, false);
+                }
+                t.elapsed().as_nanos() as f64 / k as f64
+            })
+            .collect(),
+    );
+    Ok((median(per_spawn) - policy_ns).max(1.0))
+}
+
 /// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
 /// worker threads cannot start.
 pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
@@ -311,7 +369,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
 
     let one = runtime(1)?;
     let dispatch_ns = one_task_yields(&one, n);
-    let spawn_ns = {
+    let fast_spawn_ns = {
         let t = Instant::now();
         let hs: Vec<_> = (0..n).map(|_| one.spawn(async {})).collect();
         for h in hs {
@@ -320,6 +378,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         t.elapsed().as_nanos() as f64 / n as f64
     };
     one.shutdown();
+    let spawn_ns = policy_spawn_ns(if quick { 5 } else { 25 }, SPAWNS_PER_RUNTIME)?;
 
     let two = runtime(workers.max(2))?;
     let rtt = cross_worker_rtt(&two, n / 4);
@@ -338,6 +397,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         l2,
         dispatch_ns,
         spawn_ns,
+        fast_spawn_ns,
         send_ns,
         recv_ns,
         wake_ns,
