@@ -300,12 +300,10 @@ fn a_policys_clock_read_inside_a_task_operation_is_charged() {
 fn two_spawns(child_ns: u64, gap_ns: u64) -> Workload {
     let mut w = parse_workload("pingpong:rounds=1").unwrap();
     let child = w.programs.len() as schedlab_workloads::ProgId;
-    w.programs.push(schedlab_workloads::Program {
-        role: "child".into(),
-        ops: vec![Op::Sleep { ns: child_ns }, Op::Exit],
-    });
+    w.programs
+        .push(schedlab_workloads::Program { role: "child".into(), ops: vec![Op::Sleep { ns: child_ns }, Op::Exit] });
     let spawn = Op::Spawn { program: child, params: Default::default() };
-    w.programs[w.root as usize].ops = vec![spawn.clone(), Op::Sleep { ns: gap_ns }, spawn, Op::Exit];
+    w.programs[w.root as usize].ops = vec![spawn, Op::Sleep { ns: gap_ns }, spawn, Op::Exit];
     w.expected_tasks = 3;
     w.expected_messages = 0;
     w
