@@ -321,8 +321,8 @@ fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::
         lines: vec![
             "**Source:** S1's Chat comparison (PMQS and DSS as % vs MQS), with ping-pong and hackbench as in `schedlab validate`; the sections above simulate the papers' machines, this one runs the same policy code on this machine's runtime.".into(),
             format!(
-                "**Host machine `host-{WORKERS}`** (every cost measured here just before, ns): task switch {:.0}, IPI to a spinning worker {:.0}, send {:.0}, receive {:.0}, spawn {:.0}, cache-line transfer {:.0}, memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}.",
-                cal.dispatch_ns, cal.cross.ipi_latency_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns, cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns
+                "**Host machine `host-{WORKERS}`** (every cost measured here just before, ns): task switch {:.0}, IPI to a spinning worker {:.0}, send {:.0}, receive {:.0}, spawn {:.0} (+{:.0} onto a never-used task block), cache-line transfer {:.0}, memory {:.0}, lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}.",
+                cal.dispatch_ns, cal.cross.ipi_latency_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns, cal.task_block_fresh_ns, cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns
             ),
             format!(
                 "**Seeds:** {} — the simulator once per seed; the runtime ({WORKERS} pinned workers) once per seed (its spread is this machine's noise). Cells are mean (min..max); % vs MQS is paired by seed.",

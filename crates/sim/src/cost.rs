@@ -33,6 +33,8 @@ pub struct CostModel {
     copy_small: Box<[u64; COPY_TABLE]>,
     pub fork_ns: u64,
     pub exit_ns: u64,
+    /// A fork onto a task block no task used before (see `CostParams::task_block_fresh_ns`).
+    pub task_block_fresh_ns: u64,
     pub ipi_send_ns: u64,
     pub tick_ns: u64,
     /// A read served by the reading node's remote cache (0: the machine has none).
@@ -122,6 +124,7 @@ impl CostModel {
             copy_small,
             fork_ns: cy(c.fork_cycles),
             exit_ns: cy(c.exit_cycles),
+            task_block_fresh_ns: c.task_block_fresh_ns as u64,
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },

@@ -102,6 +102,9 @@ struct Engine<'w> {
     /// Tasks not yet exited, and how many of them are runnable or running, or asleep
     /// (the rest are blocked in receives).
     live: u64,
+    /// The most tasks ever live at once: as many task blocks have been used, and a
+    /// spawn while all of them are live needs a fresh one (`task_block_fresh_ns`).
+    peak_live: u64,
     runnable_or_running: u64,
     sleeping: u64,
     /// When the latest task exited: the run's virtual duration once all have.
@@ -247,6 +250,7 @@ impl<'w> Engine<'w> {
             check: cfg.check_invariants,
             progress: cfg.progress.clone(),
             live: 0,
+            peak_live: 0,
             runnable_or_running: 0,
             sleeping: 0,
             end_time: 0,

@@ -1,6 +1,6 @@
 //! The user-level runtime's own costs (`clock_read_cycles`, `recv_block_cycles`,
 //! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `recv_register_xcpu_ns`, `notify_xcpu_ns`,
-//! `lock_handoff_ns`, `wake_transfer_ns`; docs/cost-model.md) are
+//! `lock_handoff_ns`, `wake_transfer_ns`, `task_block_fresh_ns`; docs/cost-model.md) are
 //! charged at the events documented there, and only there: the cross-CPU ones never
 //! on one CPU, the per-operation ones at least once per operation.
 
@@ -56,8 +56,9 @@ fn the_kernel_presets_charge_no_runtime_cost() {
             c.notify_xcpu_ns,
             c.lock_handoff_ns,
             c.wake_transfer_ns,
+            c.task_block_fresh_ns,
         ];
-        assert_eq!(runtime, [0; 8], "{p}");
+        assert_eq!(runtime, [0; 9], "{p}");
     }
 }
 
@@ -293,4 +294,30 @@ fn a_policys_clock_read_inside_a_task_operation_is_charged() {
     // Within one read of two per round: how the last round meets the run's end differs.
     let per_round = 2 * ROUNDS as i64;
     assert!(((per_round - 1) * 1_000..=(per_round + 100) * 1_000).contains(&wakes), "fair's extra reads: {wakes} ns");
+}
+
+/// A root that spawns a child (`Sleep` `child_ns`, then exit) twice, `gap_ns` apart.
+fn two_spawns(child_ns: u64, gap_ns: u64) -> Workload {
+    let mut w = parse_workload("pingpong:rounds=1").unwrap();
+    let child = w.programs.len() as schedlab_workloads::ProgId;
+    w.programs
+        .push(schedlab_workloads::Program { role: "child".into(), ops: vec![Op::Sleep { ns: child_ns }, Op::Exit] });
+    let spawn = Op::Spawn { program: child, params: Default::default() };
+    w.programs[w.root as usize].ops = vec![spawn, Op::Sleep { ns: gap_ns }, spawn, Op::Exit];
+    w.expected_tasks = 3;
+    w.expected_messages = 0;
+    w
+}
+
+#[test]
+fn a_fresh_task_block_is_charged_only_while_every_block_is_in_use() {
+    let fresh = 100_000;
+    let extra = |w: &Workload| {
+        let charged = run(&with("up", |c| c.task_block_fresh_ns = fresh), "dss", w).virtual_ns;
+        charged - run(&with("up", |_| {}), "dss", w).virtual_ns
+    };
+    // The first child lives on while the second is spawned: two blocks, both new.
+    assert_eq!(extra(&two_spawns(10_000_000, 1_000_000)), 2 * u64::from(fresh));
+    // The first child has exited: the second takes its block.
+    assert_eq!(extra(&two_spawns(1_000_000, 10_000_000)), u64::from(fresh));
 }

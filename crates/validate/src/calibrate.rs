@@ -47,8 +47,18 @@ pub struct Calibration {
     pub l2: (u32, u32, u32),
     /// One `yield_now` re-dispatch on one worker of the fast runtime (task switch).
     pub dispatch_ns: f64,
-    /// Spawn + run + join of an empty task (fast runtime, one worker).
+    /// One spawn from a task on a policy runtime, of a task that takes an exited
+    /// task's id (its block already mapped), less the policy's own `task_new` +
+    /// `wake_up` (the simulator charges those through the policy's work):
+    /// [`policy_spawns`].
     pub spawn_ns: f64,
+    /// What a spawn onto a never-used task block adds (its first page touched: a page
+    /// fault): [`policy_spawns`].
+    pub task_block_fresh_ns: f64,
+    /// Spawn + run + join of an empty task on the fast runtime, one worker. Printed, not
+    /// used (the host's `fork_cycles` until session 26): the fast scheduler's spawn has
+    /// no task table, no policy and no task block, which every policy row's spawn has.
+    pub fast_spawn_ns: f64,
     /// Unbounded async-channel send, and receive of an available message.
     pub send_ns: f64,
     pub recv_ns: f64,
@@ -351,6 +361,64 @@ pub fn placement_probe() -> f64 {
     atomic_rtt(20 * BATCH)
 }
 
+/// Spawns timed together by [`policy_spawns`]: as many as hackbench's root makes
+/// (41 tasks), about Chat's per room.
+const SPAWNS_PER_RUNTIME: usize = 40;
+
+/// What a spawn costs a workload's task on a policy scheduler beyond the policy's own
+/// `task_new` + `wake_up`, and what a never-used task block adds to it. A task running
+/// on a one-worker DSS runtime built as `validate` builds its runtimes (default
+/// capacity, so lazily mapped kernel-layout task blocks) spawns `k` empty tasks, timed
+/// together; each gets an id no task had on that runtime, as the workloads' spawns do
+/// while their task count grows, so the policy's `task_new` is the first touch of the
+/// task's 8 KB block (a page fault). After those tasks have exited, a second task
+/// spawns `k` more, which take the freed ids (the table's free list is a stack) and
+/// touch blocks already mapped, as a spawn after an exit does. One worker, so no
+/// wake-up IPIs (the simulator prices those apart); the spawned tasks run only after
+/// the timing. Medians over `rounds` fresh runtimes, per spawn. Returns (the recycled
+/// spawn less DSS's `task_new` + `wake_up` of a fresh id on the zero-cost platform,
+/// which the simulator charges as DSS's work; the fresh spawn less the recycled one).
+fn policy_spawns(rounds: usize, k: usize) -> Result<(f64, f64), String> {
+    let (mut fresh, mut recycled) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        let rt = schedlab_rt::Builder::new()
+            .workers(1)
+            .policy("dss")
+            .pin(true)
+            .build()
+            .map_err(|e| format!("calibration runtime (dss, 1 worker): {e}"))?;
+        let batch = || async move {
+            let t = Instant::now();
+            let hs: Vec<_> = (0..k).map(|_| schedlab_rt::spawn(async {})).collect();
+            let took = t.elapsed().as_nanos() as f64 / k as f64;
+            for h in hs {
+                h.await.map_err(|e| format!("calibration spawn: {e:?}"))?;
+            }
+            Ok::<f64, String>(took)
+        };
+        let run = || rt.block_on(rt.spawn(batch())).map_err(|e| format!("calibration spawn task: {e:?}"))?;
+        fresh.push(run()?);
+        recycled.push(run()?);
+        rt.shutdown();
+    }
+    let policy_ns = median(
+        (0..rounds)
+            .map(|_| {
+                let p = NullPlatform::new(0);
+                let pol = dss(&p, k + 1);
+                let t = Instant::now();
+                for id in 0..k as schedlab_core::TaskId {
+                    pol.task_new(&p, id, &TaskParams::default(), None);
+                    pol.wake_up(&p, id, false);
+                }
+                t.elapsed().as_nanos() as f64 / k as f64
+            })
+            .collect(),
+    );
+    let (fresh, recycled) = (median(fresh), median(recycled));
+    Ok(((recycled - policy_ns).max(1.0), (fresh - recycled).max(0.0)))
+}
+
 /// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
 /// worker threads cannot start.
 pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
@@ -376,7 +444,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
 
     let one = runtime(1)?;
     let dispatch_ns = one_task_yields(&one, n);
-    let spawn_ns = {
+    let fast_spawn_ns = {
         let t = Instant::now();
         let hs: Vec<_> = (0..n).map(|_| one.spawn(async {})).collect();
         for h in hs {
@@ -385,6 +453,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         t.elapsed().as_nanos() as f64 / n as f64
     };
     one.shutdown();
+    let (spawn_ns, task_block_fresh_ns) = policy_spawns(if quick { 5 } else { 25 }, SPAWNS_PER_RUNTIME)?;
 
     let two = runtime(workers.max(2))?;
     let rtt = cross_worker_rtt(&two, n / 4);
@@ -403,6 +472,8 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         l2,
         dispatch_ns,
         spawn_ns,
+        task_block_fresh_ns,
+        fast_spawn_ns,
         send_ns,
         recv_ns,
         wake_ns,
@@ -599,6 +670,7 @@ impl Calibration {
             copy_cycles_per_kb: 0,
             fork_cycles: c(self.spawn_ns),
             exit_cycles: 1,
+            task_block_fresh_ns: self.task_block_fresh_ns.round() as u32,
             // The `need_resched` store and the unpark (a swap: the target spins).
             ipi_send_cycles: c(self.cross.ipi_send_ns),
             mem_latency_ns: c(self.mem_latency_ns),

@@ -319,7 +319,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     use std::fmt::Write;
     let cal = &cals[0];
     let mut s = String::new();
-    let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, fast-runtime wake {:.0} (not used), send {:.0}, recv {:.0}, spawn {:.0},", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns);
+    let _ = writeln!(s, "host machine (measured here, ns): task switch {:.0}, fast-runtime wake {:.0} (not used), send {:.0}, recv {:.0}, spawn {:.0} (+{:.0} onto a never-used task block; fast runtime {:.0}, not used),", cal.dispatch_ns, cal.wake_ns, cal.send_ns, cal.recv_ns, cal.spawn_ns, cal.task_block_fresh_ns, cal.fast_spawn_ns);
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, last-level cache {:.0} (L2 {} KiB {}-way), lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}, fair tree op {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.llc_latency_ns, cal.l2.0, cal.l2.1, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns, cal.tree_op_ns);
     let _ = writeln!(
         s,

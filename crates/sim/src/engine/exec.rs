@@ -98,6 +98,7 @@ impl Engine<'_> {
         // Kept apart from TaskRt: read once per compute, and TaskRt stays one host line.
         self.task_ws.push(self.ws_lines_of[prog as usize]);
         self.live += 1;
+        self.peak_live = self.peak_live.max(self.live);
         self.plat.trace(|| Event::Fork { parent, child: id });
         self.policy.task_new(&self.plat, id, &params, parent);
         self.wake(id, parent);
@@ -309,6 +310,10 @@ impl Engine<'_> {
             }
             Op::Spawn { program, params } => {
                 self.plat.advance(cost.fork_ns);
+                // Every block in use: the new task's is one no task touched before.
+                if self.live == self.peak_live && cost.task_block_fresh_ns > 0 {
+                    self.plat.advance(cost.task_block_fresh_ns);
+                }
                 self.advance_pc(task);
                 self.plat.set_in_task_op(true);
                 self.spawn(program, params, Some(task));

@@ -76,6 +76,14 @@ pub struct CostParams {
     /// cannot be combined with `remote_cache_ns`.
     #[serde(default)]
     pub llc_latency_ns: u32,
+    /// Extra cost of a fork whose task block no task has used before: the first touch
+    /// of its memory (a page fault on the runtime, whose task table maps its blocks
+    /// lazily and hands an exited task's block to the next fork). Charged when a spawn
+    /// raises the number of live tasks above every earlier count, since only then does
+    /// no freed block exist. 0 on the presets: 2.4's fork takes its `task_struct` from a
+    /// slab and its stack from the page allocator, priced in `fork_cycles`.
+    #[serde(default)]
+    pub task_block_fresh_ns: u32,
     /// Extra latency of a reschedule IPI to a CPU that has been idle for at least
     /// `idle_spin_ns`: the time a sleeping CPU takes to run again (a halted CPU's exit
     /// latency; on a runtime host, a parked worker's futex wake-up). 0 = none: an idle
@@ -165,6 +173,7 @@ impl CostParams {
             ipi_latency_ns: 1500,
             remote_cache_ns: 0,
             llc_latency_ns: 0,
+            task_block_fresh_ns: 0,
             park_wake_ns: 0,
             idle_spin_ns: 0,
             clock_read_cycles: 0,
