@@ -61,5 +61,5 @@ fn main() {
         Ok(())
     };
     let rows = schedlab_validate::validate(&cal, &policies, &workloads, 1, true, Some(&mut sink)).expect("validate");
-    print!("{}", schedlab_validate::render(&cal, &rows));
+    print!("{}", schedlab_validate::render(std::slice::from_ref(&cal), &rows));
 }

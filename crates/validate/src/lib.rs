@@ -206,7 +206,14 @@ pub fn validate_repeated(
     for (i, &seed) in seeds.iter().enumerate() {
         let cal = calibrate(i)?;
         let first = i == 0;
-        runs.push(validate(&cal, policies, workloads, seed, first && distributions, if first { traces.take() } else { None })?);
+        runs.push(validate(
+            &cal,
+            policies,
+            workloads,
+            seed,
+            first && distributions,
+            if first { traces.take() } else { None },
+        )?);
         cals.push(cal);
     }
     let mut rows = runs.first().cloned().ok_or("validate: no seeds to run")?;
@@ -357,7 +364,9 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         cal.stolen_pct
     );
     if cals.len() > 1 {
-        let each = |f: &dyn Fn(&Calibration) -> f64| cals.iter().map(|c| format!("{:.0}", f(c))).collect::<Vec<_>>().join(" / ");
+        let each = |f: &dyn Fn(&Calibration) -> f64| {
+            cals.iter().map(|c| format!("{:.0}", f(c))).collect::<Vec<_>>().join(" / ")
+        };
         let _ = writeln!(
             s,
             "  each run's own calibration: cache-line transfer {} ns, other processes {} % (the figures above are run 1's)",
