@@ -21,6 +21,11 @@ pub struct TaskOpts {
     /// schedulers, ahead of every time-shared task; 0 (default): time-shared. The fast
     /// scheduler ignores it.
     pub rt_priority: u8,
+    /// The address space (2.4's `mm`: tasks of one process share it, 0 is a kernel
+    /// thread) for the policy schedulers, whose `goodness` favours a task of the `mm`
+    /// the CPU has loaded. `None` (default): the policies' default, 1 (one process).
+    /// The fast scheduler ignores it.
+    pub mm: Option<u32>,
 }
 
 /// Spawn onto the runtime this code runs in (a task, or `block_on`). Panics outside a

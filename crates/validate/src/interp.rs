@@ -153,7 +153,10 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
 /// A program's task parameters as runtime task options (nice, real-time priority).
 fn task_opts(p: &TaskParams) -> TaskOpts {
     let rt_priority = if p.class.is_rt() { p.rt_priority.max(1) } else { 0 };
-    TaskOpts { nice: p.nice, rt_priority, ..TaskOpts::default() }
+    // The address space too: goodness's same-`mm` bonus is a decision input, and
+    // without it every runtime task would share one `mm` (Chat's client and server,
+    // hackbench's groups), unlike the simulator's.
+    TaskOpts { nice: p.nice, rt_priority, mm: Some(p.mm), ..TaskOpts::default() }
 }
 
 /// One task running its program (boxed so that `Spawn` can recurse).

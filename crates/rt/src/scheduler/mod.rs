@@ -141,7 +141,7 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let home = opts.worker.filter(|_| opts.pinned).map(|w| w % self.nworkers.max(1));
-        let cell = Cell::new(f, opts.nice, opts.rt_priority, home, self.clone());
+        let cell = Cell::new(f, &opts, home, self.clone());
         let join = JoinHandle::new(cell.clone());
         if self.shutdown.load(SeqCst) {
             // Complete it as cancelled: it was never scheduled.

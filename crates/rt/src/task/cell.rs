@@ -3,6 +3,7 @@
 
 use super::join::{JoinError, JoinSlot, JoinTarget};
 use super::{Header, Polled, RawTask, Schedule, TaskState, WakeAction};
+use crate::TaskOpts;
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -32,13 +33,14 @@ where
     F::Output: Send + 'static,
     S: Schedule,
 {
-    pub(crate) fn new(f: F, nice: i8, rt_priority: u8, home: Option<usize>, scheduler: S) -> Arc<Cell<F, S>> {
+    pub(crate) fn new(f: F, opts: &TaskOpts, home: Option<usize>, scheduler: S) -> Arc<Cell<F, S>> {
         Arc::new(Cell {
             header: Header {
                 state: TaskState::default(),
                 id: AtomicU32::new(u32::MAX),
-                nice,
-                rt_priority: rt_priority.min(99),
+                nice: opts.nice,
+                rt_priority: opts.rt_priority.min(99),
+                mm: opts.mm,
                 home: home.map_or(super::NO_HOME, |w| w as u32),
             },
             scheduler,

@@ -63,6 +63,8 @@ pub(crate) struct Header {
     pub nice: i8,
     /// Real-time priority (1..=99) or 0 for a time-shared task ([`crate::TaskOpts`]).
     pub rt_priority: u8,
+    /// Address space for the policy schedulers ([`crate::TaskOpts::mm`]).
+    pub mm: Option<u32>,
     /// The worker a pinned task always runs on ([`NO_HOME`] if unpinned).
     pub home: u32,
 }

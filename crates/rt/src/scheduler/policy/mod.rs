@@ -130,6 +130,9 @@ impl PolicySched {
             params.class = SchedClass::Fifo;
             params.rt_priority = h.rt_priority;
         }
+        if let Some(mm) = h.mm {
+            params.mm = mm;
+        }
         if task.header().home().is_some() {
             params.cpus_allowed = CpuMask::single(cpu);
         }
