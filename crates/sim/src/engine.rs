@@ -96,7 +96,7 @@ struct Engine<'w> {
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
-    resched_buf: Vec<CpuId>,
+    resched_buf: Vec<(CpuId, u64)>,
     check: bool,
     progress: Option<crate::config::ProgressFn>,
     /// Tasks not yet exited, and how many of them are runnable or running, or asleep
@@ -300,6 +300,7 @@ impl<'w> Engine<'w> {
                     let c = cpu as usize;
                     self.cpus[c].ipi_at = NEVER;
                     self.cpus[c].ipi_pending = false;
+                    self.plat.ipi_arrived(c);
                     self.refresh(c);
                     self.interrupt(c, t);
                 }
@@ -529,19 +530,20 @@ impl<'w> Engine<'w> {
         }
         let mut buf = std::mem::take(&mut self.resched_buf);
         self.plat.drain_resched(&mut buf);
-        for &target in &buf {
+        for &(target, sent_at) in &buf {
             if target == cpu {
                 self.cpus[cpu].need_resched = true;
                 let now = self.plat.cursor();
                 self.interrupt(cpu, now);
                 continue;
             }
-            self.plat.advance(self.plat.cost.ipi_send_ns);
+            // The platform charged the send when the policy asked (a target with an
+            // IPI already on its way gets none, as `ipi_pending` below).
             let t = &mut self.cpus[target];
             t.need_resched = true;
             if !t.ipi_pending {
                 t.ipi_pending = true;
-                let now = self.plat.cursor();
+                let now = sent_at;
                 // A CPU idle past its spin has gone to sleep: it wakes later.
                 let cost = &self.plat.cost;
                 let asleep = cost.park_wake_ns > 0

@@ -170,7 +170,13 @@ pub struct SimPlatform {
     /// write leaves in `LineState::remote` ([`kept_on_write`](Self::kept_on_write)).
     /// Computed at the (rarer) writes, not at every `begin`: 0 on every preset.
     llc_keep: u16,
-    resched: RefCell<Vec<CpuId>>,
+    /// Reschedule requests of the current call: the target, and the cursor when the
+    /// policy asked (an IPI leaves then, inside the caller's lock hold).
+    resched: RefCell<Vec<(CpuId, u64)>>,
+    /// CPUs (`1 << cpu`) with a reschedule IPI on its way: 2.4's `reschedule_idle` sends
+    /// one only to a CPU whose task has no `need_resched` yet. Set here when a request
+    /// pays the send; cleared by the engine when the IPI arrives.
+    ipi_in_flight: Cell<u64>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
     /// Every CPU's L2, `[cpu][set][way]` flat: line index + 1 (0 = empty), most
@@ -353,6 +359,7 @@ impl SimPlatform {
             ws_lines,
             nsets_full: sets,
             resched: RefCell::new(Vec::with_capacity(64)),
+            ipi_in_flight: Cell::new(0),
             task_addr: RefCell::new(Vec::with_capacity(task_capacity)),
             tags: if quad { Vec::new() } else { vec![Cell::new(0); ncpus * dense_sets * ways] },
             quads: if quad { vec![Cell::new([0; 4]); ncpus * dense_sets] } else { Vec::new() },
@@ -414,8 +421,14 @@ impl SimPlatform {
 
     /// Reschedule requests not yet drained (the trace reads a wake-up's target as
     /// the request its policy call added).
-    pub fn resched_pending(&self) -> &RefCell<Vec<CpuId>> {
+    pub fn resched_pending(&self) -> &RefCell<Vec<(CpuId, u64)>> {
         &self.resched
+    }
+
+    /// `cpu`'s reschedule IPI has arrived: the next request for it sends another.
+    #[inline]
+    pub fn ipi_arrived(&self, cpu: CpuId) {
+        self.ipi_in_flight.set(self.ipi_in_flight.get() & !(1u64 << cpu));
     }
 
     fn geometry(&self) -> Geometry {
@@ -667,7 +680,7 @@ impl SimPlatform {
     }
     /// Take the reschedule requests made since the last call into `out`.
     #[inline]
-    pub fn drain_resched(&self, out: &mut Vec<CpuId>) {
+    pub fn drain_resched(&self, out: &mut Vec<(CpuId, u64)>) {
         out.clear();
         out.append(&mut self.resched.borrow_mut());
     }
@@ -965,9 +978,18 @@ impl Platform for SimPlatform {
         }
         self.touch_index(self.line_index(line), access, self.class_of_line(line));
     }
+    /// A request for another CPU sends its IPI here, at the policy's cursor, as 2.4's
+    /// `reschedule_idle` does from inside `wake_up_process` under the run-queue lock:
+    /// the send's cost lengthens the caller's lock hold, and the target's IPI starts
+    /// before the waker releases the lock (the runtime's `wake_up` does the same).
     #[inline]
     fn resched(&self, cpu: CpuId) {
-        self.resched.borrow_mut().push(cpu);
+        let bit = 1u64 << cpu;
+        if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
+            self.ipi_in_flight.set(self.ipi_in_flight.get() | bit);
+            self.advance(self.cost.ipi_send_ns);
+        }
+        self.resched.borrow_mut().push((cpu, self.cursor.get()));
     }
 }
 

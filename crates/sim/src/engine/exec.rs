@@ -132,7 +132,7 @@ impl Engine<'_> {
         }
         let before = self.plat.resched_pending().borrow().len();
         self.policy.wake_up(&self.plat, task, false);
-        let target = self.plat.resched_pending().borrow()[before..].last().map(|&c| c as u32);
+        let target = self.plat.resched_pending().borrow()[before..].last().map(|&(c, _)| c as u32);
         self.plat.trace_at(at, cpu, || Event::Wakeup { task, waker, target });
     }
 
