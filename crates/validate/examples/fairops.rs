@@ -1,9 +1,9 @@
-//! Diagnosis aid: what `fair`'s (and DSS's) scheduler calls cost on this machine, timed on
+//! Diagnosis aid: what `fair`'s, MQS's and DSS's scheduler calls cost on this machine, timed on
 //! the free platform, against what the calibrated host machine charges for the same
 //! calls (each `Work` the call reports, counted, times the host's price for it).
 //! `target/release/examples/fairops`
 
-use schedlab_core::policies::{dss, fair};
+use schedlab_core::policies::{dss, fair, mqs};
 use schedlab_core::{BuildEnv, Configured, Policy, PolicySource, PrevState, TaskParams, Topology, Work};
 use schedlab_validate::counting::Counting;
 
@@ -41,13 +41,14 @@ fn main() {
     ];
     println!("host prices (ns): {:?}", NAMES.iter().zip(price).collect::<Vec<_>>());
     let reps = 200_000u64;
-    for pol in ["dss", "fair"] {
+    for pol in ["dss", "mqs", "fair"] {
         for cpus in [1usize, 2] {
             for k in [1u32, 2, 8, 64] {
                 let build = |p: &Counting| -> Box<dyn Policy<Counting>> {
                     let env = BuildEnv { topo: &Topology::smp(cpus), capacity: k as usize + 1, hz: 1000 };
                     match pol {
                         "dss" => Configured::<dss::Kind>(Default::default()).build(p, &env).unwrap(),
+                        "mqs" => Configured::<mqs::Kind>(Default::default()).build(p, &env).unwrap(),
                         _ => Configured::<fair::Kind>(Default::default()).build(p, &env).unwrap(),
                     }
                 };
@@ -57,6 +58,8 @@ fn main() {
                     let counts = per.work;
                     let charged: f64 = counts.iter().zip(price).map(|(n, pr)| n * pr as f64).sum();
                     let lk = per.locks;
+                    let lines = per.lines;
+                    let total = charged + lk * c.lock_cycles as f64 + lines * c.l2_hit_cycles as f64;
                     let per: Vec<String> = NAMES
                         .iter()
                         .zip(&counts)
@@ -64,8 +67,9 @@ fn main() {
                         .map(|(nm, n)| format!("{nm} {n:.2}"))
                         .collect();
                     println!(
-                        "{pol:<5} cpus={cpus} k={k:<3} {what:<10} measured {ns:7.1} ns  charged {charged:6.1} + locks {lk:.1}x{}  [{}]",
+                        "{pol:<5} cpus={cpus} k={k:<3} {what:<10} measured {ns:7.1} ns  charged {total:6.1} = work {charged:6.1} + locks {lk:.1}x{} + lines {lines:.1}x{}  [{}]",
                         c.lock_cycles,
+                        c.l2_hit_cycles,
                         per.join(", ")
                     );
                 };
