@@ -5,6 +5,7 @@
 
 use schedlab_core::policies::{dss, fair};
 use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
+use schedlab_validate::median;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,11 +14,6 @@ fn pin(c: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
         core_affinity::set_for_current(ids[c % ids.len()]);
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn run(pol: &str, rounds: u64) -> (f64, f64) {

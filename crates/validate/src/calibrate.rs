@@ -9,6 +9,7 @@
 //! [`crate::validate`] is then a test of the model.
 
 use crate::counting::{Charges, Counting};
+use crate::median;
 use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -110,11 +111,6 @@ pub(crate) fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
         batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
     }
     median(batches)
-}
-
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) fn pin(core: usize) {
@@ -413,7 +409,7 @@ fn policy_spawns(rounds: usize, k: usize) -> Result<(f64, f64), String> {
                 }
                 t.elapsed().as_nanos() as f64 / k as f64
             })
-            .collect(),
+            .collect::<Vec<f64>>(),
     );
     let (fresh, recycled) = (median(fresh), median(recycled));
     Ok(((recycled - policy_ns).max(1.0), (fresh - recycled).max(0.0)))

@@ -246,9 +246,10 @@ pub fn moved(calibrated_ns: f64, probe_ns: f64) -> bool {
     hi > 2.0 * lo.max(1.0)
 }
 
-/// The median (the mean of the two middle values for an even count).
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
+/// The median (the mean of the two middle values for an even count): of a row's runs
+/// and of every calibration's samples.
+pub fn median(v: impl AsRef<[f64]>) -> f64 {
+    let mut s = v.as_ref().to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
     match n {
@@ -256,6 +257,11 @@ pub fn median(v: &[f64]) -> f64 {
         _ if n % 2 == 1 => s[n / 2],
         _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
     }
+}
+
+/// The smallest and largest of `v` (∞, −∞ when empty).
+pub fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
 /// The second field of the run whose first is nearest `m` (the earlier run on a tie).
@@ -389,7 +395,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     );
     // (max − min) / median of a row's runs: how far one run could have landed.
     let spread = |v: &[f64]| {
-        let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        let (lo, hi) = min_max(v);
         if v.len() < 2 {
             "—".to_string()
         } else {

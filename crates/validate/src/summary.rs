@@ -79,7 +79,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
 /// A row's real runs (its `real` alone when it has no list of runs).
 fn real_range(r: &Row) -> (f64, f64) {
     let runs: &[f64] = if r.real_runs.is_empty() { std::slice::from_ref(&r.real) } else { &r.real_runs };
-    runs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    crate::min_max(runs)
 }
 
 /// The pairs of `rows` (one workload) the runtime leaves undecided, and those it
@@ -270,8 +270,8 @@ mod tests {
 
     #[test]
     fn median_of_odd_and_even_counts() {
-        assert_eq!(crate::median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(crate::median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(crate::median(&[]).is_nan());
+        assert_eq!(crate::median([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(crate::median([4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(crate::median([0.0f64; 0]).is_nan());
     }
 }

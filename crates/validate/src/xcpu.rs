@@ -11,7 +11,8 @@
 //! empty interval (the clock read itself), is the cost. A median, because other users'
 //! processes share these CPUs (see `calibrate::time_per`).
 
-use crate::calibrate::{median, pin};
+use crate::calibrate::pin;
+use crate::median;
 use schedlab_rt::park::Parker;
 use serde::Serialize;
 use std::future::Future;
@@ -81,7 +82,7 @@ fn net(samples: Vec<f64>, clock: f64) -> f64 {
 }
 
 fn clock_read(n: usize) -> f64 {
-    let s = (0..n)
+    let s: Vec<f64> = (0..n)
         .map(|_| {
             let t = Instant::now();
             t.elapsed().as_nanos() as f64
@@ -318,6 +319,16 @@ fn chan_cross(rounds: usize, both_send: bool) -> (f64, f64) {
     (median(sends), median(recvs))
 }
 
+/// The time of a receive's first poll, which finds the channel empty and registers a
+/// listener (pending), in ns.
+fn timed_registration<F: Future>(f: std::pin::Pin<&mut F>, cx: &mut Context) -> f64 {
+    let t = Instant::now();
+    let first = f.poll(cx);
+    let ns = timed(t);
+    debug_assert!(first.is_pending());
+    ns
+}
+
 /// A blocking receive completed from the other CPU, step by step: CPU 1 polls `recv()`
 /// pending (registers a listener), CPU 0 `try_send`s (notifies it), CPU 1 polls it
 /// ready (removes it); each step timed alone. Then the same steps on one thread.
@@ -345,10 +356,7 @@ fn blocking_cross(rounds: u64) -> [f64; 4] {
             wait(&t1, 3 * i);
             let mut f = pin!(rx.recv());
             let mut cx = Context::from_waker(&waker);
-            let t = Instant::now();
-            let first = f.as_mut().poll(&mut cx);
-            reg.push(timed(t));
-            debug_assert!(first.is_pending());
+            reg.push(timed_registration(f.as_mut(), &mut cx));
             t1.store(3 * i + 1, Ordering::Release);
             wait(&t1, 3 * i + 2);
             let r = f.as_mut().poll(&mut cx);
@@ -378,10 +386,7 @@ fn blocking_cross(rounds: u64) -> [f64; 4] {
     for _ in 0..rounds {
         let mut f = pin!(rx.recv());
         let mut cx = Context::from_waker(&waker);
-        let t = Instant::now();
-        let first = f.as_mut().poll(&mut cx);
-        reg.push(timed(t));
-        debug_assert!(first.is_pending());
+        reg.push(timed_registration(f.as_mut(), &mut cx));
         let t = Instant::now();
         tx.try_send(()).expect("unbounded");
         send.push(timed(t));
