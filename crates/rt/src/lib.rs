@@ -46,6 +46,7 @@
 //! scheduler/policy/platform.rs   RtPlatform (the policy's platform) and its signals
 //! scheduler/policy/build.rs      building the core policy with core's one constructor (RtSource)
 //! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
+//! resched.rs                     a policy worker's need_resched and its IPI, sent only when the flag was clear (loom-checked)
 //! channel.rs                     the runtime's MPSC channel (loom-checked)
 //! stats.rs                       per-worker counters
 //! trace.rs                       the scheduling trace: per-worker buffers of core's trace events
@@ -71,6 +72,7 @@ mod context;
 mod give_way;
 #[doc(hidden)]
 pub mod park;
+pub mod resched;
 mod runtime;
 mod scheduler;
 mod spawn;

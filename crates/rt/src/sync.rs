@@ -1,15 +1,15 @@
 //! The synchronisation shim: `loom`'s model-checked primitives under `--cfg loom`,
 //! `std`'s otherwise. Only the parts that the loom tests check go through here: the
-//! park/unpark protocol ([`crate::park`]), the task state machine
+//! park/unpark protocol ([`crate::park`], [`crate::resched`]), the task state machine
 //! ([`crate::task::TaskState`]) and the channel ([`crate::channel`]).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU8, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicU8, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex};
 

@@ -7,6 +7,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize};
 use loom::sync::Arc;
 use loom::thread;
 use schedlab_rt::park::{Idle, Parker};
+use schedlab_rt::resched::Resched;
 use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
 use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
 
@@ -92,6 +93,41 @@ fn idle_no_lost_wakeup() {
 #[test]
 fn idle_no_lost_wakeup_with_spinning() {
     idle_model(true);
+}
+
+/// A policy worker against a waker (`resched.rs`) that twice queues a task under the
+/// run-queue lock and asks for a reschedule, which wakes the worker only if its flag
+/// was clear; the worker clears the flag, then takes the queue under the lock, and
+/// sleeps only when it finds the flag clear. The second request may find the flag
+/// still set and send no IPI: it is never lost (loom reports a deadlock otherwise).
+#[test]
+fn resched_skipping_the_ipi_to_a_flagged_worker_loses_no_wakeup() {
+    loom::model(|| {
+        let r = Arc::new(Resched::new());
+        let queue = Arc::new(loom::sync::Mutex::new(0usize));
+        let (r2, q2) = (r.clone(), queue.clone());
+        let waker = thread::spawn(move || {
+            let mut sent = 0;
+            for _ in 0..2 {
+                let mut q = q2.lock().unwrap();
+                *q += 1;
+                sent += usize::from(r2.request());
+                drop(q);
+            }
+            sent
+        });
+        let mut taken = 0;
+        loop {
+            r.clear();
+            taken += std::mem::take(&mut *queue.lock().unwrap());
+            if taken == 2 {
+                break;
+            }
+            r.sleep_unless_requested(None);
+        }
+        let sent = waker.join().unwrap();
+        assert!((1..=2).contains(&sent), "{sent} IPIs for two requests");
+    });
 }
 
 /// A wake racing with a poll re-schedules the task exactly once, and only if the

@@ -190,8 +190,8 @@ impl PolicySched {
     }
 
     pub fn unpark_all(&self) {
-        for p in self.signals.parkers.iter() {
-            p.unpark();
+        for r in self.signals.resched.iter() {
+            r.wake();
         }
     }
 }

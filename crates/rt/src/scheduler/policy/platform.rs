@@ -7,27 +7,27 @@
 //!   its thread off a CPU while it ran a task), which the simulator's CPUs never have;
 //! * `charge`/`touch` are empty and inline away;
 //! * `resched(cpu)` sets that worker's `need_resched` flag and, if it is another
-//!   worker, unparks it: that is the runtime's reschedule IPI.
+//!   worker whose flag was clear, unparks it: that is the runtime's reschedule IPI
+//!   ([`crate::resched`]).
 //! * with tracing on ([`crate::Builder::trace`]) the locks record their holds and
 //!   `resched` its IPIs (`crate::trace`); off, each of these hooks tests one `Option`.
 //!
 //! One `RtPlatform` value per worker (its `this_cpu`); threads that are not workers
 //! (a `block_on` caller waking a task) use worker 0's view.
 
-use crate::park::Parker;
+use crate::resched::Resched;
 use crate::stats::StatsTable;
 use crate::trace::Tracer;
 use schedlab_core::trace::Event;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskLayout, Work};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Per-worker signals shared by all platform views: `need_resched` and the parker.
+/// Per-worker signals shared by all platform views: `need_resched` with its parker.
 #[derive(Debug)]
 pub(crate) struct Signals {
-    pub need_resched: Box<[AtomicBool]>,
-    pub parkers: Box<[Parker]>,
+    pub resched: Box<[Resched]>,
     /// Per-worker counters, IPIs included.
     pub stats: StatsTable,
     /// When each worker's next timer tick is due (ns since `start`; written by the
@@ -48,8 +48,7 @@ impl Signals {
             next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
             steal: (0..n).map(|_| AtomicU64::new(0)).collect(),
             start,
-            need_resched: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            parkers: (0..n).map(|_| Parker::new()).collect(),
+            resched: (0..n).map(|_| Resched::new()).collect(),
             stats: StatsTable::new(n),
         }
     }
@@ -194,27 +193,32 @@ impl Platform for RtPlatform {
     #[inline]
     fn touch(&self, _: Line, _: Access) {}
     fn resched(&self, cpu: CpuId) {
-        let Some(flag) = self.signals.need_resched.get(cpu) else { return };
+        let Some(target) = self.signals.resched.get(cpu) else { return };
         // The target is asleep or busy elsewhere unless it is this very thread (a
         // non-worker thread borrows worker 0's view, so compare threads, not views).
         let here = self.signals.current_worker();
-        // Another worker's flag pairs with its `SeqCst` check before it parks; our own
-        // is read only by this thread, after this call returns (a locked store saved).
-        let order = if here == Some(cpu) { Relaxed } else { SeqCst };
-        flag.store(true, order);
-        if here != Some(cpu) {
-            self.signals.stats.ipi(here);
-            self.signals.parkers[cpu].unpark();
+        if here == Some(cpu) {
+            target.request_own();
+            if self.trace.is_some() {
+                Tracer::note_resched(cpu);
+            }
+            return;
         }
+        // No IPI to a worker whose flag is still set (2.4: `!tsk->need_resched`), as
+        // the simulator sends none to a CPU with one in flight.
+        let sent = target.request();
         if let Some(tr) = &self.trace {
             Tracer::note_resched(cpu);
             // Stamped when the sender's side is done (the flag and the unpark), as the
             // simulator stamps its IPI after `ipi_send_cycles`: the `ipi` class of
             // `validate`'s distributions (IPI → the target's next switch) then times
             // the same interval on both engines, the one `ipi_latency_ns` starts.
-            if here != Some(cpu) {
+            if sent {
                 tr.push(here, tr.now(), Event::Ipi { to: cpu as u32 });
             }
+        }
+        if sent {
+            self.signals.stats.ipi(here);
         }
     }
     fn task_layout(&self) -> TaskLayout {
@@ -258,6 +262,6 @@ impl Signals {
     /// requested (`need_resched`) or a timer tick is due (it may end the time slice).
     #[inline]
     pub fn should_yield(&self, w: usize) -> bool {
-        self.need_resched[w].load(Relaxed) || self.start.elapsed().as_nanos() as u64 >= self.next_tick[w].load(Relaxed)
+        self.resched[w].is_set() || self.start.elapsed().as_nanos() as u64 >= self.next_tick[w].load(Relaxed)
     }
 }

@@ -17,7 +17,7 @@ use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{Polled, Task, COMPLETE};
 use schedlab_core::trace::Event;
 use schedlab_core::{Platform, PrevState, TaskId};
-use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -119,7 +119,7 @@ impl PolicySched {
     fn worker_loop(&self, handle: &Handle, me: usize) {
         let p = &self.plats[me];
         let policy = self.policy();
-        let need_resched = &self.signals.need_resched[me];
+        let need_resched = &self.signals.resched[me];
         let mut idle_since: Option<Instant> = None;
         clear_clock_stamp();
         let mut next_tick = p.now() + self.tick_ns;
@@ -155,11 +155,9 @@ impl PolicySched {
                 clear_clock_stamp();
                 return;
             }
-            // Clear the flag only if set: a locked store per pass saved. A `true` stored
-            // after this load is not lost: it stays set for the next pass.
-            if need_resched.load(Relaxed) {
-                need_resched.store(false, SeqCst);
-            }
+            // The request is taken before `schedule()` (a request after this stays set
+            // for the next pass).
+            need_resched.clear();
             let called_with = (prev, prev_state);
             let next = policy.schedule(p, prev, prev_state);
             stats.scheduled();
@@ -251,7 +249,7 @@ impl PolicySched {
                     let earned = ticks_earned(ran, skipped + 1, self.tick_ns);
                     for _ in 0..earned {
                         if policy.tick(p, Some(id)) {
-                            need_resched.store(true, Relaxed);
+                            need_resched.request_own();
                         }
                     }
                     policy.balance(p);
@@ -273,7 +271,7 @@ impl PolicySched {
                 }
                 if h.state.is_notified() {
                     h.state.requeue();
-                    if polls < POLL_BUDGET && !need_resched.load(Relaxed) && !handle.shutdown.load(Relaxed) {
+                    if polls < POLL_BUDGET && !need_resched.is_set() && !handle.shutdown.load(Relaxed) {
                         let ok = h.state.start_poll();
                         debug_assert!(ok);
                         continue;
@@ -306,15 +304,15 @@ impl PolicySched {
     /// both engines.
     fn idle(&self, p: &RtPlatform, me: usize, next_tick: &mut u64, idle_since: &mut Option<Instant>, handle: &Handle) {
         let policy = self.policy();
-        let need_resched = &self.signals.need_resched[me];
+        let need_resched = &self.signals.resched[me];
         let since = *idle_since.get_or_insert_with(Instant::now);
-        let wanted = || need_resched.load(Acquire) || handle.shutdown.load(Acquire);
+        let wanted = || need_resched.is_set_acquire() || handle.shutdown.load(Acquire);
         loop {
             let now = p.now();
             if let Some((next, skipped)) = due_tick(now, *next_tick, self.tick_ns) {
                 // As the simulator's idle tick: a `true` from `tick` asks for `schedule`.
                 if policy.tick(p, None) {
-                    need_resched.store(true, Relaxed);
+                    need_resched.request_own();
                 }
                 policy.balance(p);
                 // Idle: one tick (an idle CPU's ticks charge nobody); the CPU time
@@ -344,9 +342,11 @@ impl PolicySched {
                 continue;
             }
             let now = p.now();
-            if now < *next_tick && !need_resched.load(SeqCst) && !handle.shutdown.load(Acquire) {
+            if now < *next_tick
+                && !handle.shutdown.load(Acquire)
+                && need_resched.sleep_unless_requested(Some(Duration::from_nanos(*next_tick - now)))
+            {
                 self.signals.stats.worker(me).parked();
-                self.signals.parkers[me].park_timeout(Duration::from_nanos(*next_tick - now));
                 // Parked by choice: not steal (read once per park, after ≥ 50 µs of spin).
                 PARKED_NS.set(PARKED_NS.get() + p.now().saturating_sub(now));
             }
