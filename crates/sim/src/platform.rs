@@ -170,12 +170,15 @@ pub struct SimPlatform {
     /// write leaves in `LineState::remote` ([`kept_on_write`](Self::kept_on_write)).
     /// Computed at the (rarer) writes, not at every `begin`: 0 on every preset.
     llc_keep: u16,
-    /// Reschedule requests of the current call: the target, and the cursor when the
-    /// policy asked (an IPI leaves then, inside the caller's lock hold).
-    resched: RefCell<Vec<(CpuId, u64)>>,
+    /// Reschedule requests of the current call: the target, and, when the request paid
+    /// an IPI's send, the cursor after it (the IPI leaves then, inside the caller's lock
+    /// hold). A request for the calling CPU, or for one with an IPI already on its way,
+    /// sends none.
+    resched: RefCell<Vec<(CpuId, Option<u64>)>>,
     /// CPUs (`1 << cpu`) with a reschedule IPI on its way: 2.4's `reschedule_idle` sends
     /// one only to a CPU whose task has no `need_resched` yet. Set here when a request
-    /// pays the send; cleared by the engine when the IPI arrives.
+    /// pays the send; cleared by the engine when the IPI arrives. The one record of it:
+    /// the engine reads it through [`ipi_in_flight`](SimPlatform::ipi_in_flight).
     ipi_in_flight: Cell<u64>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
@@ -421,8 +424,14 @@ impl SimPlatform {
 
     /// Reschedule requests not yet drained (the trace reads a wake-up's target as
     /// the request its policy call added).
-    pub fn resched_pending(&self) -> &RefCell<Vec<(CpuId, u64)>> {
+    pub fn resched_pending(&self) -> &RefCell<Vec<(CpuId, Option<u64>)>> {
         &self.resched
+    }
+
+    /// Whether a reschedule IPI is on its way to `cpu`.
+    #[inline]
+    pub fn ipi_in_flight(&self, cpu: CpuId) -> bool {
+        self.ipi_in_flight.get() & (1u64 << cpu) != 0
     }
 
     /// `cpu`'s reschedule IPI has arrived: the next request for it sends another.
@@ -680,7 +689,7 @@ impl SimPlatform {
     }
     /// Take the reschedule requests made since the last call into `out`.
     #[inline]
-    pub fn drain_resched(&self, out: &mut Vec<(CpuId, u64)>) {
+    pub fn drain_resched(&self, out: &mut Vec<(CpuId, Option<u64>)>) {
         out.clear();
         out.append(&mut self.resched.borrow_mut());
     }
@@ -985,11 +994,14 @@ impl Platform for SimPlatform {
     #[inline]
     fn resched(&self, cpu: CpuId) {
         let bit = 1u64 << cpu;
-        if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
+        let sent_at = if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
             self.ipi_in_flight.set(self.ipi_in_flight.get() | bit);
             self.advance(self.cost.ipi_send_ns);
-        }
-        self.resched.borrow_mut().push((cpu, self.cursor.get()));
+            Some(self.cursor.get())
+        } else {
+            None
+        };
+        self.resched.borrow_mut().push((cpu, sent_at));
     }
 }
 
