@@ -475,22 +475,20 @@ impl SimPlatform {
 
     /// Line `idx`, which the current CPU holds (it is among the line's sharers, so its
     /// tag is in the set at `base`), becomes the most recently used way (move-to-front:
-    /// each set's ways are kept in recency order). Most hits are on the most recently
-    /// used way already: no reordering then.
+    /// each set's ways are kept in recency order).
     #[inline(always)]
     fn make_mru(&self, idx: usize, base: usize) {
         let tag = idx as u32 + 1;
         if self.quad {
             let cell = self.quad_at(base);
             let [a, b, c, d] = cell.get();
-            if a != tag {
-                debug_assert!(b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
-                // The tag is in way 1, 2 or 3 and the more recent ways move down one:
-                // way 2 becomes way 1's tag unless way 1 held it, way 3 keeps its own
-                // unless it held it (then way 2's moves there). Two selects, no
-                // compare-and-branch chain to mispredict.
-                cell.set([tag, a, if b == tag { c } else { b }, if d == tag { c } else { d }]);
-            }
+            debug_assert!(a == tag || b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
+            // The ways more recent than the tag's move down one; with the tag in way 0
+            // the set stays as it is. Selects and one store, no branch: whether a hit
+            // is on way 0 depends on the run, and the host CPU mispredicted it often
+            // enough to cost more than the store.
+            let (in_a, in_b) = (a == tag, b == tag);
+            cell.set([tag, if in_a { b } else { a }, if in_a | in_b { c } else { b }, if d == tag { c } else { d }]);
         } else if self.tags[base].get() != tag {
             self.cache_promote(idx, base);
         }
@@ -573,15 +571,17 @@ impl SimPlatform {
                 let cell = self.quad_at(cpu * self.cpu_stride + set_base as usize);
                 let [a, b, c, d] = cell.get();
                 // The ways behind the dropped one move up; the last becomes empty.
-                if a == tag {
-                    cell.set([b, c, d, 0]);
-                } else if b == tag {
-                    cell.set([a, c, d, 0]);
-                } else if c == tag {
-                    cell.set([a, b, d, 0]);
-                } else if d == tag {
-                    cell.set([a, b, c, 0]);
-                }
+                // Selects, not a compare-and-branch chain: which way holds a shared
+                // line is data the host CPU cannot predict.
+                let (in_a, in_b, in_c, in_d) = (a == tag, b == tag, c == tag, d == tag);
+                let by_b = in_a | in_b;
+                let by_c = by_b | in_c;
+                cell.set([
+                    if in_a { b } else { a },
+                    if by_b { c } else { b },
+                    if by_c { d } else { c },
+                    if by_c | in_d { 0 } else { d },
+                ]);
             }
             return;
         }
@@ -745,9 +745,7 @@ impl SimPlatform {
         let line = self.line_at(idx);
         debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
         debug_assert_eq!(class, self.class_of(idx));
-        if class == CLASS_TASK {
-            self.task_read_misses.set(self.task_read_misses.get() + 1);
-        }
+        self.task_read_misses.set(self.task_read_misses.get() + (class == CLASS_TASK) as u64);
         let ns = self.miss(class, line, KIND_READ_MISS);
         line.sharers.set(line.sharers.get() | 1u64 << cpu);
         line.dirty.set(NO_OWNER);
