@@ -820,7 +820,15 @@ impl SimPlatform {
         let home = home as usize;
         // Whether this node's shared cache below the L2 keeps the line: every line it
         // fetches with an LLC, another node's line with a remote cache.
-        let keeps = self.llc_ns > 0 || (self.remote_cache_ns > 0 && home != node);
+        // Whether the line is on another node and whether that node's shared cache has
+        // it depend on the run: they are computed as masks and selected arithmetically,
+        // not branched on (the host CPU mispredicted them on NUMA machines). `keeps` is
+        // all ones or zero; the node's bit wraps as `1 << node` did in release builds
+        // (more than 16 nodes exist only without a shared cache, with `keeps` zero).
+        let keeps = ((self.llc_ns > 0) | ((self.remote_cache_ns > 0) & (home != node))) as u16;
+        let keeps = keeps.wrapping_neg();
+        let node_bit = 1u16.wrapping_shl(node as u32);
+        let remote = line.remote.get();
         let dirty = line.dirty.get();
         let ns = if dirty != NO_OWNER {
             self.count(class, KIND_C2C);
@@ -828,17 +836,13 @@ impl SimPlatform {
         } else {
             // Served below the L2 (memory, remote cache or LLC): counted by kind alike.
             self.count(class, kind);
-            if keeps && line.remote.get() & (1 << node) != 0 {
-                self.below_l2_ns
-            } else {
-                self.cost.memory_ns(home, node)
-            }
+            let memory = self.cost.memory_ns(home, node);
+            let below = (remote & node_bit & keeps != 0) as u64;
+            memory ^ ((memory ^ self.below_l2_ns) & below.wrapping_neg())
         };
-        if keeps {
-            // A line from another quad's memory is kept in this quad's remote cache;
-            // with an LLC, every line this node fetches is kept in its LLC.
-            line.remote.set(line.remote.get() | 1 << node);
-        }
+        // A line from another quad's memory is kept in this quad's remote cache;
+        // with an LLC, every line this node fetches is kept in its LLC.
+        line.remote.set(remote | (node_bit & keeps));
         ns
     }
 
