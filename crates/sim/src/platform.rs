@@ -741,7 +741,8 @@ impl SimPlatform {
     /// The line is not in this CPU's cache (it is not among the sharers), so it is
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
-    fn read_miss(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+    fn read_miss<const CLASS: usize>(&self, idx: usize, cpu: CpuId) -> u64 {
+        let class = CLASS;
         let line = self.line_at(idx);
         debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
         debug_assert_eq!(class, self.class_of(idx));
@@ -762,7 +763,8 @@ impl SimPlatform {
     /// Its L2 bookkeeping is done here too: the line becomes this CPU's most recently
     /// used way (a fill if it did not hold it).
     #[inline(never)]
-    fn write_access(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+    fn write_access<const CLASS: usize>(&self, idx: usize, cpu: CpuId) -> u64 {
+        let class = CLASS;
         debug_assert_eq!(class, self.class_of(idx));
         let line = self.line_at(idx);
         let me = 1u64 << cpu;
@@ -1033,8 +1035,20 @@ impl SimPlatform {
             self.cost.l2_hit_ns
         } else {
             match access {
-                Access::Read => self.read_miss(idx, cpu, class),
-                Access::Write => self.write_access(idx, cpu, class),
+                // One copy of each miss path per line class (a constant at every call
+                // site): the host predicts each copy's branches on line state (is the
+                // set LRU-tracked, is the line remote) from its own class's history,
+                // not from a mix of task, scheduler and workload lines.
+                Access::Read => match class {
+                    CLASS_TASK => self.read_miss::<CLASS_TASK>(idx, cpu),
+                    CLASS_SCHED => self.read_miss::<CLASS_SCHED>(idx, cpu),
+                    _ => self.read_miss::<CLASS_WORKLOAD>(idx, cpu),
+                },
+                Access::Write => match class {
+                    CLASS_TASK => self.write_access::<CLASS_TASK>(idx, cpu),
+                    CLASS_SCHED => self.write_access::<CLASS_SCHED>(idx, cpu),
+                    _ => self.write_access::<CLASS_WORKLOAD>(idx, cpu),
+                },
             }
         };
         self.advance(ns);
