@@ -51,7 +51,6 @@ struct CpuRt {
     curr: Option<TaskId>,
     mode: Mode,
     need_resched: bool,
-    ipi_pending: bool,
     tick_pending: bool,
     /// The running task has registered a blocking receive; the next step blocks it
     /// (`Engine::finish_block`).
@@ -96,7 +95,7 @@ struct Engine<'w> {
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
-    resched_buf: Vec<(CpuId, u64)>,
+    resched_buf: Vec<(CpuId, Option<u64>)>,
     check: bool,
     progress: Option<crate::config::ProgressFn>,
     /// Tasks not yet exited, and how many of them are runnable or running, or asleep
@@ -217,7 +216,6 @@ impl<'w> Engine<'w> {
                 curr: None,
                 mode: Mode::Idle,
                 need_resched: false,
-                ipi_pending: false,
                 tick_pending: false,
                 blocking: false,
                 step_at: NEVER,
@@ -299,7 +297,6 @@ impl<'w> Engine<'w> {
                 Kind::Ipi { cpu } => {
                     let c = cpu as usize;
                     self.cpus[c].ipi_at = NEVER;
-                    self.cpus[c].ipi_pending = false;
                     self.plat.ipi_arrived(c);
                     self.refresh(c);
                     self.interrupt(c, t);
@@ -537,13 +534,11 @@ impl<'w> Engine<'w> {
                 self.interrupt(cpu, now);
                 continue;
             }
-            // The platform charged the send when the policy asked (a target with an
-            // IPI already on its way gets none, as `ipi_pending` below).
+            // The platform charged the send when the policy asked; a request for a
+            // target with an IPI already on its way carries no send and sends none.
             let t = &mut self.cpus[target];
             t.need_resched = true;
-            if !t.ipi_pending {
-                t.ipi_pending = true;
-                let now = sent_at;
+            if let Some(now) = sent_at {
                 // A CPU idle past its spin has gone to sleep: it wakes later.
                 let cost = &self.plat.cost;
                 let asleep = cost.park_wake_ns > 0

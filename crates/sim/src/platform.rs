@@ -170,12 +170,15 @@ pub struct SimPlatform {
     /// write leaves in `LineState::remote` ([`kept_on_write`](Self::kept_on_write)).
     /// Computed at the (rarer) writes, not at every `begin`: 0 on every preset.
     llc_keep: u16,
-    /// Reschedule requests of the current call: the target, and the cursor when the
-    /// policy asked (an IPI leaves then, inside the caller's lock hold).
-    resched: RefCell<Vec<(CpuId, u64)>>,
+    /// Reschedule requests of the current call: the target, and, when the request paid
+    /// an IPI's send, the cursor after it (the IPI leaves then, inside the caller's lock
+    /// hold). A request for the calling CPU, or for one with an IPI already on its way,
+    /// sends none.
+    resched: RefCell<Vec<(CpuId, Option<u64>)>>,
     /// CPUs (`1 << cpu`) with a reschedule IPI on its way: 2.4's `reschedule_idle` sends
     /// one only to a CPU whose task has no `need_resched` yet. Set here when a request
-    /// pays the send; cleared by the engine when the IPI arrives.
+    /// pays the send; cleared by the engine when the IPI arrives. The one record of it:
+    /// the engine reads it through [`ipi_in_flight`](SimPlatform::ipi_in_flight).
     ipi_in_flight: Cell<u64>,
     /// Address of each task's structure (`task_addr[id]`).
     task_addr: RefCell<Vec<u64>>,
@@ -421,8 +424,14 @@ impl SimPlatform {
 
     /// Reschedule requests not yet drained (the trace reads a wake-up's target as
     /// the request its policy call added).
-    pub fn resched_pending(&self) -> &RefCell<Vec<(CpuId, u64)>> {
+    pub fn resched_pending(&self) -> &RefCell<Vec<(CpuId, Option<u64>)>> {
         &self.resched
+    }
+
+    /// Whether a reschedule IPI is on its way to `cpu`.
+    #[inline]
+    pub fn ipi_in_flight(&self, cpu: CpuId) -> bool {
+        self.ipi_in_flight.get() & (1u64 << cpu) != 0
     }
 
     /// `cpu`'s reschedule IPI has arrived: the next request for it sends another.
@@ -466,22 +475,20 @@ impl SimPlatform {
 
     /// Line `idx`, which the current CPU holds (it is among the line's sharers, so its
     /// tag is in the set at `base`), becomes the most recently used way (move-to-front:
-    /// each set's ways are kept in recency order). Most hits are on the most recently
-    /// used way already: no reordering then.
+    /// each set's ways are kept in recency order).
     #[inline(always)]
     fn make_mru(&self, idx: usize, base: usize) {
         let tag = idx as u32 + 1;
         if self.quad {
             let cell = self.quad_at(base);
             let [a, b, c, d] = cell.get();
-            if a != tag {
-                debug_assert!(b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
-                // The tag is in way 1, 2 or 3 and the more recent ways move down one:
-                // way 2 becomes way 1's tag unless way 1 held it, way 3 keeps its own
-                // unless it held it (then way 2's moves there). Two selects, no
-                // compare-and-branch chain to mispredict.
-                cell.set([tag, a, if b == tag { c } else { b }, if d == tag { c } else { d }]);
-            }
+            debug_assert!(a == tag || b == tag || c == tag || d == tag, "line {idx}: a sharer's tag is not in its set");
+            // The ways more recent than the tag's move down one; with the tag in way 0
+            // the set stays as it is. Selects and one store, no branch: whether a hit
+            // is on way 0 depends on the run, and the host CPU mispredicted it often
+            // enough to cost more than the store.
+            let (in_a, in_b) = (a == tag, b == tag);
+            cell.set([tag, if in_a { b } else { a }, if in_a | in_b { c } else { b }, if d == tag { c } else { d }]);
         } else if self.tags[base].get() != tag {
             self.cache_promote(idx, base);
         }
@@ -564,15 +571,17 @@ impl SimPlatform {
                 let cell = self.quad_at(cpu * self.cpu_stride + set_base as usize);
                 let [a, b, c, d] = cell.get();
                 // The ways behind the dropped one move up; the last becomes empty.
-                if a == tag {
-                    cell.set([b, c, d, 0]);
-                } else if b == tag {
-                    cell.set([a, c, d, 0]);
-                } else if c == tag {
-                    cell.set([a, b, d, 0]);
-                } else if d == tag {
-                    cell.set([a, b, c, 0]);
-                }
+                // Selects, not a compare-and-branch chain: which way holds a shared
+                // line is data the host CPU cannot predict.
+                let (in_a, in_b, in_c, in_d) = (a == tag, b == tag, c == tag, d == tag);
+                let by_b = in_a | in_b;
+                let by_c = by_b | in_c;
+                cell.set([
+                    if in_a { b } else { a },
+                    if by_b { c } else { b },
+                    if by_c { d } else { c },
+                    if by_c | in_d { 0 } else { d },
+                ]);
             }
             return;
         }
@@ -680,7 +689,7 @@ impl SimPlatform {
     }
     /// Take the reschedule requests made since the last call into `out`.
     #[inline]
-    pub fn drain_resched(&self, out: &mut Vec<(CpuId, u64)>) {
+    pub fn drain_resched(&self, out: &mut Vec<(CpuId, Option<u64>)>) {
         out.clear();
         out.append(&mut self.resched.borrow_mut());
     }
@@ -732,13 +741,12 @@ impl SimPlatform {
     /// The line is not in this CPU's cache (it is not among the sharers), so it is
     /// filled here too: one call per miss, no second call for the L2 bookkeeping.
     #[inline(never)]
-    fn read_miss(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+    fn read_miss<const CLASS: usize>(&self, idx: usize, cpu: CpuId) -> u64 {
+        let class = CLASS;
         let line = self.line_at(idx);
         debug_assert!(line.sharers.get() & (1u64 << cpu) == 0);
         debug_assert_eq!(class, self.class_of(idx));
-        if class == CLASS_TASK {
-            self.task_read_misses.set(self.task_read_misses.get() + 1);
-        }
+        self.task_read_misses.set(self.task_read_misses.get() + (class == CLASS_TASK) as u64);
         let ns = self.miss(class, line, KIND_READ_MISS);
         line.sharers.set(line.sharers.get() | 1u64 << cpu);
         line.dirty.set(NO_OWNER);
@@ -755,7 +763,8 @@ impl SimPlatform {
     /// Its L2 bookkeeping is done here too: the line becomes this CPU's most recently
     /// used way (a fill if it did not hold it).
     #[inline(never)]
-    fn write_access(&self, idx: usize, cpu: CpuId, class: usize) -> u64 {
+    fn write_access<const CLASS: usize>(&self, idx: usize, cpu: CpuId) -> u64 {
+        let class = CLASS;
         debug_assert_eq!(class, self.class_of(idx));
         let line = self.line_at(idx);
         let me = 1u64 << cpu;
@@ -813,7 +822,15 @@ impl SimPlatform {
         let home = home as usize;
         // Whether this node's shared cache below the L2 keeps the line: every line it
         // fetches with an LLC, another node's line with a remote cache.
-        let keeps = self.llc_ns > 0 || (self.remote_cache_ns > 0 && home != node);
+        // Whether the line is on another node and whether that node's shared cache has
+        // it depend on the run: they are computed as masks and selected arithmetically,
+        // not branched on (the host CPU mispredicted them on NUMA machines). `keeps` is
+        // all ones or zero; the node's bit wraps as `1 << node` did in release builds
+        // (more than 16 nodes exist only without a shared cache, with `keeps` zero).
+        let keeps = ((self.llc_ns > 0) | ((self.remote_cache_ns > 0) & (home != node))) as u16;
+        let keeps = keeps.wrapping_neg();
+        let node_bit = 1u16.wrapping_shl(node as u32);
+        let remote = line.remote.get();
         let dirty = line.dirty.get();
         let ns = if dirty != NO_OWNER {
             self.count(class, KIND_C2C);
@@ -821,17 +838,13 @@ impl SimPlatform {
         } else {
             // Served below the L2 (memory, remote cache or LLC): counted by kind alike.
             self.count(class, kind);
-            if keeps && line.remote.get() & (1 << node) != 0 {
-                self.below_l2_ns
-            } else {
-                self.cost.memory_ns(home, node)
-            }
+            let memory = self.cost.memory_ns(home, node);
+            let below = (remote & node_bit & keeps != 0) as u64;
+            memory ^ ((memory ^ self.below_l2_ns) & below.wrapping_neg())
         };
-        if keeps {
-            // A line from another quad's memory is kept in this quad's remote cache;
-            // with an LLC, every line this node fetches is kept in its LLC.
-            line.remote.set(line.remote.get() | 1 << node);
-        }
+        // A line from another quad's memory is kept in this quad's remote cache;
+        // with an LLC, every line this node fetches is kept in its LLC.
+        line.remote.set(remote | (node_bit & keeps));
         ns
     }
 
@@ -985,11 +998,14 @@ impl Platform for SimPlatform {
     #[inline]
     fn resched(&self, cpu: CpuId) {
         let bit = 1u64 << cpu;
-        if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
+        let sent_at = if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
             self.ipi_in_flight.set(self.ipi_in_flight.get() | bit);
             self.advance(self.cost.ipi_send_ns);
-        }
-        self.resched.borrow_mut().push((cpu, self.cursor.get()));
+            Some(self.cursor.get())
+        } else {
+            None
+        };
+        self.resched.borrow_mut().push((cpu, sent_at));
     }
 }
 
@@ -1019,8 +1035,20 @@ impl SimPlatform {
             self.cost.l2_hit_ns
         } else {
             match access {
-                Access::Read => self.read_miss(idx, cpu, class),
-                Access::Write => self.write_access(idx, cpu, class),
+                // One copy of each miss path per line class (a constant at every call
+                // site): the host predicts each copy's branches on line state (is the
+                // set LRU-tracked, is the line remote) from its own class's history,
+                // not from a mix of task, scheduler and workload lines.
+                Access::Read => match class {
+                    CLASS_TASK => self.read_miss::<CLASS_TASK>(idx, cpu),
+                    CLASS_SCHED => self.read_miss::<CLASS_SCHED>(idx, cpu),
+                    _ => self.read_miss::<CLASS_WORKLOAD>(idx, cpu),
+                },
+                Access::Write => match class {
+                    CLASS_TASK => self.write_access::<CLASS_TASK>(idx, cpu),
+                    CLASS_SCHED => self.write_access::<CLASS_SCHED>(idx, cpu),
+                    _ => self.write_access::<CLASS_WORKLOAD>(idx, cpu),
+                },
             }
         };
         self.advance(ns);

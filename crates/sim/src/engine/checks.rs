@@ -14,7 +14,11 @@ impl Engine<'_> {
                 self.live
             )));
         }
-        let all_idle = self.cpus.iter().all(|c| c.mode == Mode::Idle && !c.need_resched && !c.ipi_pending);
+        let all_idle = self
+            .cpus
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.mode == Mode::Idle && !c.need_resched && !self.plat.ipi_in_flight(i));
         if all_idle && self.runnable_or_running > 0 {
             return Err(SimError::Deadlock(format!(
                 "{} tasks are runnable but every CPU is idle and none was asked to reschedule (lost wake-up in policy {})",
