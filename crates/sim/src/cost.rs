@@ -52,6 +52,8 @@ pub struct CostModel {
     pub recv_register_xcpu_ns: u64,
     pub notify_xcpu_ns: u64,
     pub lock_handoff_ns: u64,
+    /// See `CostParams::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
+    pub lock_remote_ns: u64,
     pub wake_transfer_ns: u64,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
@@ -138,6 +140,7 @@ impl CostModel {
             recv_register_xcpu_ns: c.recv_register_xcpu_ns as u64,
             notify_xcpu_ns: c.notify_xcpu_ns as u64,
             lock_handoff_ns: c.lock_handoff_ns as u64,
+            lock_remote_ns: c.lock_remote_ns as u64,
             wake_transfer_ns: c.wake_transfer_ns as u64,
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),

@@ -864,6 +864,9 @@ impl SimPlatform {
         let wait = start - now;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
+            // Measured as a whole where it is (the host machine): the transfer overlaps
+            // the locked operation there.
+            Some(c) if c != cpu && self.cost.lock_remote_ns > 0 => self.cost.lock_remote_ns,
             Some(c) if c != cpu => {
                 self.cost.transfer_ns(self.node_of(c), self.node_of(cpu)) + self.cost.lock_handoff_ns
             }

@@ -1,6 +1,6 @@
 //! The user-level runtime's own costs (`clock_read_cycles`, `recv_block_cycles`,
 //! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `recv_register_xcpu_ns`, `notify_xcpu_ns`,
-//! `lock_handoff_ns`, `wake_transfer_ns`, `task_block_fresh_ns`; docs/cost-model.md) are
+//! `lock_handoff_ns`, `lock_remote_ns`, `wake_transfer_ns`, `task_block_fresh_ns`; docs/cost-model.md) are
 //! charged at the events documented there, and only there: the cross-CPU ones never
 //! on one CPU, the per-operation ones at least once per operation.
 
@@ -55,22 +55,24 @@ fn the_kernel_presets_charge_no_runtime_cost() {
             c.recv_register_xcpu_ns,
             c.notify_xcpu_ns,
             c.lock_handoff_ns,
+            c.lock_remote_ns,
             c.wake_transfer_ns,
             c.task_block_fresh_ns,
         ];
-        assert_eq!(runtime, [0; 9], "{p}");
+        assert_eq!(runtime, [0; 10], "{p}");
     }
 }
 
 #[test]
 fn cross_cpu_costs_are_never_charged_on_one_cpu() {
     let base = pingpong(&with("up", |_| {}), "dss");
-    let sets: [(&str, SetCost); 6] = [
+    let sets: [(&str, SetCost); 7] = [
         ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 5_000),
         ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 5_000),
         ("recv_register_xcpu_ns", |c| c.recv_register_xcpu_ns = 5_000),
         ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 5_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 5_000),
+        ("lock_remote_ns", |c| c.lock_remote_ns = 5_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 5_000),
     ];
     for (name, set) in sets {
@@ -83,11 +85,12 @@ fn cross_cpu_costs_are_never_charged_on_one_cpu() {
 fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
     let base = split_pingpong(&with("smp-2", |_| {}), "dss");
     assert!(base.migrations == 0 && base.context_switches >= 2 * ROUNDS, "{base:?}");
-    let sets: [(&str, SetCost); 5] = [
+    let sets: [(&str, SetCost); 6] = [
         ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
         ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
         ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 1_000),
         ("lock_handoff_ns", |c| c.lock_handoff_ns = 1_000),
+        ("lock_remote_ns", |c| c.lock_remote_ns = 1_000),
         ("wake_transfer_ns", |c| c.wake_transfer_ns = 1_000),
     ];
     for (name, set) in sets {

@@ -699,9 +699,13 @@ impl Calibration {
             // "Session 26").
             recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
             notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
-            // The simulator already charges the lock's base cost and one line transfer.
-            lock_handoff_ns: (self.cross.lock_handoff_ns - self.lock_ns - self.atomic_rtt_ns / 2.0).max(0.0).round()
-                as u32,
+            // A hand-off is priced as measured, transfer included (`lock_remote_ns`):
+            // until session 27 it was the transfer (atomic round trip / 2) plus the
+            // measurement less the lock and that transfer, clipped at 0, and on SMT
+            // siblings the measurement (20 ns) is below lock (10) + transfer (24): the
+            // simulator charged 34 ns for a 20 ns hand-off, twice per ping-pong hop.
+            lock_handoff_ns: 0,
+            lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
             wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
         };
         m

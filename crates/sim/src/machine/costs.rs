@@ -131,6 +131,13 @@ pub struct CostParams {
     /// Charged at the acquire, with the transfer.
     #[serde(default)]
     pub lock_handoff_ns: u32,
+    /// A run-queue lock whose word was last held by another CPU, beyond `lock_cycles`,
+    /// **transfer included**, when measured as a whole (the host machine: its locked
+    /// read-modify-write of a remote line costs less than a line transfer plus a local
+    /// lock, because the transfer and the locked operation overlap). 0: not measured;
+    /// the line's transfer latency plus `lock_handoff_ns` is charged (every preset).
+    #[serde(default)]
+    pub lock_remote_ns: u32,
     /// One transfer of a task's own header line (its run state) between CPUs: paid by
     /// a waker on another CPU than the task last ran on, and again by a CPU that
     /// dispatches a task another CPU woke.
@@ -183,6 +190,7 @@ impl CostParams {
             recv_register_xcpu_ns: 0,
             notify_xcpu_ns: 0,
             lock_handoff_ns: 0,
+            lock_remote_ns: 0,
             wake_transfer_ns: 0,
         }
     }
