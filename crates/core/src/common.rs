@@ -370,7 +370,7 @@ impl SchedCommon {
             ts.set_counter(nice_to_ticks(ts.nice(), self.hz));
             if list.contains(tasks, prev) {
                 p.charge(Work::ListOp);
-                list.move_to_back(tasks, prev);
+                list.move_to_back(p, tasks, prev);
             }
         }
         prev_state != PrevState::Runnable && list.contains(tasks, prev)

@@ -2,6 +2,7 @@
 //! task's `run_list`). O(1) insert at either end and O(1) removal; the links live in
 //! the [`TaskTable`] and are guarded by the lock that guards the list.
 
+use crate::platform::{Access, Line, Platform};
 use crate::task::{TaskId, TaskSched, TaskTable, NIL};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -58,12 +59,15 @@ impl RunList {
     }
 
     /// `list_add`: insert at the front (where 2.4 puts new and woken tasks).
-    pub fn push_front(&mut self, tasks: &TaskTable, id: TaskId) {
+    /// Links `id` first. Writes the old first task's `prev` link: its line is touched
+    /// (`list_add` stores into the neighbour's `run_list`, not only into `id`'s).
+    pub fn push_front<P: Platform>(&mut self, p: &P, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
         debug_assert!(t.on_rq().is_none(), "task {id} is already on queue {:?}", t.on_rq());
         t.prev.store(NIL, Relaxed);
         t.next.store(self.head, Relaxed);
         if self.head != NIL {
+            p.touch(Line::Task(self.head), Access::Write);
             tasks.get(self.head).prev.store(id, Relaxed);
         } else {
             self.tail = id;
@@ -74,12 +78,14 @@ impl RunList {
     }
 
     /// `list_add_tail`.
-    pub fn push_back(&mut self, tasks: &TaskTable, id: TaskId) {
+    /// Links `id` last, writing the old last task's `next` link (its line is touched).
+    pub fn push_back<P: Platform>(&mut self, p: &P, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
         debug_assert!(t.on_rq().is_none(), "task {id} is already on queue {:?}", t.on_rq());
         t.next.store(NIL, Relaxed);
         t.prev.store(self.tail, Relaxed);
         if self.tail != NIL {
+            p.touch(Line::Task(self.tail), Access::Write);
             tasks.get(self.tail).next.store(id, Relaxed);
         } else {
             self.head = id;
@@ -90,28 +96,31 @@ impl RunList {
     }
 
     /// `list_del`. The task must be on this list.
-    pub fn remove(&mut self, tasks: &TaskTable, id: TaskId) {
+    /// Unlinks `id`, writing its neighbours' links (`list_del`): their lines are touched.
+    pub fn remove<P: Platform>(&mut self, pl: &P, tasks: &TaskTable, id: TaskId) {
         let t = tasks.get(id);
         debug_assert_eq!(t.on_rq(), Some(self.queue), "task {id} is not on queue {}", self.queue);
-        let (p, n) = (t.prev.load(Relaxed), t.next.load(Relaxed));
-        if p != NIL {
-            tasks.get(p).next.store(n, Relaxed);
+        let (prev, n) = (t.prev.load(Relaxed), t.next.load(Relaxed));
+        if prev != NIL {
+            pl.touch(Line::Task(prev), Access::Write);
+            tasks.get(prev).next.store(n, Relaxed);
         } else {
             self.head = n;
         }
         if n != NIL {
-            tasks.get(n).prev.store(p, Relaxed);
+            pl.touch(Line::Task(n), Access::Write);
+            tasks.get(n).prev.store(prev, Relaxed);
         } else {
-            self.tail = p;
+            self.tail = prev;
         }
         self.len -= 1;
         t.set_on_rq(None);
     }
 
     /// `move_last_runqueue`.
-    pub fn move_to_back(&mut self, tasks: &TaskTable, id: TaskId) {
-        self.remove(tasks, id);
-        self.push_back(tasks, id);
+    pub fn move_to_back<P: Platform>(&mut self, p: &P, tasks: &TaskTable, id: TaskId) {
+        self.remove(p, tasks, id);
+        self.push_back(p, tasks, id);
     }
 
     /// Members in list order (collects nothing; walks the links).
@@ -131,6 +140,7 @@ impl RunList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::NullPlatform;
     use crate::task::TaskParams;
 
     #[test]
@@ -139,19 +149,20 @@ mod tests {
         for i in 0..5 {
             tasks.init(i, &TaskParams::default(), 0, 0);
         }
+        let p = NullPlatform::new(0);
         let mut l = RunList::new(3);
-        l.push_back(&tasks, 0);
-        l.push_back(&tasks, 1);
-        l.push_front(&tasks, 2);
+        l.push_back(&p, &tasks, 0);
+        l.push_back(&p, &tasks, 1);
+        l.push_front(&p, &tasks, 2);
         assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![2, 0, 1]);
-        l.remove(&tasks, 0);
+        l.remove(&p, &tasks, 0);
         assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![2, 1]);
         assert_eq!(tasks.get(0).on_rq(), None);
         assert_eq!(tasks.get(2).on_rq(), Some(3));
-        l.move_to_back(&tasks, 2);
+        l.move_to_back(&p, &tasks, 2);
         assert_eq!(l.iter(&tasks).collect::<Vec<_>>(), vec![1, 2]);
-        l.remove(&tasks, 1);
-        l.remove(&tasks, 2);
+        l.remove(&p, &tasks, 1);
+        l.remove(&p, &tasks, 2);
         assert!(l.is_empty());
         assert_eq!(l.first(), None);
     }

@@ -92,6 +92,12 @@ fn short_limits_make_tasks_wait_in_the_expired_array() {
 /// within. The bound is for SCHED_OTHER tasks only: the 32 `nic` tasks are SCHED_FIFO,
 /// and the ticks that land on their interrupt work (32 × 4000 operations × 50 µs = 640
 /// ticks of 10 ms, in expectation) are added to it, twice over for margin.
+///
+/// Whether a run starves depends on where the tick falls (the seed draws its phase):
+/// under the 2002 rule seeds 1–3 waited 2,996 / 275 / 2,965 ticks in session 27, and 159
+/// / 3,020 / 3,100 once list operations charged their neighbours' lines. So the claim is
+/// per seed for the fix (never beyond the bound) and for some seed of the three for the
+/// 2002 rule (it can break it).
 #[test]
 fn netbench_2002_rule_breaks_the_bound_the_fix_keeps() {
     let machine = Machine::preset("up").unwrap();
@@ -101,11 +107,16 @@ fn netbench_2002_rule_breaks_the_bound_the_fix_keeps() {
     let other = w.expected_tasks - clients; // all but the nic tasks
     let rt_ticks = clients * 4000 * 50_000 / 10_000_000 * 2;
     let bound = bound(fixed, machine.hz, other) + rt_ticks;
-    let r = run(&machine, fixed, &format!("netbench:clients={clients}"), 1);
-    let with_fix = stat(&r, "max_swap_wait_ticks");
-    let r = run(&machine, "o1", &format!("netbench:clients={clients}"), 1);
-    let in_2002 = stat(&r, "max_swap_wait_ticks");
-    eprintln!("netbench:clients={clients}: o1 {in_2002} ticks, o1:scale=off {with_fix} ticks, bound {bound}");
-    assert!(with_fix <= bound, "o1:scale=off waited {with_fix} ticks, bound {bound}");
-    assert!(in_2002 > bound, "o1 (2002) waited {in_2002} ticks, not beyond the fix's bound {bound}");
+    let workload = format!("netbench:clients={clients}");
+    let mut in_2002 = Vec::new();
+    for seed in 1..=3 {
+        let with_fix = stat(&run(&machine, fixed, &workload, seed), "max_swap_wait_ticks");
+        assert!(with_fix <= bound, "seed {seed}: o1:scale=off waited {with_fix} ticks, bound {bound}");
+        in_2002.push(stat(&run(&machine, "o1", &workload, seed), "max_swap_wait_ticks"));
+    }
+    eprintln!("netbench:clients={clients}: o1 waited {in_2002:?} ticks (seeds 1-3), bound {bound}");
+    assert!(
+        in_2002.iter().any(|&w| w > bound),
+        "o1 (2002) waited {in_2002:?} ticks (seeds 1-3), never beyond the fix's bound {bound}"
+    );
 }

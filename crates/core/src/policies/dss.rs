@@ -125,7 +125,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
             }
             p.touch(Line::Task(id), Access::Write);
             p.charge(Work::ListOp);
-            rq.push_front(&self.common.tasks, id);
+            rq.push_front(p, &self.common.tasks, id);
             self.common.publish_len(RQ, rq.len());
             let here_ok = self.common.tasks.get(id).cpus_allowed().contains(p.this_cpu());
             if !sync || !here_ok {
@@ -168,7 +168,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
             p.touch(Line::Queue(RQ), Access::Write);
             if rq.contains(tasks, curr) {
                 p.charge(Work::ListOp);
-                rq.move_to_back(tasks, curr);
+                rq.move_to_back(p, tasks, curr);
             }
         });
     }
@@ -207,7 +207,7 @@ impl<P: Platform> Hooks24<P> for Dss<P> {
     }
     fn unlink(&self, p: &P, rq: &mut RunList, t: TaskId) {
         p.charge(Work::ListOp);
-        rq.remove(&self.common.tasks, t);
+        rq.remove(p, &self.common.tasks, t);
         self.common.publish_len(RQ, rq.len());
     }
 

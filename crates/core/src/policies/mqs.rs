@@ -208,7 +208,7 @@ impl<P: Platform> Mqs<P> {
     fn add_to_runqueue(&self, p: &P, rq: &mut MqRq, t: TaskId, upd: bool) {
         let tasks = &self.common.tasks;
         p.charge(Work::ListOp);
-        rq.list.push_front(tasks, t);
+        rq.list.push_front(p, tasks, t);
         rq.nt_running += 1;
         self.publish_len(rq);
         if upd {
@@ -230,7 +230,7 @@ impl<P: Platform> Mqs<P> {
     fn del_from_runqueue(&self, p: &P, rq: &mut MqRq, t: TaskId, rescan: bool) {
         let tasks = &self.common.tasks;
         p.charge(Work::ListOp);
-        rq.list.remove(tasks, t);
+        rq.list.remove(p, tasks, t);
         rq.nt_running -= 1;
         self.publish_len(rq);
         if rq.max_na_ptr != Some(t) {
@@ -771,7 +771,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         self.with_task_rq(p, curr, |rq| {
             if rq.list.contains(tasks, curr) {
                 p.charge(Work::ListOp);
-                rq.list.move_to_back(tasks, curr);
+                rq.list.move_to_back(p, tasks, curr);
             }
         });
     }

@@ -483,14 +483,14 @@ impl PrioArray {
         }
     }
     /// `enqueue_task`: the tail of list `prio`.
-    fn enqueue(&mut self, tasks: &TaskTable, t: TaskId, prio: usize) {
-        self.queue[prio].push_back(tasks, t);
+    fn enqueue<P: Platform>(&mut self, p: &P, tasks: &TaskTable, t: TaskId, prio: usize) {
+        self.queue[prio].push_back(p, tasks, t);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
     /// `dequeue_task`.
-    fn dequeue(&mut self, tasks: &TaskTable, t: TaskId, prio: usize) {
-        self.queue[prio].remove(tasks, t);
+    fn dequeue<P: Platform>(&mut self, p: &P, tasks: &TaskTable, t: TaskId, prio: usize) {
+        self.queue[prio].remove(p, tasks, t);
         if self.queue[prio].is_empty() {
             self.bitmap[prio / 64] &= !(1 << (prio % 64));
         }
@@ -689,7 +689,7 @@ impl<P: Platform> O1<P> {
     fn enqueue(&self, p: &P, rq: &mut Runqueue, t: TaskId, which: usize) {
         p.charge(Work::ListOp);
         let ot = self.task(t);
-        rq.arrays[which].enqueue(&self.common.tasks, t, ot.prio.load(Relaxed) as usize);
+        rq.arrays[which].enqueue(p, &self.common.tasks, t, ot.prio.load(Relaxed) as usize);
         ot.array.store(which as u8, Relaxed);
     }
 
@@ -702,7 +702,7 @@ impl<P: Platform> O1<P> {
             return None;
         }
         p.charge(Work::ListOp);
-        rq.arrays[which].dequeue(&self.common.tasks, t, ot.prio.load(Relaxed) as usize);
+        rq.arrays[which].dequeue(p, &self.common.tasks, t, ot.prio.load(Relaxed) as usize);
         ot.array.store(NO_ARRAY, Relaxed);
         Some(which)
     }
