@@ -867,7 +867,10 @@ impl SimPlatform {
     }
 
     fn lock_acquire(&self, id: usize, try_only: bool) -> bool {
-        debug_assert!(!self.overlap.open.get(), "a lock acquire inside an overlapped scope (a locked instruction orders memory)");
+        debug_assert!(
+            !self.overlap.open.get(),
+            "a lock acquire inside an overlapped scope (a locked instruction orders memory)"
+        );
         let cpu = self.cpu.get();
         let mut locks = self.locks.borrow_mut();
         let l = &mut locks[id];
@@ -1133,6 +1136,55 @@ mod tests {
     fn plat(machine: &str) -> SimPlatform {
         let m = Machine::preset(machine).unwrap();
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
+    }
+
+    /// smp-2 at 1000 MHz with `mlp` outstanding misses: a memory read costs 180 ns.
+    fn plat_mlp(mlp: u32) -> SimPlatform {
+        let mut m = Machine::preset("smp-2").unwrap();
+        m.costs.mlp = mlp;
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
+    }
+
+    /// Virtual time of three cold reads (memory, 180 ns each) and `work` between the
+    /// first two, in one overlapped scope.
+    fn scope_of_three(p: &SimPlatform, work: Work) -> u64 {
+        p.begin(0, 1000);
+        p.overlapped(|| {
+            p.touch(Line::Task(1), Access::Read);
+            p.charge(work);
+            p.touch(Line::Task(2), Access::Read);
+            p.touch(Line::CpuData(1), Access::Write);
+        });
+        p.cursor() - 1000
+    }
+
+    #[test]
+    fn overlapped_misses_cost_the_longest_up_to_mlp_and_the_sum_at_mlp_1() {
+        let work = Work::ListOp;
+        let (mem, w) = (180, plat_mlp(1).cost.work(work));
+        assert!(w > 0 && w < mem);
+        assert_eq!(scope_of_three(&plat_mlp(1), work), 3 * mem + w, "mlp 1: one after another");
+        // mlp 4: all three in flight; the later two issue after the work.
+        assert_eq!(scope_of_three(&plat_mlp(4), work), w + mem, "mlp 4: the longest, not the sum");
+        // mlp 2: the third waits for the first to end.
+        assert_eq!(scope_of_three(&plat_mlp(2), work), 2 * mem);
+        // After the scope, accesses are serial again, and hits cost a hit.
+        let p = plat_mlp(4);
+        scope_of_three(&p, work);
+        let at = p.cursor();
+        p.touch(Line::Task(3), Access::Read);
+        p.touch(Line::Task(1), Access::Read);
+        assert_eq!(p.cursor() - at, mem + p.cost.l2_hit_ns);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "lock acquire inside an overlapped scope")]
+    fn a_lock_inside_an_overlapped_scope_is_refused() {
+        let p = plat_mlp(4);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        p.overlapped(|| l.with(&p, |_| ()));
     }
 
     #[test]

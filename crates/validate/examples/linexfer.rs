@@ -3,7 +3,7 @@
 //! independent loads (`schedlab_validate::linexfer`; the calibration measures K = 16
 //! for the host machine's `mlp`). `target/release/examples/linexfer`
 
-use schedlab_validate::linexfer::{cold_hot, Pass};
+use schedlab_validate::linexfer::{cold_hot, measure, mlp_of, Pass, K};
 
 fn main() {
     for k in [1usize, 4, 16, 64] {
@@ -14,4 +14,9 @@ fn main() {
             println!("k {k:3} {name:12} cold {cold:6.0} hot {hot:6.0} ns → {:6.1} ns a line", (cold - hot) / k as f64);
         }
     }
+    let (chain, independent) = measure(20_000);
+    println!(
+        "calibration (K = {K}): chain {chain:.1} ns a line, independent {independent:.1}: mlp {}",
+        mlp_of(chain, independent)
+    );
 }

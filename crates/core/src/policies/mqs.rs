@@ -398,7 +398,6 @@ impl<P: Platform> Mqs<P> {
         }
     }
 
-
     /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
     /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
     /// that should run it, if any.
