@@ -246,6 +246,8 @@ pub struct SimPlatform {
 #[derive(Debug, Default)]
 struct Overlap {
     open: Cell<bool>,
+    /// `mlp` > 1 and no scope open: the one test `overlapped` makes.
+    ready: Cell<bool>,
     /// End of access `i`, at `i % mlp`.
     ends: [Cell<u64>; CostParams::MAX_MLP as usize],
     /// Accesses issued in the scope so far.
@@ -300,6 +302,7 @@ impl SimPlatform {
         ws_lines: usize,
     ) -> SimPlatform {
         let ncpus = node_of.len();
+        let mlp = cost.mlp;
         // Queue lines: enough for one run queue per CPU plus a global one.
         let queue_lines = ncpus + 1;
         let ws_base = task_capacity + queue_lines + ncpus;
@@ -403,7 +406,7 @@ impl SimPlatform {
             locks_held: Cell::new(0),
             me: Cell::new(1),
             trace: None,
-            overlap: Overlap::default(),
+            overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
         }
     }
 
@@ -1034,22 +1037,26 @@ impl Platform for SimPlatform {
     }
     /// At `mlp` 1 (every preset), or inside another scope, just `f`: the serial
     /// charging, with nothing added to the touch path but one test of a flag.
-    #[inline]
+    #[inline(always)]
     fn overlapped<R>(&self, f: impl FnOnce() -> R) -> R {
-        if self.cost.mlp <= 1 || self.overlap.open.get() {
-            return f();
+        let scoped = self.overlap.ready.get();
+        if scoped {
+            self.open_overlap();
         }
-        self.open_overlap();
         let r = f();
-        self.close_overlap();
+        if scoped {
+            self.close_overlap();
+        }
         r
     }
 }
 
 impl SimPlatform {
+    #[inline(never)]
     fn open_overlap(&self) {
         let o = &self.overlap;
         o.open.set(true);
+        o.ready.set(false);
         o.issued.set(0);
         o.last_end.set(self.cursor.get());
         for e in &o.ends[..self.cost.mlp] {
@@ -1058,9 +1065,11 @@ impl SimPlatform {
     }
 
     /// The scope ends when its last access does (or its work, if later).
+    #[inline(never)]
     fn close_overlap(&self) {
         let o = &self.overlap;
         o.open.set(false);
+        o.ready.set(true);
         self.cursor.set(self.cursor.get().max(o.last_end.get()));
     }
 
