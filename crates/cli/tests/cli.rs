@@ -176,6 +176,19 @@ fn validate_json_has_rows_and_a_consistent_summary() {
 }
 
 #[test]
+fn a_bad_mlp_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, want) in [("0", "mlp = 0"), ("17", "mlp = 17"), ("\"many\"", "mlp")] {
+        let m = dir.path().join("m.toml");
+        std::fs::write(&m, format!("cpus = 2\n[costs]\nmlp = {value}\n")).unwrap();
+        let o = sim(m.to_str().unwrap(), "dss", "pingpong:rounds=10", &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "mlp = {value}: {err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "mlp = {value}: {err}");
+    }
+}
+
+#[test]
 fn an_impossible_workload_is_reported_not_hung() {
     // A virtual-time limit shorter than the work: a clear message and exit code 2.
     let o = sim("up", "dss", "pingpong:rounds=100000", &["--max-virtual-s", "0.001"]);

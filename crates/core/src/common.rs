@@ -225,7 +225,20 @@ impl SchedCommon {
     /// Bookkeeping after `schedule()` has chosen `next` on this CPU: `curr`,
     /// `has_cpu`, `processor`, `last_schedule`; `prev` leaves the CPU and its
     /// SCHED_YIELD bit is cleared (`schedule_tail`). Returns whether prev was yielding.
+    ///
+    /// Its three lines (`prev`, `next`, this CPU's data) are all known before any is
+    /// loaded: their misses overlap ([`Platform::overlapped`]).
     pub fn switch_to<P: Platform>(
+        &self,
+        p: &P,
+        prev: Option<TaskId>,
+        prev_state: PrevState,
+        next: Option<TaskId>,
+    ) -> bool {
+        p.overlapped(|| self.switch_to_lines(p, prev, prev_state, next))
+    }
+
+    fn switch_to_lines<P: Platform>(
         &self,
         p: &P,
         prev: Option<TaskId>,
@@ -334,11 +347,15 @@ pub fn schedule<P: Platform, H: Hooks24<P>>(
     let mut first_pass = true;
     let picked = loop {
         let picked = h.lock_local(p, cpu, |rq| {
-            p.touch(Line::Queue(H::list(rq).queue()), Access::Write);
-            if let Some(t) = prev.filter(|_| first_pass) {
-                if common.put_prev(p, H::list(rq), t, prev_state) {
-                    h.unlink(p, rq, t);
-                }
+            // The queue header and `prev`'s line (`current`): both addresses known up
+            // front, so their misses overlap. The unlink and the pick follow: the pick
+            // walks from the header, each task's address loaded from the one before.
+            let leaves = p.overlapped(|| {
+                p.touch(Line::Queue(H::list(rq).queue()), Access::Write);
+                prev.filter(|_| first_pass).filter(|&t| common.put_prev(p, H::list(rq), t, prev_state))
+            });
+            if let Some(t) = leaves {
+                h.unlink(p, rq, t);
             }
             h.pick(p, rq, cpu, prev, prev_state, this_mm)
         });
@@ -459,14 +476,47 @@ pub fn with_task_queue<P: Platform, T: Send, R>(
     t: TaskId,
     f: impl FnOnce(&mut T) -> R,
 ) -> R {
+    task_queue(p, tasks, queues, t, false, f)
+}
+
+/// [`with_task_queue`] for a wake-up, which writes `t`'s line first thing under the
+/// lock (its state, its run-list link): that write and the queue header's are
+/// [`overlapped`](Platform::overlapped), both addresses being known before either line
+/// is loaded (`try_to_wake_up` has `p` and the `rq` it has just locked). `f` runs
+/// after both.
+pub fn with_task_queue_waking<P: Platform, T: Send, R>(
+    p: &P,
+    tasks: &TaskTable,
+    queues: &[P::Lock<T>],
+    t: TaskId,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    task_queue(p, tasks, queues, t, true, f)
+}
+
+fn task_queue<P: Platform, T: Send, R>(
+    p: &P,
+    tasks: &TaskTable,
+    queues: &[P::Lock<T>],
+    t: TaskId,
+    write_task: bool,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
     let ts = tasks.get(t);
     let mut f = Some(f);
     loop {
         p.touch(Line::Task(t), Access::Read);
         let q = ts.processor();
         let r = queues[q].with(p, |rq| {
-            p.touch(Line::Queue(q), Access::Write);
-            if ts.processor() != q {
+            let here = p.overlapped(|| {
+                p.touch(Line::Queue(q), Access::Write);
+                let here = ts.processor() == q;
+                if here && write_task {
+                    p.touch(Line::Task(t), Access::Write);
+                }
+                here
+            });
+            if !here {
                 return None;
             }
             f.take().map(|f| f(rq))

@@ -110,6 +110,18 @@ pub trait Platform: Sized + 'static {
     fn touch(&self, line: Line, access: Access);
     /// Set `need_resched` on `cpu` and, if it is not this CPU, send it a reschedule IPI.
     fn resched(&self, cpu: CpuId);
+    /// Run `f`, whose [`touch`](Platform::touch)es are *independent*: each line's
+    /// address is known without loading another line `f` touches (a wake-up's task
+    /// line and queue header, this CPU's own data), so an out-of-order core overlaps
+    /// their misses. Never wrap a list walk (each task's address comes from the
+    /// previous one), a load whose address comes from a line `f` touches, a lock
+    /// acquire (a locked instruction orders memory) or a reschedule IPI. The
+    /// simulator overlaps the accesses up to the machine's `mlp`; everywhere else (and
+    /// at `mlp = 1`) this just runs `f`.
+    #[inline]
+    fn overlapped<R>(&self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
     /// How the policy's task table lays out per-task state in host memory (read once,
     /// when the policy is built). Dense unless the engine wants real addresses to
     /// follow the kernel layout: the runtime returns kernel blocks with the spec's

@@ -55,6 +55,8 @@ pub struct CostModel {
     /// See `CostParams::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
     pub lock_remote_ns: u64,
     pub wake_transfer_ns: u64,
+    /// Misses outstanding at once in an overlapped scope (1: serial; see `CostParams::mlp`).
+    pub mlp: usize,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
     /// The three tables have the largest machine's size, so that an index masked into
@@ -142,6 +144,7 @@ impl CostModel {
             lock_handoff_ns: c.lock_handoff_ns as u64,
             lock_remote_ns: c.lock_remote_ns as u64,
             wake_transfer_ns: c.wake_transfer_ns as u64,
+            mlp: c.mlp as usize,
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),

@@ -324,3 +324,30 @@ fn a_fresh_task_block_is_charged_only_while_every_block_is_in_use() {
     // The first child has exited: the second takes its block.
     assert_eq!(extra(&two_spawns(1_000_000, 10_000_000)), u64::from(fresh));
 }
+
+#[test]
+fn every_preset_keeps_serial_misses() {
+    for p in schedlab_sim::machine::PRESETS.iter().map(|p| p.replace("smp-N", "smp-4")) {
+        assert_eq!(Machine::preset(&p).unwrap().costs.mlp, 1, "{p}");
+    }
+}
+
+#[test]
+fn overlapped_misses_shorten_a_cross_cpu_hop_under_each_marking_policy() {
+    // Every hop crosses CPUs, so some marked group holds more than one miss (MQS's and
+    // O(1)'s wake-up: the queue header and the task line; `switch_to`'s lines): with
+    // misses overlapped the run is shorter, on the same schedule. (On this split run
+    // DSS's wake-up finds the global header in its cache: its CPU's own `schedule()`
+    // wrote it last.)
+    for policy in ["dss", "mqs", "o1"] {
+        let serial = split_pingpong(&with("smp-2", |_| {}), policy);
+        let overlapped = split_pingpong(&with("smp-2", |c| c.mlp = 4), policy);
+        assert_eq!(serial.context_switches, overlapped.context_switches, "{policy}");
+        assert!(
+            overlapped.virtual_ns < serial.virtual_ns,
+            "{policy}: {} ns overlapped vs {} ns serial",
+            overlapped.virtual_ns,
+            serial.virtual_ns
+        );
+    }
+}

@@ -707,6 +707,9 @@ impl Calibration {
             lock_handoff_ns: 0,
             lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
             wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
+            // Lines the other CPU wrote, read as a chain and as independent loads: how
+            // many misses the core overlaps where a policy marks the accesses independent.
+            mlp: self.cross.mlp(),
         };
         m
     }

@@ -11,6 +11,7 @@ pub mod counting;
 pub mod dist;
 pub mod hostdelay;
 pub mod interp;
+pub mod linexfer;
 pub mod summary;
 pub mod timer;
 pub mod xcpu;
@@ -363,6 +364,13 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         x.chan_send_hot_ns,
         x.chan_recv_hot_ns,
         x.clock_read_ns
+    );
+    let _ = writeln!(
+        s,
+        "  16 lines the other CPU wrote: {:.1} ns a line as a chain, {:.1} as independent loads: misses overlapped (mlp) {}",
+        x.line_chain_ns,
+        x.line_independent_ns,
+        x.mlp()
     );
     let _ = writeln!(
         s,

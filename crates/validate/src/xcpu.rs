@@ -73,6 +73,17 @@ pub struct CrossCpu {
     /// the clock read included): what the cross-CPU costs are measured against.
     pub chan_send_hot_ns: f64,
     pub chan_recv_hot_ns: f64,
+    /// One of 16 lines the other CPU wrote, read as a dependent chain, and read as
+    /// independent loads (`crate::linexfer`): their ratio is the host's `mlp`.
+    pub line_chain_ns: f64,
+    pub line_independent_ns: f64,
+}
+
+impl CrossCpu {
+    /// Misses this machine overlaps: the host machine's `mlp`.
+    pub fn mlp(&self) -> u32 {
+        crate::linexfer::mlp_of(self.line_chain_ns, self.line_independent_ns)
+    }
 }
 
 /// Median of `f`'s samples (each one operation between two clock reads) minus the
@@ -422,6 +433,7 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
     let [reg_x, notify_x, reg_hot, notify_hot] = blocking_cross(rounds as u64);
     let recv_register_xcpu_ns = (reg_x - reg_hot).max(0.0);
     let notify_xcpu_ns = (notify_x - notify_hot - chan_send_xcpu_ns).max(0.0);
+    let (line_chain_ns, line_independent_ns) = crate::linexfer::measure(rounds as u64);
     CrossCpu {
         clock_read_ns,
         ipi_send_ns,
@@ -437,5 +449,7 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
         notify_xcpu_ns,
         chan_send_hot_ns,
         chan_recv_hot_ns,
+        line_chain_ns,
+        line_independent_ns,
     }
 }

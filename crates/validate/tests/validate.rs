@@ -101,6 +101,12 @@ fn calibration_gives_a_valid_host_machine() {
     assert!(cal.tree_op_ns.is_finite() && (1.0..5_000.0).contains(&cal.tree_op_ns), "tree op = {}", cal.tree_op_ns);
     assert_eq!(c.tree_op_cycles as f64, cal.tree_op_ns.round().max(1.0));
     assert_eq!(c.list_op_cycles, 1);
+    // Lines the other CPU wrote: a chain pays each transfer, independent loads no more
+    // (a core that overlaps nothing gives 1); their rounded ratio is the host's `mlp`.
+    assert!(x.line_chain_ns.is_finite() && x.line_chain_ns < 50_000.0, "chain {} ns", x.line_chain_ns);
+    assert!(x.line_independent_ns.is_finite() && x.line_independent_ns >= 0.0, "{}", x.line_independent_ns);
+    assert_eq!(c.mlp, schedlab_validate::linexfer::mlp_of(x.line_chain_ns, x.line_independent_ns));
+    assert!((1..=16).contains(&c.mlp));
 
     // Regression: under CI load the target saw the flag before the sender's unpark
     // ended in most rounds, the median after the send was under 0.5 ns, and the host

@@ -119,11 +119,21 @@ impl<P: Platform> Policy<P> for Dss<P> {
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
         self.runqueue.with(p, |rq| {
-            p.touch(Line::Queue(RQ), Access::Write);
-            if rq.contains(&self.common.tasks, id) {
+            // `runqueue_head` and `p` itself: 2.4's `try_to_wake_up` has both addresses
+            // before it loads either (`p->state`, `task_on_runqueue(p)`, `list_add`),
+            // so the two misses overlap. `reschedule_idle` then reads `p->processor`
+            // and the per-CPU data it names: dependent loads, charged after.
+            let queued = p.overlapped(|| {
+                p.touch(Line::Queue(RQ), Access::Write);
+                if rq.contains(&self.common.tasks, id) {
+                    return true;
+                }
+                p.touch(Line::Task(id), Access::Write);
+                false
+            });
+            if queued {
                 return;
             }
-            p.touch(Line::Task(id), Access::Write);
             p.charge(Work::ListOp);
             rq.push_front(p, &self.common.tasks, id);
             self.common.publish_len(RQ, rq.len());

@@ -361,6 +361,43 @@ impl<P: Platform> Mqs<P> {
 
     // ---- wakeup placement --------------------------------------------------------
 
+    /// Step 2 of [`reschedule_idle`](Self::reschedule_idle): what every allowed CPU of
+    /// `pool` runs, from its `aligned_data` alone, into `list` (other slots untouched).
+    fn snapshot(
+        &self,
+        p: &P,
+        list: &mut [i32; MAX_CPUS],
+        pool: std::ops::Range<CpuId>,
+        allowed: CpuMask,
+        now: u64,
+        tsk_cpu: CpuId,
+    ) {
+        for (cpu, slot) in list.iter_mut().enumerate().take(pool.end).skip(pool.start) {
+            if !allowed.contains(cpu) {
+                continue;
+            }
+            p.charge(Work::Examine);
+            p.touch(Line::CpuData(cpu), Access::Read);
+            let cs = self.common.cpu(cpu);
+            let g = cs.curr_na_goodness.load(Relaxed);
+            *slot = if g == MIN_GOODNESS {
+                // Idle: minus the idle time, so the longest-idle CPU (coldest cache,
+                // least likely to be about to get work) sorts lowest.
+                let idle = now.saturating_sub(cs.last_schedule.load(Relaxed));
+                if idle > i32::MAX as u64 {
+                    i32::MIN
+                } else {
+                    -(idle as i32)
+                }
+            } else if cpu != tsk_cpu {
+                // Moving away costs the task its cache: the DSS affinity term.
+                g + PROC_CHANGE_PENALTY
+            } else {
+                g
+            };
+        }
+    }
+
     /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
     /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
     /// that should run it, if any.
@@ -395,32 +432,10 @@ impl<P: Platform> Mqs<P> {
         // PMQS: only the CPUs of the task's pool (its queue's), so that tasks leave a
         // pool only through a balancer. For MQS the pool is the whole machine.
         let pool = self.pool_of(tsk_cpu);
-        for (cpu, slot) in list.iter_mut().enumerate().take(pool.end).skip(pool.start) {
-            if !allowed.contains(cpu) {
-                continue;
-            }
-            p.charge(Work::Examine);
-            p.touch(Line::CpuData(cpu), Access::Read);
-            let cs = self.common.cpu(cpu);
-            let g = cs.curr_na_goodness.load(Relaxed);
-            *slot = if g == MIN_GOODNESS {
-                // Idle: minus the idle time, so the longest-idle CPU (coldest cache,
-                // least likely to be about to get work) sorts lowest.
-                let idle = now.saturating_sub(cs.last_schedule.load(Relaxed));
-                if idle > i32::MAX as u64 {
-                    i32::MIN
-                } else {
-                    -(idle as i32)
-                }
-            } else if cpu != tsk_cpu {
-                // Moving away costs the task its cache: the DSS affinity term.
-                g + PROC_CHANGE_PENALTY
-            } else {
-                g
-            };
-        }
+        // Every CPU's `aligned_data` is at a known address and nothing here loads a
+        // task line: the reads of the snapshot overlap.
+        p.overlapped(|| self.snapshot(p, &mut list, pool, allowed, now, tsk_cpu));
 
-        // 3. Try the candidates, lowest value first.
         while let Some(target) = lowest_below(&list[..ncpus], saved) {
             list[target] = saved;
             if target == tsk_cpu {
@@ -598,6 +613,12 @@ impl<P: Platform> Mqs<P> {
     /// locklessly by `reschedule_idle` on other CPUs) and `has_cpu(next)`, so that no
     /// other CPU can pick or steal `next` once the lock is dropped.
     fn update_sched_data(&self, p: &P, cpu: CpuId, next: Option<TaskId>) {
+        // This CPU's data and `next`'s line (its address already in a register):
+        // independent, their misses overlap.
+        p.overlapped(|| self.write_sched_data(p, cpu, next))
+    }
+
+    fn write_sched_data(&self, p: &P, cpu: CpuId, next: Option<TaskId>) {
         let cs = self.common.cpu(cpu);
         p.touch(Line::CpuData(cpu), Access::Write);
         cs.set_curr(next);
@@ -712,9 +733,9 @@ impl<P: Platform> Policy<P> for Mqs<P> {
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
         let here = p.this_cpu();
-        self.with_task_rq(p, id, |rq| {
+        // The task's line is written with the queue header's, overlapped.
+        common::with_task_queue_waking(p, &self.common.tasks, &self.rqs, id, |rq| {
             let ts = self.common.tasks.get(id);
-            p.touch(Line::Task(id), Access::Write);
             if ts.on_rq().is_some() {
                 return;
             }

@@ -1105,9 +1105,9 @@ impl<P: Platform> Policy<P> for O1<P> {
     fn wake_up(&self, p: &P, id: TaskId, _sync: bool) {
         p.charge(Work::WakeupEntry);
         let jiffies = self.jiffies(p);
-        common::with_task_queue(p, &self.common.tasks, &self.rqs, id, |rq| {
+        // The task's line is written with the run queue's header, overlapped.
+        common::with_task_queue_waking(p, &self.common.tasks, &self.rqs, id, |rq| {
             let ot = self.task(id);
-            p.touch(Line::Task(id), Access::Write);
             if ot.array.load(Relaxed) != NO_ARRAY {
                 return; // already runnable
             }

@@ -143,6 +143,12 @@ pub struct CostParams {
     /// dispatches a task another CPU woke.
     #[serde(default)]
     pub wake_transfer_ns: u32,
+    /// Memory-level parallelism: how many misses one CPU keeps outstanding at once
+    /// among accesses a policy marks independent (`Platform::overlapped`), 1..=16.
+    /// 1 = every miss charged after the previous one (every preset: the model they
+    /// were studied with). A machine file without it gets 1.
+    #[serde(default = "CostParams::serial_mlp")]
+    pub mlp: u32,
 }
 
 impl CostParams {
@@ -152,6 +158,14 @@ impl CostParams {
     fn p3_tree_op_cycles() -> u32 {
         40
     }
+
+    /// One miss at a time: the presets' serial charging.
+    fn serial_mlp() -> u32 {
+        1
+    }
+
+    /// The largest `mlp` a machine may have (the simulator keeps that many end times).
+    pub const MAX_MLP: u32 = 16;
 
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
@@ -192,6 +206,9 @@ impl CostParams {
             lock_handoff_ns: 0,
             lock_remote_ns: 0,
             wake_transfer_ns: 0,
+            // The P6 bus allowed a few outstanding transactions per CPU, but the
+            // presets keep the serial model they were studied with (docs/cost-model.md).
+            mlp: CostParams::serial_mlp(),
         }
     }
 
@@ -235,6 +252,13 @@ impl CostParams {
             if v == 0 {
                 return Err(MachineError(format!("costs: {k} = 0 must be positive")));
             }
+        }
+        if !(1..=CostParams::MAX_MLP).contains(&self.mlp) {
+            return Err(MachineError(format!(
+                "costs: mlp = {} must be in 1..={} (outstanding misses per CPU)",
+                self.mlp,
+                CostParams::MAX_MLP
+            )));
         }
         Ok(())
     }
