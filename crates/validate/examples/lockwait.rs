@@ -10,24 +10,10 @@
 //! `target/release/examples/lockwait [ROUNDS]`
 
 use parking_lot::Mutex;
+use schedlab_validate::{median, pin};
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn pin(cpu: usize) {
-    let ids = core_affinity::get_core_ids().expect("core ids");
-    core_affinity::set_for_current(ids[cpu % ids.len()]);
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
 
 fn spin_for(start: Instant, ns: u64) {
     while start.elapsed() < Duration::from_nanos(ns) {

@@ -113,7 +113,9 @@ pub(crate) fn time_per<F: FnMut()>(n: u64, mut f: F) -> f64 {
     median(batches)
 }
 
-pub(crate) fn pin(core: usize) {
+/// Pin the calling thread to core `core` (modulo the cores there are; nothing if the
+/// host does not say).
+pub fn pin(core: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
         if !ids.is_empty() {
             core_affinity::set_for_current(ids[core % ids.len()]);

@@ -16,7 +16,7 @@ pub mod summary;
 pub mod timer;
 pub mod xcpu;
 
-pub use calibrate::{calibrate, Calibration};
+pub use calibrate::{calibrate, pin, Calibration};
 pub use dist::{Dist, Mispriced};
 pub use interp::{run_on_runtime, RealRun};
 pub use summary::{summarize, Summary};
