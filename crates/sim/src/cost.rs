@@ -6,6 +6,7 @@
 //! multiply; memory-system latencies are in nanoseconds (bus and interconnect speeds
 //! do not scale with the core clock) and scaled by the machine's node distances.
 
+use crate::lockwait::Backoff;
 use crate::machine::Machine;
 use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::Work;
@@ -54,6 +55,9 @@ pub struct CostModel {
     pub lock_handoff_ns: u64,
     /// See `CostParams::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
     pub lock_remote_ns: u64,
+    /// A contended lock's waiter (`CostParams::lock_pause_ns` and the fields after it;
+    /// all 0: it polls continuously).
+    pub lock_backoff: Backoff,
     pub wake_transfer_ns: u64,
     /// Misses outstanding at once in an overlapped scope (1: serial; see `CostParams::mlp`).
     pub mlp: usize,
@@ -143,6 +147,7 @@ impl CostModel {
             notify_xcpu_ns: c.notify_xcpu_ns as u64,
             lock_handoff_ns: c.lock_handoff_ns as u64,
             lock_remote_ns: c.lock_remote_ns as u64,
+            lock_backoff: Backoff::of(c),
             wake_transfer_ns: c.wake_transfer_ns as u64,
             mlp: c.mlp as usize,
             nodes: n,

@@ -27,6 +27,7 @@
 //! | `engine/exec.rs` | tasks executing their programs, one op at a time; channels |
 //! | `engine/checks.rs` | invariant and progress (deadlock) checks |
 //! | `events.rs` | the event kinds and the sleep-timer queue |
+//! | `lockwait.rs` | [`lockwait::Backoff`]: when a contended lock's waiter sees the release (its back-off) |
 //! | `platform.rs` | [`platform::SimPlatform`]: the policies' view of the machine (virtual-time locks, cache lines) |
 //! | `recorder.rs` | counters, run-queue sampling, wake-up latencies; builds the [`Report`] |
 //! | `report.rs` | [`Report`]: JSON and text output |
@@ -35,6 +36,7 @@ pub mod config;
 pub mod cost;
 pub mod engine;
 pub mod events;
+pub mod lockwait;
 pub mod machine;
 pub mod platform;
 mod recorder;

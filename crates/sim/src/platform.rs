@@ -885,7 +885,14 @@ impl SimPlatform {
             }
             l.stats.contended += 1;
         }
-        let start = now.max(l.free_at);
+        // A waiter sees the release at its next poll (`lockwait`: at once on the
+        // presets, whose `spin_lock` polls continuously; later for a backing-off
+        // user-level waiter), and only then starts its hand-off.
+        let start = if l.free_at > now {
+            now.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - now))
+        } else {
+            now
+        };
         let wait = start - now;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {

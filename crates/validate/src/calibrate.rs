@@ -8,6 +8,7 @@
 //! cache-line transfer, the policy's own scan), and the comparison with real runs in
 //! [`crate::validate`] is then a test of the model.
 
+use crate::backoff::{self, LockBackoff, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS};
 use crate::counting::{Charges, Counting};
 use crate::median;
 use crate::xcpu::{self, CrossCpu};
@@ -83,6 +84,9 @@ pub struct Calibration {
     pub park_wake_ns: f64,
     /// The runtime's idle spin before a worker parks (its setting, not a measurement).
     pub idle_spin_ns: f64,
+    /// A contended run-queue lock's waiter: one `pause` and one `sched_yield` of
+    /// `parking_lot`'s back-off ([`crate::backoff`]).
+    pub lock_backoff: LockBackoff,
     /// Share of the CPUs' time other processes took while a pinned thread per CPU
     /// spun reading the clock (gaps over 20 µs), in percent: the load of the other
     /// users of this machine, which neither engine's model contains. Not used by the
@@ -460,6 +464,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let dss = policy_costs(quick);
     let tree_op_ns = tree_op_ns(if quick { 20_000 } else { 200_000 }, dss.schedule_base_ns);
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
+    let lock_backoff = backoff::measure(quick);
     let cross = xcpu::measure(quick, pair);
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
@@ -480,6 +485,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         tree_op_ns,
         park_wake_ns,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
+        lock_backoff,
         stolen_pct,
         cross,
     })
@@ -708,6 +714,15 @@ impl Calibration {
             // simulator charged 34 ns for a 20 ns hand-off, twice per ping-pong hop.
             lock_handoff_ns: 0,
             lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
+            // A contended acquire's waiter backs off as `parking_lot`'s does: the step
+            // prices measured, the step counts the library's (`crate::backoff`), and a
+            // waiter that has parked runs again a parked thread's wake-up after the
+            // release (the releaser's unpark: the same futex wake as a worker's).
+            lock_pause_ns: c(self.lock_backoff.pause_ns),
+            lock_spin_steps: PARKING_LOT_SPIN_STEPS,
+            lock_yield_ns: c(self.lock_backoff.yield_ns),
+            lock_yields: PARKING_LOT_YIELDS,
+            lock_unpark_ns: c(self.park_wake_ns),
             wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
             // Lines the other CPU wrote, read as a chain and as independent loads: how
             // many misses the core overlaps where a policy marks the accesses independent.

@@ -138,6 +138,29 @@ pub struct CostParams {
     /// the line's transfer latency plus `lock_handoff_ns` is charged (every preset).
     #[serde(default)]
     pub lock_remote_ns: u32,
+    // --- a contended lock's waiter (0 on the presets: a `spin_lock` waiter polls the
+    // word continuously and sees the release at once; docs/cost-model.md, "The lock
+    // waiter's back-off"; `crate::lockwait`) ---
+    /// One `pause` (spin-loop hint) of a waiting CPU, in ns.
+    #[serde(default)]
+    pub lock_pause_ns: u32,
+    /// Back-off steps before the waiter yields: step k (1..=this) spins 2^k pauses, then
+    /// polls the lock word. At most [`CostParams::MAX_LOCK_SPIN_STEPS`].
+    #[serde(default)]
+    pub lock_spin_steps: u32,
+    /// One `sched_yield` round trip of a waiter that has spun its steps, in ns; it polls
+    /// after each.
+    #[serde(default)]
+    pub lock_yield_ns: u32,
+    /// Yields after the spin steps before the waiter parks. At most
+    /// [`CostParams::MAX_LOCK_YIELDS`].
+    #[serde(default)]
+    pub lock_yields: u32,
+    /// From a release to a waiter that has parked (its last poll came before the
+    /// release) running again, woken by the releaser, in ns. 0: the waiter never
+    /// parks, it keeps polling continuously after its yields.
+    #[serde(default)]
+    pub lock_unpark_ns: u32,
     /// One transfer of a task's own header line (its run state) between CPUs: paid by
     /// a waker on another CPU than the task last ran on, and again by a CPU that
     /// dispatches a task another CPU woke.
@@ -166,6 +189,11 @@ impl CostParams {
 
     /// The largest `mlp` a machine may have (the simulator keeps that many end times).
     pub const MAX_MLP: u32 = 16;
+    /// The most back-off steps a lock waiter may spin (2^20 pauses: a millisecond even
+    /// at 1 ns a pause; and `lock_pause_ns << steps` stays within 64 bits).
+    pub const MAX_LOCK_SPIN_STEPS: u32 = 20;
+    /// The most yields a lock waiter may make before it parks.
+    pub const MAX_LOCK_YIELDS: u32 = 1000;
 
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
@@ -205,6 +233,11 @@ impl CostParams {
             notify_xcpu_ns: 0,
             lock_handoff_ns: 0,
             lock_remote_ns: 0,
+            lock_pause_ns: 0,
+            lock_spin_steps: 0,
+            lock_yield_ns: 0,
+            lock_yields: 0,
+            lock_unpark_ns: 0,
             wake_transfer_ns: 0,
             // The P6 bus allowed a few outstanding transactions per CPU, but the
             // presets keep the serial model they were studied with (docs/cost-model.md).
@@ -259,6 +292,15 @@ impl CostParams {
                 self.mlp,
                 CostParams::MAX_MLP
             )));
+        }
+        let bounded = [
+            ("lock_spin_steps", self.lock_spin_steps, CostParams::MAX_LOCK_SPIN_STEPS, "back-off steps of 2^k pauses"),
+            ("lock_yields", self.lock_yields, CostParams::MAX_LOCK_YIELDS, "yields before a lock waiter parks"),
+        ];
+        for (k, v, max, what) in bounded {
+            if v > max {
+                return Err(MachineError(format!("costs: {k} = {v} must be in 0..={max} ({what})")));
+            }
         }
         Ok(())
     }
