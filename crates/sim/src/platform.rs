@@ -1227,6 +1227,58 @@ mod tests {
         assert_eq!(s.hold_max_ns, 500);
     }
 
+    /// smp-2 at 1000 MHz with a backing-off waiter: polls 20, 60 and 140 ns after it
+    /// asks (2, 4, 8 pauses of 10 ns), then every 300 ns (yields) up to 740, then parked
+    /// (seen 5 µs after the release); the hand-off a measured 40 ns.
+    fn plat_backoff() -> SimPlatform {
+        let mut m = Machine::preset("smp-2").unwrap();
+        m.mhz = 1000;
+        m.costs.lock_remote_ns = 40;
+        m.costs.lock_pause_ns = 10;
+        m.costs.lock_spin_steps = 3;
+        m.costs.lock_yield_ns = 300;
+        m.costs.lock_yields = 2;
+        m.costs.lock_unpark_ns = 5_000;
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
+    }
+
+    /// CPU 0 takes the lock at 0 (the word from memory: it holds it from `first`) for
+    /// `hold` ns; CPU 1 asks at `first`. How long after `first` CPU 1 holds it.
+    fn contended_grant(hold: u64) -> u64 {
+        let p = plat_backoff();
+        let first = p.cost.memory_ns(0, 0) + p.cost.lock_ns;
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        l.with(&p, |_| p.advance(hold));
+        assert_eq!(p.cursor(), first + hold);
+        p.begin(1, first);
+        l.with(&p, |_| ());
+        assert_eq!(p.lock_stats()[0].contended, 1, "hold {hold}: not contended");
+        p.cursor() - p.cost.lock_ns - first
+    }
+
+    #[test]
+    fn a_backing_off_waiter_gets_the_lock_at_its_next_poll_after_the_release() {
+        // (hold = release after the ask, the poll that sees it): never before the release.
+        for (hold, poll) in [(5, 20), (20, 20), (21, 60), (100, 140), (141, 440), (600, 740), (740, 740)] {
+            assert_eq!(contended_grant(hold), poll + 40, "hold {hold}");
+        }
+        // Past the last poll: parked, running 5 µs after the release.
+        assert_eq!(contended_grant(741), 741 + 5_000 + 40);
+    }
+
+    #[test]
+    fn a_continuously_polling_waiter_gets_the_lock_at_the_release() {
+        let p = plat("smp-2");
+        let l = p.new_lock("rq", ());
+        p.begin(0, 0);
+        l.with(&p, |_| p.advance(333));
+        let released = p.cursor();
+        p.begin(1, 10);
+        l.with(&p, |_| ());
+        assert_eq!(p.cursor(), released + p.cost.transfer_ns(0, 0) + p.cost.lock_ns);
+    }
+
     #[test]
     fn coherence_charges_transfers_and_hits() {
         let p = plat("numa-4x4");

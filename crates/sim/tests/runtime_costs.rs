@@ -1,6 +1,7 @@
 //! The user-level runtime's own costs (`clock_read_cycles`, `recv_block_cycles`,
 //! `chan_send_xcpu_ns`, `chan_recv_xcpu_ns`, `recv_register_xcpu_ns`, `notify_xcpu_ns`,
-//! `lock_handoff_ns`, `lock_remote_ns`, `wake_transfer_ns`, `task_block_fresh_ns`; docs/cost-model.md) are
+//! `lock_handoff_ns`, `lock_remote_ns`, `wake_transfer_ns`, `task_block_fresh_ns`, the lock waiter's
+//! back-off `lock_pause_ns` … `lock_unpark_ns`; docs/cost-model.md) are
 //! charged at the events documented there, and only there: the cross-CPU ones never
 //! on one CPU, the per-operation ones at least once per operation.
 
@@ -58,8 +59,13 @@ fn the_kernel_presets_charge_no_runtime_cost() {
             c.lock_remote_ns,
             c.wake_transfer_ns,
             c.task_block_fresh_ns,
+            c.lock_pause_ns,
+            c.lock_spin_steps,
+            c.lock_yield_ns,
+            c.lock_yields,
+            c.lock_unpark_ns,
         ];
-        assert_eq!(runtime, [0; 10], "{p}");
+        assert_eq!(runtime, [0; 15], "{p}");
     }
 }
 
