@@ -189,6 +189,25 @@ fn a_bad_mlp_is_named_and_exits_2() {
 }
 
 #[test]
+fn a_bad_lock_waiter_cost_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kv, want) in [
+        ("lock_spin_steps = 21", "lock_spin_steps = 21"),
+        ("lock_yields = 1001", "lock_yields = 1001"),
+        ("lock_pause_ns = -1", "lock_pause_ns = -1"),
+        ("lock_yield_ns = 2.5", "lock_yield_ns = 2.5"),
+        ("lock_unpark_ns = \"long\"", "lock_unpark_ns"),
+    ] {
+        let m = dir.path().join("m.toml");
+        std::fs::write(&m, format!("cpus = 2\n[costs]\n{kv}\n")).unwrap();
+        let o = sim(m.to_str().unwrap(), "dss", "pingpong:rounds=10", &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{kv}: {err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{kv}: {err}");
+    }
+}
+
+#[test]
 fn an_impossible_workload_is_reported_not_hung() {
     // A virtual-time limit shorter than the work: a clear message and exit code 2.
     let o = sim("up", "dss", "pingpong:rounds=100000", &["--max-virtual-s", "0.001"]);
