@@ -495,7 +495,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
 /// between two threads pinned on CPUs 0 and 1, with the runtime's own [`Parker`]. The
 /// waker waits 200 µs after the sleeper's last round so that it is asleep in the futex
 /// (a worker parks after its 50 µs spin), not spinning.
-fn park_wake(rounds: u64) -> f64 {
+pub fn park_wake(rounds: u64) -> f64 {
     let parker = Arc::new(Parker::new());
     let base = Instant::now();
     // The unpark's time in ns since `base`, plus one (0: no unpark pending).
