@@ -715,14 +715,21 @@ impl Calibration {
             lock_handoff_ns: 0,
             lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
             // A contended acquire's waiter backs off as `parking_lot`'s does: the step
-            // prices measured, the step counts the library's (`crate::backoff`), and a
-            // waiter that has parked runs again a parked thread's wake-up after the
-            // release (the releaser's unpark: the same futex wake as a worker's).
+            // prices measured, the step counts the library's (`crate::backoff`).
             lock_pause_ns: c(self.lock_backoff.pause_ns),
             lock_spin_steps: PARKING_LOT_SPIN_STEPS,
             lock_yield_ns: c(self.lock_backoff.yield_ns),
             lock_yields: PARKING_LOT_YIELDS,
-            lock_unpark_ns: c(self.park_wake_ns),
+            // Not the parked phase (a waiter past its last yield keeps polling): the
+            // simulator grants a lock in event order, so a waiter's grant, once made,
+            // holds off every later acquire, where the real lock is free while its
+            // waiter sleeps and the other CPU takes it (barging). Charged, a parked
+            // waiter's ~15 µs blocked the other CPU too, which then parked: simulated DSS
+            // Chat rooms=4 fell from 2.9-3.1 M to 0.28-1.2 M msg/s, its contended wait
+            // from 104 ns to 2.3 µs, where the runtime's is 265-276 ns
+            // (docs/cost-model.md, "The lock waiter's back-off"). The price is measured
+            // (`park_wake_ns`) and `lockwait` checks it.
+            lock_unpark_ns: 0,
             wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
             // Lines the other CPU wrote, read as a chain and as independent loads: how
             // many misses the core overlaps where a policy marks the accesses independent.

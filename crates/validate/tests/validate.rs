@@ -96,6 +96,14 @@ fn calibration_gives_a_valid_host_machine() {
     assert_eq!(c.lock_handoff_ns, 0);
     assert_eq!(c.lock_remote_ns as f64, (x.lock_handoff_ns - cal.lock_ns).max(1.0).round());
     assert_eq!(c.park_wake_ns as f64, (cal.park_wake_ns - x.ipi_after_send_ns).max(0.0).round());
+    // A contended lock's waiter: `parking_lot`'s back-off with this machine's step prices;
+    // not its parked phase (docs/cost-model.md, "The lock waiter's back-off").
+    let b = &cal.lock_backoff;
+    assert!(b.pause_ns > 0.0 && b.pause_ns < 1_000.0, "pause = {} ns", b.pause_ns);
+    assert!(b.yield_ns > 0.0 && b.yield_ns < 100_000.0, "sched_yield = {} ns", b.yield_ns);
+    assert_eq!(c.lock_pause_ns as f64, b.pause_ns.round().max(1.0));
+    assert_eq!(c.lock_yield_ns as f64, b.yield_ns.round().max(1.0));
+    assert_eq!((c.lock_spin_steps, c.lock_yields, c.lock_unpark_ns), (3, 7, 0));
     // `fair`'s tree operation, from its own `schedule()` on the free platform: it lands
     // in the machine as its own price, not as a list link's.
     assert!(cal.tree_op_ns.is_finite() && (1.0..5_000.0).contains(&cal.tree_op_ns), "tree op = {}", cal.tree_op_ns);
