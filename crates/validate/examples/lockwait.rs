@@ -99,7 +99,10 @@ fn main() {
         yields: PARKING_LOT_YIELDS,
         unpark_ns: park.round().max(1.0) as u64,
     };
-    println!("model: {model:?} (pause {:.1} ns, sched_yield {:.0} ns, parked wake-up {park:.0} ns)", b.pause_ns, b.yield_ns);
+    println!(
+        "model: {model:?} (pause {:.1} ns, sched_yield {:.0} ns, parked wake-up {park:.0} ns)",
+        b.pause_ns, b.yield_ns
+    );
     println!("hold ns | release→held: contended, uncontended remote, extra, model extra | contended lock() call, of it before the release");
     for hold in [50, 100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1_000, 1_500, 2_000, 3_000, 5_000] {
         let (c, cc, m) = run(rounds, hold, true, model);
