@@ -48,7 +48,12 @@ impl Backoff {
     /// which it sees the lock free (its hand-off, the line's transfer and the locked
     /// operation, follows). At its first poll at or after the release; if the release
     /// comes after its last poll, the waiter has parked and runs `unpark_ns` after it.
+    #[inline]
     pub fn sees_release(&self, release: u64) -> u64 {
+        // The presets' continuous polling, without walking the (empty) schedule.
+        if self.pause_ns | self.yield_ns | self.unpark_ns == 0 {
+            return release;
+        }
         let mut poll = 0u64;
         for k in 1..=self.spin_steps {
             poll += self.pause_ns << k;
