@@ -159,10 +159,12 @@ pub struct SimPlatform {
     /// First working-set line, and working-set lines per task.
     ws_base: usize,
     ws_lines: usize,
-    /// Latency of a read served by this node's remote cache (0: no remote cache).
-    remote_cache_ns: u64,
-    /// Latency of a read served by this node's last-level cache (0: no LLC).
-    llc_ns: u64,
+    /// Whether a node's shared cache below the L2 keeps a line it fetches, as masks
+    /// for `LineState::remote` (all ones or zero), fixed by the machine: with an LLC
+    /// every line (`keep_always`), with a remote cache another node's line
+    /// (`keep_if_remote`). A miss selects with them instead of testing two latencies.
+    keep_always: u16,
+    keep_if_remote: u16,
     /// Latency of a read served by the shared cache below the L2 that a machine has
     /// (the LLC, else the remote cache): read on a miss the cache keeps.
     below_l2_ns: u64,
@@ -209,6 +211,8 @@ pub struct SimPlatform {
     /// Whether every CPU is on one node: then every transfer costs the same and an
     /// upgrade's latency needs no loop over the other sharers.
     one_node: bool,
+    /// An upgrade's latency when `one_node`: a transfer within that node.
+    one_node_upgrade_ns: u64,
     /// Sets of the whole L2 (before the dense numbering).
     nsets_full: u64,
     ways: usize,
@@ -351,6 +355,8 @@ impl SimPlatform {
                 v
             })
             .collect();
+        let first_node = node_of.first().copied().unwrap_or(0);
+        let one_node_upgrade_ns = cost.transfer_ns(first_node, first_node);
         let mut node_at = Box::new([0; MAX_CPUS]);
         node_at[..ncpus].copy_from_slice(&node_of);
         SimPlatform {
@@ -360,8 +366,8 @@ impl SimPlatform {
             node_of,
             node_at,
             locks: RefCell::new(Vec::new()),
-            remote_cache_ns,
-            llc_ns,
+            keep_always: if llc_ns > 0 { u16::MAX } else { 0 },
+            keep_if_remote: if remote_cache_ns > 0 { u16::MAX } else { 0 },
             below_l2_ns: if llc_ns > 0 { llc_ns } else { remote_cache_ns },
             llc_keep: if llc_ns > 0 { u16::MAX } else { 0 },
             cost,
@@ -392,6 +398,7 @@ impl SimPlatform {
             cpu_stride: dense_sets * ways,
             node: Cell::new(0),
             one_node: node_of_one,
+            one_node_upgrade_ns,
             ways,
             set_mask,
             line_shift,
@@ -797,11 +804,13 @@ impl SimPlatform {
             // Upgrade: invalidate the other sharers; the farthest one sets the latency
             // (on one node every transfer costs the same, and there is another sharer).
             self.count(class, KIND_RFO);
-            let node = self.node.get();
             if self.one_node {
-                self.cost.transfer_ns(node, node)
+                self.one_node_upgrade_ns
             } else {
-                self.upgrade_from[node].iter().find(|&&(mask, _)| mask & others != 0).map_or(0, |&(_, ns)| ns)
+                self.upgrade_from[self.node.get()]
+                    .iter()
+                    .find(|&&(mask, _)| mask & others != 0)
+                    .map_or(0, |&(_, ns)| ns)
             }
         } else {
             self.miss(class, line, KIND_RFO)
@@ -848,8 +857,7 @@ impl SimPlatform {
         // not branched on (the host CPU mispredicted them on NUMA machines). `keeps` is
         // all ones or zero; the node's bit wraps as `1 << node` did in release builds
         // (more than 16 nodes exist only without a shared cache, with `keeps` zero).
-        let keeps = ((self.llc_ns > 0) | ((self.remote_cache_ns > 0) & (home != node))) as u16;
-        let keeps = keeps.wrapping_neg();
+        let keeps = self.keep_always | (self.keep_if_remote & ((home != node) as u16).wrapping_neg());
         let node_bit = 1u16.wrapping_shl(node as u32);
         let remote = line.remote.get();
         let dirty = line.dirty.get();
