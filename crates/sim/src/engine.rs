@@ -202,7 +202,8 @@ impl<'w> Engine<'w> {
             m.line_bytes,
             spec.colours(),
         )
-        .with_working_sets(ws_lines);
+        .with_working_sets(ws_lines)
+        .with_jitter(m.costs.cost_jitter_pct, cfg.seed);
         let plat = match trace_cap {
             Some(cap) => plat.with_trace(cap),
             None => plat,
@@ -456,7 +457,7 @@ impl<'w> Engine<'w> {
                 );
                 if next != prev {
                     // A runtime's worker reads the clock after every poll of a task.
-                    let mut cost = self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns;
+                    let mut cost = self.plat.jittered(self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns);
                     // Dispatching a task another CPU woke pulls its header line.
                     if nt.woke_on != NONE && nt.woke_on as usize != cpu {
                         cost += self.plat.cost.wake_transfer_ns;

@@ -35,6 +35,7 @@ pub mod config;
 pub mod cost;
 pub mod engine;
 pub mod events;
+pub mod jitter;
 pub mod machine;
 pub mod platform;
 mod recorder;

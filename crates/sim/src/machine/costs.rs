@@ -149,6 +149,14 @@ pub struct CostParams {
     /// were studied with). A machine file without it gets 1.
     #[serde(default = "CostParams::serial_mlp")]
     pub mlp: u32,
+    /// Event-to-event variation of the per-event CPU prices (a task switch, a send, a
+    /// receive, a `schedule()` and a wake-up entry): one event's price's standard
+    /// deviation over its median, in percent (`crate::jitter`). Each such charge is
+    /// multiplied by its own factor, drawn uniformly around 1 from the run's seed.
+    /// 0 = every event costs its price exactly and nothing is drawn (every preset; a
+    /// machine file without it). At most [`CostParams::MAX_JITTER_PCT`].
+    #[serde(default)]
+    pub cost_jitter_pct: u32,
 }
 
 impl CostParams {
@@ -166,6 +174,10 @@ impl CostParams {
 
     /// The largest `mlp` a machine may have (the simulator keeps that many end times).
     pub const MAX_MLP: u32 = 16;
+
+    /// The largest `cost_jitter_pct`: a standard deviation of 50 % is a uniform factor
+    /// in 1 ± 0.866, so no price is ever scaled below 13 % of itself.
+    pub const MAX_JITTER_PCT: u32 = 50;
 
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
@@ -209,6 +221,7 @@ impl CostParams {
             // The P6 bus allowed a few outstanding transactions per CPU, but the
             // presets keep the serial model they were studied with (docs/cost-model.md).
             mlp: CostParams::serial_mlp(),
+            cost_jitter_pct: 0,
         }
     }
 
@@ -258,6 +271,13 @@ impl CostParams {
                 "costs: mlp = {} must be in 1..={} (outstanding misses per CPU)",
                 self.mlp,
                 CostParams::MAX_MLP
+            )));
+        }
+        if self.cost_jitter_pct > CostParams::MAX_JITTER_PCT {
+            return Err(MachineError(format!(
+                "costs: cost_jitter_pct = {} must be in 0..={} (a price's standard deviation, percent of its median)",
+                self.cost_jitter_pct,
+                CostParams::MAX_JITTER_PCT
             )));
         }
         Ok(())
