@@ -26,7 +26,7 @@
 use rand::RngCore;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// The stream of the run's seed the jitter draws from (the engine's own RNG uses 0).
 const JITTER_STREAM: u64 = 1;
@@ -39,6 +39,8 @@ pub struct Jitter {
     /// Half-width of the uniform factor, in millionths.
     half_ppm: u64,
     rng: RefCell<ChaCha8Rng>,
+    /// Factors drawn so far (what the tests read).
+    draws: Cell<u64>,
 }
 
 impl Jitter {
@@ -53,7 +55,7 @@ impl Jitter {
         // h = √3 c = √3 × pct × 10⁴ ppm.
         let half_ppm = (cv_pct as f64 * 10_000.0 * 3f64.sqrt()).round() as u64;
         debug_assert!(half_ppm < PPM, "cost_jitter_pct {cv_pct} is validated to keep factors positive");
-        Some(Jitter { half_ppm, rng: RefCell::new(rng) })
+        Some(Jitter { half_ppm, rng: RefCell::new(rng), draws: Cell::new(0) })
     }
 
     /// `ns` times one drawn factor, rounded up or down at random in proportion to the
@@ -64,12 +66,18 @@ impl Jitter {
             return 0;
         }
         let r = self.rng.borrow_mut().next_u64();
+        self.draws.set(self.draws.get() + 1);
         // The high half picks the factor in [1 - h, 1 + h), the low half the rounding.
         let factor_ppm = PPM - self.half_ppm + ((2 * self.half_ppm * (r >> 32)) >> 32);
         let scaled = ns * factor_ppm;
         let (whole, frac) = (scaled / PPM, scaled % PPM);
         let up = ((r & 0xffff_ffff) * PPM) >> 32 < frac;
         whole + up as u64
+    }
+
+    /// Factors drawn so far.
+    pub fn draws(&self) -> u64 {
+        self.draws.get()
     }
 }
 

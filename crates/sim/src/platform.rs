@@ -430,6 +430,11 @@ impl SimPlatform {
         }
     }
 
+    /// Price factors drawn so far (0 without jitter: none is ever drawn).
+    pub fn jitter_draws(&self) -> u64 {
+        self.jitter.as_ref().map_or(0, Jitter::draws)
+    }
+
     /// This platform recording a scheduling trace of at most `cap` events.
     pub fn with_trace(mut self, cap: usize) -> SimPlatform {
         self.trace = Some(RefCell::new(TraceBuf::new(cap)));
