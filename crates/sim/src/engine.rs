@@ -27,6 +27,7 @@ use exec::{Chan, TState, TaskRt, NONE};
 use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use crate::jitter::Jitter;
 use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};
@@ -95,6 +96,9 @@ struct Engine<'w> {
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
+    /// Variation of the per-event CPU prices, redrawn before each event (None: the
+    /// machine's `cost_jitter_pct` is 0, every price exact, nothing drawn).
+    jitter: Option<Box<Jitter>>,
     resched_buf: Vec<(CpuId, Option<u64>)>,
     check: bool,
     progress: Option<crate::config::ProgressFn>,
@@ -202,12 +206,12 @@ impl<'w> Engine<'w> {
             m.line_bytes,
             spec.colours(),
         )
-        .with_working_sets(ws_lines)
-        .with_jitter(m.costs.cost_jitter_pct, cfg.seed);
+        .with_working_sets(ws_lines);
         let plat = match trace_cap {
             Some(cap) => plat.with_trace(cap),
             None => plat,
         };
+        let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -245,6 +249,7 @@ impl<'w> Engine<'w> {
             stale: 0,
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            jitter,
             resched_buf: Vec::with_capacity(64),
             check: cfg.check_invariants,
             progress: cfg.progress.clone(),
@@ -277,6 +282,9 @@ impl<'w> Engine<'w> {
                 return Err(SimError::TimeLimit(max_ns));
             }
             self.rec.events += 1;
+            if let Some(j) = &self.jitter {
+                j.redraw(&mut self.plat.cost);
+            }
             if self.rec.events.is_multiple_of(crate::config::PROGRESS_EVERY) {
                 if let Some(p) = &self.progress {
                     p(crate::config::Progress { virtual_ns: t, events: self.rec.events });
@@ -457,7 +465,7 @@ impl<'w> Engine<'w> {
                 );
                 if next != prev {
                     // A runtime's worker reads the clock after every poll of a task.
-                    let mut cost = self.plat.jittered(self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns);
+                    let mut cost = self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns;
                     // Dispatching a task another CPU woke pulls its header line.
                     if nt.woke_on != NONE && nt.woke_on as usize != cpu {
                         cost += self.plat.cost.wake_transfer_ns;

@@ -28,7 +28,6 @@
 //! ([`BusStats`]).
 
 use crate::cost::{CostModel, CostParams};
-use crate::jitter::Jitter;
 use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
@@ -149,8 +148,6 @@ pub struct SimPlatform {
     /// policy asks for is a clock read (`clock_read_ns`; 0 on the kernel presets).
     in_task_op: Cell<bool>,
     pub cost: CostModel,
-    /// Variation of the per-event CPU prices (None: every price exact, nothing drawn).
-    jitter: Option<Jitter>,
     node_of: Vec<usize>,
     /// `node_of` in a table of the largest machine's size, indexed by a masked CPU
     /// (no bounds check: read at every `begin` and on the miss paths).
@@ -368,7 +365,6 @@ impl SimPlatform {
             below_l2_ns: if llc_ns > 0 { llc_ns } else { remote_cache_ns },
             llc_keep: if llc_ns > 0 { u16::MAX } else { 0 },
             cost,
-            jitter: None,
             // Kernel lines live on node 0 (the NUMA study's kernel kept its data there);
             // working-set pages on the node that touches them first.
             lines: (0..nlines)
@@ -412,27 +408,6 @@ impl SimPlatform {
             trace: None,
             overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
         }
-    }
-
-    /// This platform varying its per-event CPU prices as the machine's
-    /// `cost_jitter_pct` says, drawn from the run's `seed` (nothing when it is 0).
-    pub fn with_jitter(mut self, cv_pct: u32, seed: u64) -> SimPlatform {
-        self.jitter = Jitter::new(cv_pct, seed);
-        self
-    }
-
-    /// A per-event CPU price as charged this time: `ns` itself without jitter.
-    #[inline]
-    pub fn jittered(&self, ns: u64) -> u64 {
-        match &self.jitter {
-            None => ns,
-            Some(j) => j.apply(ns),
-        }
-    }
-
-    /// Price factors drawn so far (0 without jitter: none is ever drawn).
-    pub fn jitter_draws(&self) -> u64 {
-        self.jitter.as_ref().map_or(0, Jitter::draws)
     }
 
     /// This platform recording a scheduling trace of at most `cap` events.
@@ -1035,13 +1010,7 @@ impl Platform for SimPlatform {
     }
     #[inline]
     fn charge(&self, work: Work) {
-        let ns = self.cost.work(work);
-        match &self.jitter {
-            // The calls' fixed paths vary; their scans and list operations are a few
-            // ns each, priced by count (docs/cost-model.md, "Price jitter").
-            Some(j) if matches!(work, Work::ScheduleEntry | Work::WakeupEntry) => self.advance(j.apply(ns)),
-            _ => self.advance(ns),
-        }
+        self.advance(self.cost.work(work));
     }
     #[inline(always)]
     fn touch(&self, line: Line, access: Access) {

@@ -2,8 +2,8 @@
 //! exactly and draws nothing; above 0 the per-event CPU prices vary, and a run is
 //! still the same run for the same seed.
 
-use schedlab_core::{Platform, PolicySpec, Work};
-use schedlab_sim::platform::SimPlatform;
+use schedlab_core::PolicySpec;
+use schedlab_sim::jitter::Jitter;
 use schedlab_sim::{simulate, CostModel, Machine, Report, SimConfig};
 use schedlab_workloads::parse_workload;
 
@@ -15,14 +15,8 @@ fn machine(pct: u32) -> Machine {
     m
 }
 
-fn platform(pct: u32, seed: u64) -> SimPlatform {
-    let m = machine(pct);
-    SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
-        .with_jitter(pct, seed)
-}
-
 /// A report without its wall-clock fields, as text.
-fn text(r: &Report) -> String {
+fn text_of(r: &Report) -> String {
     let mut v = serde_json::to_value(r).unwrap();
     let o = v.as_object_mut().unwrap();
     o.remove("wall_s");
@@ -43,38 +37,22 @@ fn every_preset_has_no_jitter() {
 }
 
 #[test]
-fn no_jitter_charges_each_price_exactly_and_draws_nothing() {
-    let p = platform(0, 1);
+fn no_jitter_is_no_jitter_object_and_so_no_draw() {
+    // The engine draws only through a `Jitter`, and 0 makes none.
     let m = machine(0);
-    let cost = CostModel::new(&m);
-    p.begin(0, 0);
-    for w in [Work::ScheduleEntry, Work::WakeupEntry, Work::Goodness] {
-        let before = p.cursor();
-        p.charge(w);
-        assert_eq!(p.cursor() - before, cost.work(w), "{w:?}");
-    }
-    assert_eq!(p.jittered(1715), 1715);
-    assert_eq!(p.jitter_draws(), 0);
+    assert!(Jitter::new(0, 1, &CostModel::new(&m)).is_none());
+    assert!(Jitter::new(1, 1, &CostModel::new(&m)).is_some());
 }
 
 #[test]
-fn jitter_varies_the_entry_prices_only_and_draws_once_each() {
-    let p = platform(20, 1);
-    let cost = CostModel::new(&machine(20));
-    p.begin(0, 0);
-    let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..200 {
-        let before = p.cursor();
-        p.charge(Work::ScheduleEntry);
-        seen.insert(p.cursor() - before);
-    }
-    assert_eq!(p.jitter_draws(), 200);
-    assert!(seen.len() > 10, "the schedule() entry price varies: {seen:?}");
-    // A goodness or list operation is priced by count, exactly: no draw.
-    let before = p.cursor();
-    p.charge(Work::Goodness);
-    assert_eq!(p.cursor() - before, cost.work(Work::Goodness));
-    assert_eq!(p.jitter_draws(), 200);
+fn no_jitter_is_the_model_without_it() {
+    // A machine file that says `cost_jitter_pct = 0` runs as one without the key (the
+    // byte-identity with the simulator before the key existed: scripts/sim-same.sh).
+    let text = "cpus = 2\nname = \"x\"\nmhz = 1000\n[costs]\n";
+    let a = Machine::from_toml(text).unwrap();
+    let b = Machine::from_toml(&format!("{text}cost_jitter_pct = 0\n")).unwrap();
+    let w = "hackbench:groups=1,loops=20";
+    assert_eq!(text_of(&run(&a, "mqs", w, 2)), text_of(&run(&b, "mqs", w, 2)));
 }
 
 #[test]
@@ -82,7 +60,7 @@ fn a_jittered_run_is_the_same_run_for_the_same_seed() {
     let w = "hackbench:groups=1,loops=20";
     for policy in ["dss", "mqs"] {
         let (a, b) = (run(&machine(10), policy, w, 3), run(&machine(10), policy, w, 3));
-        assert_eq!(text(&a), text(&b), "{policy}: jitter 10 %, seed 3 twice");
+        assert_eq!(text_of(&a), text_of(&b), "{policy}: jitter 10 %, seed 3 twice");
         // It is a different run from the unjittered one, and from another seed's.
         let exact = run(&machine(0), policy, w, 3);
         assert_ne!(a.virtual_ns, exact.virtual_ns, "{policy}: jitter changes the timings");

@@ -206,7 +206,7 @@ impl Engine<'_> {
             Op::Send { chan, bytes } => {
                 let ch = &mut self.chans[chan as usize];
                 let remote = ch.touched_on.is_some_and(|c| c != cpu);
-                let ns = self.plat.jittered(cost.send_ns(bytes)) + if remote { cost.chan_send_xcpu_ns } else { 0 };
+                let ns = cost.send_ns(bytes) + if remote { cost.chan_send_xcpu_ns } else { 0 };
                 self.plat.advance(ns);
                 self.rec.sent += 1;
                 self.tasks[task as usize].last_send = self.plat.cursor();
@@ -244,7 +244,7 @@ impl Engine<'_> {
                     // `t` and `ch` stay borrowed (disjoint fields): one bounds check each
                     // per receive.
                     t.in_recv = false;
-                    self.plat.advance(self.plat.jittered(self.plat.cost.recv_ns(bytes)));
+                    self.plat.advance(self.plat.cost.recv_ns(bytes));
                     if remote {
                         self.plat.advance(self.plat.cost.chan_recv_xcpu_ns);
                     }
@@ -262,7 +262,7 @@ impl Engine<'_> {
                     self.arm(cpu, at);
                 } else {
                     let remote = ch.sent_on.is_some_and(|c| c != cpu);
-                    self.plat.advance(self.plat.jittered(self.plat.cost.recv_block_ns));
+                    self.plat.advance(self.plat.cost.recv_block_ns);
                     if remote {
                         self.plat.advance(self.plat.cost.recv_register_xcpu_ns);
                     }

@@ -151,8 +151,9 @@ pub struct CostParams {
     pub mlp: u32,
     /// Event-to-event variation of the per-event CPU prices (a task switch, a send, a
     /// receive, a `schedule()` and a wake-up entry): one event's price's standard
-    /// deviation over its median, in percent (`crate::jitter`). Each such charge is
-    /// multiplied by its own factor, drawn uniformly around 1 from the run's seed.
+    /// deviation over its median, in percent (`crate::jitter`). Before each event each
+    /// such price is multiplied by its own factor, drawn uniformly around 1 from the
+    /// run's seed.
     /// 0 = every event costs its price exactly and nothing is drawn (every preset; a
     /// machine file without it). At most [`CostParams::MAX_JITTER_PCT`].
     #[serde(default)]
