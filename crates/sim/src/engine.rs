@@ -18,6 +18,7 @@ mod next_cpu;
 
 use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
+use crate::jitter::Jitter;
 use crate::machine::Machine;
 use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
@@ -27,7 +28,6 @@ use exec::{Chan, TState, TaskRt, NONE};
 use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use crate::jitter::Jitter;
 use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};

@@ -30,9 +30,9 @@
 
 use crate::cost::CostModel;
 use rand::RngCore;
-use schedlab_core::Work;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use schedlab_core::Work;
 use std::cell::{Cell, RefCell};
 
 /// The stream of the run's seed the jitter draws from (the engine's own RNG uses 0).

@@ -349,7 +349,11 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         m.costs.cost_jitter_pct,
         spread::K,
         sp.step_ns,
-        sp.ops.iter().map(|o| format!("{} {:.0} ns {:.0} %", o.name, o.median_ns, o.cv * 100.0)).collect::<Vec<_>>().join(", ")
+        sp.ops
+            .iter()
+            .map(|o| format!("{} {:.0} ns {:.0} %", o.name, o.median_ns, o.cv * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let _ = writeln!(
         s,
