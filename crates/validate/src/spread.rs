@@ -236,17 +236,18 @@ mod tests {
     #[test]
     fn a_batch_spread_is_one_calls_times_root_k_less_the_clock_step() {
         // Batches of 16 calls of 50 ns whose sums are ±40 ns around 800 in equal
-        // parts (σ = 40): one call has σ = 10 ns (cv 0.2) once the normal scaling of
-        // the trimmed variance is undone. 100 values: the percentiles keep them all.
+        // parts (σ = 40): one call has σ = 10 ns once the normal scaling of the trimmed
+        // variance is undone. 100 values: the percentiles keep them all; the median
+        // (the 50th of 0..=99, rounded) is 840.
         let mut b: Vec<f64> = (0..100).map(|i| if i < 50 { 760.0 } else { 840.0 }).collect();
         b.sort_by(f64::total_cmp);
         let (one, cv) = cv_of(&b, 16, 0.0);
-        assert_eq!(one, 50.0 * (760.0 / 800.0));
+        assert_eq!(one, 840.0 / 16.0);
         let sigma = (1600.0f64 / 0.8735).sqrt();
-        assert!((cv - sigma * 4.0 / 760.0).abs() < 1e-12, "{cv}");
+        assert!((cv - sigma * 4.0 / 840.0).abs() < 1e-12, "{cv}");
         // A clock step of 10 ns takes 100 / 6 ns² out of the sum's variance.
         let (_, cv) = cv_of(&b, 16, 10.0);
-        assert!((cv - (1600.0 / 0.8735 - 100.0 / 6.0f64).sqrt() * 4.0 / 760.0).abs() < 1e-12, "{cv}");
+        assert!((cv - (1600.0 / 0.8735 - 100.0 / 6.0f64).sqrt() * 4.0 / 840.0).abs() < 1e-12, "{cv}");
         // Constant batches vary by nothing; a far outlier is cut off.
         let mut c = vec![800.0; 200];
         c[199] = 50_000.0;
