@@ -19,14 +19,14 @@ pub use crate::machine::CostParams;
 pub struct CostModel {
     /// Femtoseconds per cycle: cycle counts convert with a multiply, not a divide.
     fs_per_cycle: u64,
-    work_ns: [u64; Work::COUNT],
+    pub(crate) work_ns: [u64; Work::COUNT],
     pub lock_ns: u64,
     pub l2_hit_ns: u64,
     pub context_switch_ns: u64,
     pub mm_switch_ns: u64,
     pub syscall_ns: u64,
-    send_ns: u64,
-    recv_ns: u64,
+    pub(crate) send_ns: u64,
+    pub(crate) recv_ns: u64,
     /// Femtoseconds to copy one byte.
     copy_fs_per_byte: u64,
     /// `copy_ns` of messages below [`COPY_TABLE`] bytes, looked up: every send and

@@ -18,6 +18,7 @@ mod next_cpu;
 
 use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
+use crate::jitter::Jitter;
 use crate::machine::Machine;
 use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
@@ -95,6 +96,9 @@ struct Engine<'w> {
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
+    /// Variation of the per-event CPU prices, redrawn before each event (None: the
+    /// machine's `cost_jitter_pct` is 0, every price exact, nothing drawn).
+    jitter: Option<Box<Jitter>>,
     resched_buf: Vec<(CpuId, Option<u64>)>,
     check: bool,
     progress: Option<crate::config::ProgressFn>,
@@ -207,6 +211,7 @@ impl<'w> Engine<'w> {
             Some(cap) => plat.with_trace(cap),
             None => plat,
         };
+        let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -244,6 +249,7 @@ impl<'w> Engine<'w> {
             stale: 0,
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            jitter,
             resched_buf: Vec::with_capacity(64),
             check: cfg.check_invariants,
             progress: cfg.progress.clone(),
@@ -276,6 +282,9 @@ impl<'w> Engine<'w> {
                 return Err(SimError::TimeLimit(max_ns));
             }
             self.rec.events += 1;
+            if let Some(j) = &self.jitter {
+                j.redraw(&mut self.plat.cost);
+            }
             if self.rec.events.is_multiple_of(crate::config::PROGRESS_EVERY) {
                 if let Some(p) = &self.progress {
                     p(crate::config::Progress { virtual_ns: t, events: self.rec.events });

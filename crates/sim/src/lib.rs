@@ -36,6 +36,7 @@ pub mod config;
 pub mod cost;
 pub mod engine;
 pub mod events;
+pub mod jitter;
 pub mod lockwait;
 pub mod machine;
 pub mod platform;

@@ -11,6 +11,7 @@
 use crate::backoff::{self, LockBackoff, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS};
 use crate::counting::{Charges, Counting};
 use crate::median;
+use crate::spread::{self, Spreads};
 use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -96,6 +97,9 @@ pub struct Calibration {
     /// (`crate::xcpu`): the reschedule IPI's send and latency, a lock and a task
     /// header last written by the other CPU, a blocking receive, the channel's lines.
     pub cross: CrossCpu,
+    /// Event-to-event spread of single switches, channel operations and DSS hops
+    /// (`crate::spread`): the host machine's `cost_jitter_pct`.
+    pub spreads: Spreads,
 }
 
 /// Operations per timed batch of [`time_per`] and the loops like it.
@@ -224,6 +228,27 @@ fn dss<P: Platform>(p: &P, capacity: usize) -> Box<dyn Policy<P>> {
     Configured::<dss::Kind>(Default::default()).build(p, &env).expect("dss")
 }
 
+/// `schedule(prev blocked)` + `wake_up` + `schedule(idle)`: one task's hop through
+/// DSS on platform `p`, the set-up, then `timed(call)` around the repeated hop.
+fn pair_with<P: Platform, R>(p: &P, take_resched: impl Fn(), timed: impl FnOnce(&mut dyn FnMut()) -> R) -> R {
+    let pol = dss(p, 2);
+    pol.task_new(p, 0, &TaskParams::default(), None);
+    pol.wake_up(p, 0, false);
+    let t0 = pol.schedule(p, None, PrevState::Runnable);
+    timed(&mut || {
+        let _ = pol.schedule(p, t0, PrevState::Blocked);
+        pol.wake_up(p, 0, false);
+        let _ = pol.schedule(p, None, PrevState::Runnable);
+        take_resched();
+    })
+}
+
+/// One DSS hop on the free platform, timed by `timed` (`crate::spread`).
+pub(crate) fn dss_hop<R>(timed: impl FnOnce(&mut dyn FnMut()) -> R) -> R {
+    let p = NullPlatform::new(0);
+    pair_with(&p, || drop(p.take_resched()), timed)
+}
+
 /// DSS's calls timed on the free platform (see [`PolicyCosts`]), and counted on the
 /// counting one (the same calls: the counts are exact, not timed).
 fn policy_costs(quick: bool) -> PolicyCosts {
@@ -238,19 +263,6 @@ fn policy_costs(quick: bool) -> PolicyCosts {
         }
         let mut curr = pol.schedule(p, None, PrevState::Runnable);
         timed(&mut || curr = pol.schedule(p, curr, PrevState::Runnable))
-    }
-    // `schedule(prev blocked)` + `wake_up` + `schedule(idle)`: one task's hop.
-    fn pair_with<P: Platform, R>(p: &P, take_resched: impl Fn(), timed: impl FnOnce(&mut dyn FnMut()) -> R) -> R {
-        let pol = dss(p, 2);
-        pol.task_new(p, 0, &TaskParams::default(), None);
-        pol.wake_up(p, 0, false);
-        let t0 = pol.schedule(p, None, PrevState::Runnable);
-        timed(&mut || {
-            let _ = pol.schedule(p, t0, PrevState::Blocked);
-            pol.wake_up(p, 0, false);
-            let _ = pol.schedule(p, None, PrevState::Runnable);
-            take_resched();
-        })
     }
     let time = |f: &mut dyn FnMut()| time_per(reps, f);
     const COUNTED: u64 = 100;
@@ -347,7 +359,7 @@ pub fn tree_op_ns(reps: u64, dss_schedule_ns: f64) -> f64 {
     ((fair_ns - dss_schedule_ns) / 2.0).max(1.0)
 }
 
-fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
+pub(crate) fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
     schedlab_rt::Builder::new()
         .workers(workers)
         .policy("fast")
@@ -466,6 +478,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
     let lock_backoff = backoff::measure(quick);
     let cross = xcpu::measure(quick, pair);
+    let spreads = spread::measure(quick)?;
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
@@ -488,6 +501,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         lock_backoff,
         stolen_pct,
         cross,
+        spreads,
     })
 }
 
@@ -734,6 +748,9 @@ impl Calibration {
             // Lines the other CPU wrote, read as a chain and as independent loads: how
             // many misses the core overlaps where a policy marks the accesses independent.
             mlp: self.cross.mlp(),
+            // Single events' p10-p90 width over their median (switch, channel pair,
+            // DSS hop): how much one event's price varies from the next.
+            cost_jitter_pct: self.spreads.jitter_pct(),
         };
         m
     }

@@ -13,6 +13,7 @@ pub mod dist;
 pub mod hostdelay;
 pub mod interp;
 pub mod linexfer;
+pub mod spread;
 pub mod summary;
 pub mod timer;
 pub mod xcpu;
@@ -343,6 +344,19 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         cal.park_wake_ns, cal.idle_spin_ns, cal.lock_backoff.pause_ns, cal.lock_backoff.yield_ns, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS
     );
     let m = cal.machine();
+    let sp = &cal.spreads;
+    let _ = writeln!(
+        s,
+        "  price jitter {} % (one event's σ over its median, from batches of {}, clock step {:.0} ns: {})",
+        m.costs.cost_jitter_pct,
+        spread::K,
+        sp.step_ns,
+        sp.ops
+            .iter()
+            .map(|o| format!("{} {:.0} ns {:.0} %", o.name, o.median_ns, o.cv * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _ = writeln!(
         s,
         "  DSS as charged: schedule() entry {}, wake-up entry {}, goodness {} (the calls measured less their lock, goodness calls and L2 hits, which are charged apart)",

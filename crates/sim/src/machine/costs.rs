@@ -172,6 +172,15 @@ pub struct CostParams {
     /// were studied with). A machine file without it gets 1.
     #[serde(default = "CostParams::serial_mlp")]
     pub mlp: u32,
+    /// Event-to-event variation of the per-event CPU prices (a task switch, a send, a
+    /// receive, a `schedule()` and a wake-up entry): one event's price's standard
+    /// deviation over its median, in percent (`crate::jitter`). Before each event each
+    /// such price is multiplied by its own factor, drawn uniformly around 1 from the
+    /// run's seed.
+    /// 0 = every event costs its price exactly and nothing is drawn (every preset; a
+    /// machine file without it). At most [`CostParams::MAX_JITTER_PCT`].
+    #[serde(default)]
+    pub cost_jitter_pct: u32,
 }
 
 impl CostParams {
@@ -194,6 +203,10 @@ impl CostParams {
     pub const MAX_LOCK_SPIN_STEPS: u32 = 20;
     /// The most yields a lock waiter may make before it parks.
     pub const MAX_LOCK_YIELDS: u32 = 1000;
+
+    /// The largest `cost_jitter_pct`: a standard deviation of 50 % is a uniform factor
+    /// in 1 ± 0.866, so no price is ever scaled below 13 % of itself.
+    pub const MAX_JITTER_PCT: u32 = 50;
 
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
@@ -242,6 +255,7 @@ impl CostParams {
             // The P6 bus allowed a few outstanding transactions per CPU, but the
             // presets keep the serial model they were studied with (docs/cost-model.md).
             mlp: CostParams::serial_mlp(),
+            cost_jitter_pct: 0,
         }
     }
 
@@ -296,6 +310,12 @@ impl CostParams {
         let bounded = [
             ("lock_spin_steps", self.lock_spin_steps, CostParams::MAX_LOCK_SPIN_STEPS, "back-off steps of 2^k pauses"),
             ("lock_yields", self.lock_yields, CostParams::MAX_LOCK_YIELDS, "yields before a lock waiter parks"),
+            (
+                "cost_jitter_pct",
+                self.cost_jitter_pct,
+                CostParams::MAX_JITTER_PCT,
+                "a price's standard deviation, percent of its median",
+            ),
         ];
         for (k, v, max, what) in bounded {
             if v > max {
