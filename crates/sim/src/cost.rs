@@ -61,6 +61,9 @@ pub struct CostModel {
     pub wake_transfer_ns: u64,
     /// Misses outstanding at once in an overlapped scope (1: serial; see `CostParams::mlp`).
     pub mlp: usize,
+    /// Store-buffer entries per CPU for write misses (0: charged in place; see
+    /// `CostParams::store_buffer`).
+    pub store_buffer: usize,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
     /// The three tables have the largest machine's size, so that an index masked into
@@ -150,6 +153,7 @@ impl CostModel {
             lock_backoff: Backoff::of(c),
             wake_transfer_ns: c.wake_transfer_ns as u64,
             mlp: c.mlp as usize,
+            store_buffer: c.store_buffer as usize,
             nodes: n,
             transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
             memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),

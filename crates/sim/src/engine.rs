@@ -468,6 +468,9 @@ impl<'w> Engine<'w> {
                     let mut cost = self.plat.cost.context_switch_ns + self.plat.cost.clock_read_ns;
                     // Dispatching a task another CPU woke pulls its header line.
                     if nt.woke_on != NONE && nt.woke_on as usize != cpu {
+                        // The runtime's dispatcher CAS on the header: a locked
+                        // instruction, so this CPU's pending stores complete first.
+                        self.plat.drain_stores();
                         cost += self.plat.cost.wake_transfer_ns;
                     }
                     if nt.mm != 0 && nt.mm != self.cpus[cpu].loaded_mm {

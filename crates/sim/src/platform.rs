@@ -32,6 +32,7 @@ use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 /// Lockmeter-style statistics of one lock.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -241,6 +242,70 @@ pub struct SimPlatform {
     trace: Option<RefCell<TraceBuf>>,
     /// The open [`overlapped`](Platform::overlapped) scope, if any (never at `mlp` 1).
     overlap: Overlap,
+    /// Each CPU's pending write misses (empty and never used at `store_buffer` 0).
+    store_buffers: StoreBuffers,
+}
+
+/// Each CPU's store buffer, as far as it delays anything: the completion times of its
+/// pending write misses and upgrades, oldest first. x86 (TSO) commits stores in program
+/// order, so a store completes no earlier than the one before it and the times are
+/// ascending: the front is the oldest, the back the time the buffer is empty.
+/// A buffer outlives the policy call that filled it (`switch_to` and a call's return
+/// do not serialize), so it is kept per CPU.
+#[derive(Debug, Default)]
+struct StoreBuffers {
+    /// Entries per CPU (`CostParams::store_buffer`; 0: off, writes charged in place).
+    depth: usize,
+    pending: RefCell<Vec<VecDeque<u64>>>,
+}
+
+impl StoreBuffers {
+    fn new(depth: usize, cpus: usize) -> StoreBuffers {
+        StoreBuffers {
+            depth,
+            pending: RefCell::new(vec![VecDeque::with_capacity(depth); if depth > 0 { cpus } else { 0 }]),
+        }
+    }
+
+    /// A write miss of `ns` by `cpu` at `now`: retired into the buffer. Returns when
+    /// the CPU goes on: `now`, or when the oldest pending store completes if the buffer
+    /// is full. The store completes `ns` after it retires, and not before the one
+    /// ahead of it.
+    fn retire(&self, cpu: CpuId, now: u64, ns: u64) -> u64 {
+        let mut all = self.pending.borrow_mut();
+        let q = &mut all[cpu];
+        while q.front().is_some_and(|&end| end <= now) {
+            q.pop_front();
+        }
+        let mut goes_on = now;
+        if q.len() == self.depth {
+            // Full: the CPU stalls until the oldest store commits (and every other
+            // store that has completed by then leaves with it).
+            goes_on = q.pop_front().expect("a full buffer has an oldest store");
+            while q.front().is_some_and(|&end| end <= goes_on) {
+                q.pop_front();
+            }
+        }
+        let end = (goes_on + ns).max(q.back().copied().unwrap_or(0));
+        q.push_back(end);
+        goes_on
+    }
+
+    /// When every store `cpu` has pending has completed (`now` if none is), and the
+    /// buffer emptied.
+    fn drain(&self, cpu: CpuId, now: u64) -> u64 {
+        let mut all = self.pending.borrow_mut();
+        let q = &mut all[cpu];
+        let empty_at = q.back().map_or(now, |&end| end.max(now));
+        q.clear();
+        empty_at
+    }
+
+    /// When a plain store `cpu` makes at `now` becomes visible to the other CPUs: after
+    /// every store ahead of it in the buffer (TSO). The buffer is left as it is.
+    fn visible_at(&self, cpu: CpuId, now: u64) -> u64 {
+        self.pending.borrow()[cpu].back().map_or(now, |&end| end.max(now))
+    }
 }
 
 /// Accesses a policy marked independent, in flight together: the cursor is where the
@@ -307,6 +372,7 @@ impl SimPlatform {
     ) -> SimPlatform {
         let ncpus = node_of.len();
         let mlp = cost.mlp;
+        let store_buffer = cost.store_buffer;
         // Queue lines: enough for one run queue per CPU plus a global one.
         let queue_lines = ncpus + 1;
         let ws_base = task_capacity + queue_lines + ncpus;
@@ -414,6 +480,7 @@ impl SimPlatform {
             me: Cell::new(1),
             trace: None,
             overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
+            store_buffers: StoreBuffers::new(store_buffer, ncpus),
         }
     }
 
@@ -834,7 +901,37 @@ impl SimPlatform {
                 self.make_mru(idx, base);
             }
         }
+        if self.store_buffers.depth > 0 {
+            return self.buffer_store(cpu, ns);
+        }
         ns
+    }
+
+    /// A write miss of `ns` retired into `cpu`'s store buffer: the line's state has
+    /// changed already (the model's order is the order of the calls), only the charge
+    /// moves. The cursor goes on at once, or when the oldest pending store completes if
+    /// the buffer is full; nothing is left for the caller to charge.
+    #[inline(never)]
+    fn buffer_store(&self, cpu: CpuId, ns: u64) -> u64 {
+        self.cursor.set(self.store_buffers.retire(cpu, self.cursor.get(), ns));
+        0
+    }
+
+    /// A locked instruction (or another serializing one) on the current CPU: it waits
+    /// until every store the CPU has pending has completed. Nothing at `store_buffer` 0.
+    #[inline]
+    pub(crate) fn drain_stores(&self) {
+        if self.store_buffers.depth > 0 {
+            self.cursor.set(self.store_buffers.drain(self.cpu.get(), self.cursor.get()));
+        }
+    }
+
+    /// A locked read-modify-write of `ns` (the runtime's task-header CAS): after the
+    /// store buffer drains.
+    #[inline]
+    pub(crate) fn locked_op(&self, ns: u64) {
+        self.drain_stores();
+        self.advance(ns);
     }
 
     /// A miss of a line of class `class` (not in this CPU's cache, not modified here):
@@ -882,6 +979,8 @@ impl SimPlatform {
             !self.overlap.open.get(),
             "a lock acquire inside an overlapped scope (a locked instruction orders memory)"
         );
+        // `lock; decb` (a trylock's `lock; btsl`) waits for the store buffer.
+        self.drain_stores();
         let cpu = self.cpu.get();
         let mut locks = self.locks.borrow_mut();
         let l = &mut locks[id];
@@ -934,7 +1033,13 @@ impl SimPlatform {
     fn lock_release(&self, id: usize) {
         let mut locks = self.locks.borrow_mut();
         let l = &mut locks[id];
-        let now = self.cursor.get();
+        // `spin_unlock` is a plain store (`movb $1`): the CPU goes on, but the other
+        // CPUs see the lock free only once the stores ahead of it have committed (TSO).
+        let now = if self.store_buffers.depth > 0 {
+            self.store_buffers.visible_at(self.cpu.get(), self.cursor.get())
+        } else {
+            self.cursor.get()
+        };
         let hold = now - l.acquired_at;
         l.stats.hold_total_ns += hold;
         l.stats.hold_max_ns = l.stats.hold_max_ns.max(hold);
@@ -1043,6 +1148,10 @@ impl Platform for SimPlatform {
         let bit = 1u64 << cpu;
         let sent_at = if cpu != self.cpu.get() && self.ipi_in_flight.get() & bit == 0 {
             self.ipi_in_flight.set(self.ipi_in_flight.get() | bit);
+            // The ICR write is ordered after the stores ahead of it (an uncached
+            // xAPIC write; Linux fences an x2APIC one), so the target's handler
+            // sees them: the send waits for the store buffer.
+            self.drain_stores();
             self.advance(self.cost.ipi_send_ns);
             Some(self.cursor.get())
         } else {
@@ -1097,6 +1206,10 @@ impl SimPlatform {
     /// access `mlp` before it ended if that is later; the cursor stays.
     #[inline(never)]
     fn overlapped_access(&self, ns: u64) {
+        if ns == 0 && self.store_buffers.depth > 0 {
+            // A store retired into the store buffer: it holds no miss slot here.
+            return;
+        }
         let o = &self.overlap;
         let i = o.issued.get();
         o.issued.set(i + 1);

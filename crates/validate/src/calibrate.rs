@@ -748,6 +748,9 @@ impl Calibration {
             // Lines the other CPU wrote, read as a chain and as independent loads: how
             // many misses the core overlaps where a policy marks the accesses independent.
             mlp: self.cross.mlp(),
+            // The same chain with every line written: a store that costs the chain
+            // nothing more retires into a store buffer (docs/cost-model.md).
+            store_buffer: self.cross.store_buffer(),
             // Single events' p10-p90 width over their median (switch, channel pair,
             // DSS hop): how much one event's price varies from the next.
             cost_jitter_pct: self.spreads.jitter_pct(),

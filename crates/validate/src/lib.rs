@@ -390,6 +390,12 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
+        "  the same chain with each line written: {:.1} ns a line: store buffer {}",
+        x.line_chain_write_ns,
+        x.store_buffer()
+    );
+    let _ = writeln!(
+        s,
         "  other processes took {:.1} % of the CPUs during the calibration (not in the model)",
         cal.stolen_pct
     );

@@ -77,12 +77,19 @@ pub struct CrossCpu {
     /// independent loads (`crate::linexfer`): their ratio is the host's `mlp`.
     pub line_chain_ns: f64,
     pub line_independent_ns: f64,
+    /// The same 16 lines read and written as a chain: against `line_chain_ns`, whether
+    /// a store's ownership request is on the critical path (the host's `store_buffer`).
+    pub line_chain_write_ns: f64,
 }
 
 impl CrossCpu {
     /// Misses this machine overlaps: the host machine's `mlp`.
     pub fn mlp(&self) -> u32 {
         crate::linexfer::mlp_of(self.line_chain_ns, self.line_independent_ns)
+    }
+    /// Store-buffer entries for write misses: the host machine's `store_buffer`.
+    pub fn store_buffer(&self) -> u32 {
+        crate::linexfer::store_buffer_of(self.line_chain_ns, self.line_chain_write_ns)
     }
 }
 
@@ -434,6 +441,7 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
     let recv_register_xcpu_ns = (reg_x - reg_hot).max(0.0);
     let notify_xcpu_ns = (notify_x - notify_hot - chan_send_xcpu_ns).max(0.0);
     let (line_chain_ns, line_independent_ns) = crate::linexfer::measure(rounds as u64);
+    let line_chain_write_ns = crate::linexfer::measure_chain_write(rounds as u64);
     CrossCpu {
         clock_read_ns,
         ipi_send_ns,
@@ -451,5 +459,6 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
         chan_recv_hot_ns,
         line_chain_ns,
         line_independent_ns,
+        line_chain_write_ns,
     }
 }

@@ -123,7 +123,8 @@ impl Engine<'_> {
         let remote = t.last_cpu != NONE && t.last_cpu as usize != cpu;
         t.woke_on = cpu as u32;
         if remote {
-            self.plat.advance(self.plat.cost.wake_transfer_ns);
+            // The runtime's wake-up is a CAS on that header: a locked instruction.
+            self.plat.locked_op(self.plat.cost.wake_transfer_ns);
         }
         self.runnable_or_running += 1;
         if !self.plat.tracing() {

@@ -172,6 +172,15 @@ pub struct CostParams {
     /// were studied with). A machine file without it gets 1.
     #[serde(default = "CostParams::serial_mlp")]
     pub mlp: u32,
+    /// Store-buffer entries per CPU for write misses and upgrades: with N > 0 a store
+    /// that misses retires at once and its ownership request completes in the
+    /// background (at most N pending; a full buffer waits for the oldest); a locked
+    /// operation (lock acquire, the runtime's task-header CAS) or an IPI send waits
+    /// for every pending one, and a lock release becomes visible only after them.
+    /// 0 = every write miss charged where it is made (every preset; a machine file
+    /// without it). At most [`CostParams::MAX_STORE_BUFFER`].
+    #[serde(default)]
+    pub store_buffer: u32,
     /// Event-to-event variation of the per-event CPU prices (a task switch, a send, a
     /// receive, a `schedule()` and a wake-up entry): one event's price's standard
     /// deviation over its median, in percent (`crate::jitter`). Before each event each
@@ -198,6 +207,9 @@ impl CostParams {
 
     /// The largest `mlp` a machine may have (the simulator keeps that many end times).
     pub const MAX_MLP: u32 = 16;
+    /// The largest `store_buffer` (entries; Zen 5's store queue has 104, Golden Cove's
+    /// store buffer 114).
+    pub const MAX_STORE_BUFFER: u32 = 128;
     /// The most back-off steps a lock waiter may spin (2^20 pauses: a millisecond even
     /// at 1 ns a pause; and `lock_pause_ns << steps` stays within 64 bits).
     pub const MAX_LOCK_SPIN_STEPS: u32 = 20;
@@ -255,6 +267,9 @@ impl CostParams {
             // The P6 bus allowed a few outstanding transactions per CPU, but the
             // presets keep the serial model they were studied with (docs/cost-model.md).
             mlp: CostParams::serial_mlp(),
+            // The P6 had a store buffer too (12 entries), but the presets keep the
+            // serial charging they were studied with (docs/cost-model.md).
+            store_buffer: 0,
             cost_jitter_pct: 0,
         }
     }
@@ -310,6 +325,7 @@ impl CostParams {
         let bounded = [
             ("lock_spin_steps", self.lock_spin_steps, CostParams::MAX_LOCK_SPIN_STEPS, "back-off steps of 2^k pauses"),
             ("lock_yields", self.lock_yields, CostParams::MAX_LOCK_YIELDS, "yields before a lock waiter parks"),
+            ("store_buffer", self.store_buffer, CostParams::MAX_STORE_BUFFER, "store-buffer entries per CPU"),
             (
                 "cost_jitter_pct",
                 self.cost_jitter_pct,
