@@ -197,6 +197,9 @@ fn a_bad_lock_waiter_cost_is_named_and_exits_2() {
         ("lock_pause_ns = -1", "lock_pause_ns = -1"),
         ("lock_yield_ns = 2.5", "lock_yield_ns = 2.5"),
         ("lock_unpark_ns = \"long\"", "lock_unpark_ns"),
+        ("store_buffer = 129", "store_buffer = 129"),
+        ("store_buffer = -4", "store_buffer = -4"),
+        ("store_buffer = \"deep\"", "store_buffer"),
     ] {
         let m = dir.path().join("m.toml");
         std::fs::write(&m, format!("cpus = 2\n[costs]\n{kv}\n")).unwrap();

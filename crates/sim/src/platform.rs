@@ -1287,6 +1287,81 @@ mod tests {
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
+    /// smp-2 at 1000 MHz with a store buffer of `depth` entries: a cold line costs
+    /// 180 ns, an L2 hit 10, a first lock acquire 180 + 25.
+    fn plat_sb(depth: u32) -> SimPlatform {
+        let mut m = Machine::preset("smp-2").unwrap();
+        m.costs.store_buffer = depth;
+        SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
+    }
+
+    /// Cursor after a cold write at 1000, 100 ns of work, then a lock acquire.
+    fn write_work_lock(p: &SimPlatform) -> (u64, u64) {
+        let l = p.new_lock("rq", ());
+        p.begin(0, 1000);
+        p.touch(Line::CpuData(1), Access::Write);
+        let after_write = p.cursor();
+        p.advance(100);
+        l.with(p, |_| ());
+        (after_write, p.cursor())
+    }
+
+    #[test]
+    fn a_store_miss_is_not_charged_until_a_locked_operation() {
+        let (mem, lock) = (180, 180 + 25);
+        let p = plat_sb(4);
+        let (after_write, after_lock) = write_work_lock(&p);
+        assert_eq!(after_write, 1000, "the store retired into the buffer");
+        // The ownership request overlapped the work; the acquire waited for its end.
+        assert_eq!(after_lock, 1000 + mem + lock);
+        // store_buffer 0: the write charged where it is made, then the work.
+        let (after_write, after_lock) = write_work_lock(&plat_sb(0));
+        assert_eq!(after_write, 1000 + mem);
+        assert_eq!(after_lock, 1000 + mem + 100 + lock);
+        // A read of the line it has a store pending on hits (store forwarding).
+        let p = plat_sb(4);
+        p.begin(0, 1000);
+        p.touch(Line::CpuData(1), Access::Write);
+        p.touch(Line::CpuData(1), Access::Read);
+        assert_eq!(p.cursor(), 1000 + p.cost.l2_hit_ns);
+    }
+
+    #[test]
+    fn a_full_store_buffer_waits_for_its_oldest_store() {
+        let mem = 180;
+        let three_writes = |p: &SimPlatform| {
+            p.begin(0, 1000);
+            for c in [1, 2, 3] {
+                p.touch(Line::CpuData(c), Access::Write);
+            }
+            p.cursor()
+        };
+        // Two entries: the third store waits until the first completes (and the
+        // second, issued at the same instant, with it).
+        let p = plat_sb(2);
+        assert_eq!(three_writes(&p), 1000 + mem);
+        p.drain_stores();
+        assert_eq!(p.cursor(), 1000 + 2 * mem, "the third completes 180 ns after it retired");
+        assert_eq!(three_writes(&plat_sb(8)), 1000, "room for all three");
+        assert_eq!(three_writes(&plat_sb(0)), 1000 + 3 * mem, "store_buffer 0: serial");
+    }
+
+    #[test]
+    fn a_release_is_seen_only_after_the_stores_ahead_of_it() {
+        let p = plat_sb(4);
+        let l = p.new_lock("rq", ());
+        p.begin(0, 1000);
+        l.with(&p, |_| p.touch(Line::CpuData(1), Access::Write));
+        let got = 1000 + 180 + 25;
+        assert_eq!(p.cursor(), got, "the releasing CPU goes on (a plain store)");
+        // CPU 1 asks 5 ns later: the lock is free once the write (180 ns) committed.
+        p.begin(1, got + 5);
+        l.with(&p, |_| ());
+        let s = &p.lock_stats()[0];
+        assert_eq!(s.wait_total_ns, got + 180 - (got + 5));
+        assert_eq!(s.hold_max_ns, 180);
+    }
+
     /// Virtual time of three cold reads (memory, 180 ns each) and `work` between the
     /// first two, in one overlapped scope.
     fn scope_of_three(p: &SimPlatform, work: Work) -> u64 {

@@ -64,8 +64,9 @@ fn the_kernel_presets_charge_no_runtime_cost() {
             c.lock_yield_ns,
             c.lock_yields,
             c.lock_unpark_ns,
+            c.store_buffer,
         ];
-        assert_eq!(runtime, [0; 15], "{p}");
+        assert_eq!(runtime, [0; 16], "{p}");
     }
 }
 
