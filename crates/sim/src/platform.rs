@@ -1287,8 +1287,8 @@ mod tests {
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
-    /// smp-2 at 1000 MHz with a store buffer of `depth` entries: a cold line costs
-    /// 180 ns, an L2 hit 10, a first lock acquire 180 + 25.
+    /// smp-2 with a store buffer of `depth` entries: a cold line costs 180 ns (memory),
+    /// a first lock acquire 180 + `lock_ns`.
     fn plat_sb(depth: u32) -> SimPlatform {
         let mut m = Machine::preset("smp-2").unwrap();
         m.costs.store_buffer = depth;
@@ -1308,8 +1308,8 @@ mod tests {
 
     #[test]
     fn a_store_miss_is_not_charged_until_a_locked_operation() {
-        let (mem, lock) = (180, 180 + 25);
         let p = plat_sb(4);
+        let (mem, lock) = (180, 180 + p.cost.lock_ns);
         let (after_write, after_lock) = write_work_lock(&p);
         assert_eq!(after_write, 1000, "the store retired into the buffer");
         // The ownership request overlapped the work; the acquire waited for its end.
@@ -1331,8 +1331,8 @@ mod tests {
         let mem = 180;
         let three_writes = |p: &SimPlatform| {
             p.begin(0, 1000);
-            for c in [1, 2, 3] {
-                p.touch(Line::CpuData(c), Access::Write);
+            for t in [1, 2, 3] {
+                p.touch(Line::Task(t), Access::Write);
             }
             p.cursor()
         };
@@ -1352,7 +1352,7 @@ mod tests {
         let l = p.new_lock("rq", ());
         p.begin(0, 1000);
         l.with(&p, |_| p.touch(Line::CpuData(1), Access::Write));
-        let got = 1000 + 180 + 25;
+        let got = 1000 + 180 + p.cost.lock_ns;
         assert_eq!(p.cursor(), got, "the releasing CPU goes on (a plain store)");
         // CPU 1 asks 5 ns later: the lock is free once the write (180 ns) committed.
         p.begin(1, got + 5);
