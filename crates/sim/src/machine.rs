@@ -51,9 +51,11 @@ pub enum TickPhase {
     #[default]
     Random,
     /// The timer starts with the run: every CPU's first tick is one period after the
-    /// start, as schedlab's runtime does (each worker's tick grid starts when the
+    /// start, as in schedlab's runtime (each worker's tick grid starts when the
     /// worker starts, `worker_loop`, and `validate` builds a fresh runtime right
-    /// before each run). The host machine of `validate`'s calibration.
+    /// before each run). Not the calibration's default: here all CPUs tick at the
+    /// same instant, which the runtime's workers (started tens of µs apart) never
+    /// do, and that alone moves O(1) ping-pong (docs/traces.md, session 28).
     Boot,
 }
 

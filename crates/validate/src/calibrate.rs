@@ -657,11 +657,11 @@ impl Calibration {
     /// The simulator machine these measurements describe.
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
-        // `tick_phase = "boot"`: the runtime's workers start their tick grids when
-        // they start, just before the root task (a fresh runtime per run), so the
-        // first balance comes one period into the run, not at a random phase.
+        // `tick_phase` stays `random`: `boot` (the runtime's tick grids start with its
+        // workers) ticks every CPU at the same instant, which no two workers do
+        // (docs/traces.md, "Session 28: `fair` on hackbench").
         let text = format!(
-            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
+            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\n",
             self.workers,
             self.workers,
             self.l2.0,
