@@ -133,7 +133,15 @@ fn check_prefix(prefix: &str) -> Result<(), String> {
 fn machine_toml(m: &schedlab_sim::Machine) -> String {
     let costs = toml::Table::try_from(&m.costs).expect("costs serialise");
     format!(
-        "name = \"{}\"\ncpus = {}\nnodes = 1\nmhz = {}\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\n\n[costs]\n{}",
-        m.name, m.cpus, m.mhz, m.l2_kb, m.l2_assoc, m.line_bytes, m.hz, costs
+        "name = \"{}\"\ncpus = {}\nnodes = 1\nmhz = {}\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"{}\"\n\n[costs]\n{}",
+        m.name,
+        m.cpus,
+        m.mhz,
+        m.l2_kb,
+        m.l2_assoc,
+        m.line_bytes,
+        m.hz,
+        m.tick_phase.name(),
+        costs
     )
 }

@@ -19,7 +19,7 @@ mod next_cpu;
 use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
 use crate::jitter::Jitter;
-use crate::machine::Machine;
+use crate::machine::{Machine, TickPhase};
 use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
@@ -96,6 +96,8 @@ struct Engine<'w> {
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
+    /// Where each CPU's first tick falls (`Machine::tick_phase`).
+    tick_phase: TickPhase,
     /// Variation of the per-event CPU prices, redrawn before each event (None: the
     /// machine's `cost_jitter_pct` is 0, every price exact, nothing drawn).
     jitter: Option<Box<Jitter>>,
@@ -249,6 +251,7 @@ impl<'w> Engine<'w> {
             stale: 0,
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            tick_phase: m.tick_phase,
             jitter,
             resched_buf: Vec::with_capacity(64),
             check: cfg.check_invariants,
@@ -270,10 +273,16 @@ impl<'w> Engine<'w> {
         self.handle_resched(0);
         // Each CPU's local timer has an arbitrary phase on real hardware; draw it from
         // the seed. This is the simulation's source of run-to-run variation for
-        // workloads without random operations (Chat, hackbench, ping-pong).
+        // workloads without random operations (Chat, hackbench, ping-pong), besides
+        // price jitter. The runtime's timers start with the run (`TickPhase::Boot`);
+        // the draw is made there too, so that every later draw is the same.
         let tick = self.plat.cost.tick_ns;
         for c in 0..self.cpus.len() {
-            self.cpus[c].tick_at = tick + self.rng.gen_range(0..tick);
+            let drawn = tick + self.rng.gen_range(0..tick);
+            self.cpus[c].tick_at = match self.tick_phase {
+                TickPhase::Random => drawn,
+                TickPhase::Boot => tick,
+            };
             self.refresh(c);
         }
         while self.live > 0 {

@@ -33,6 +33,40 @@ pub struct Machine {
     /// workload program bound to line `k` (`Workload::bound`) may run only on CPU
     /// `k mod cpus` (the NetBench report's "IRQ + process affinity"). Off: free.
     pub irq_affinity: bool,
+    /// Where each CPU's timer tick falls relative to the start of the run.
+    pub tick_phase: TickPhase,
+}
+
+/// Where each CPU's first timer tick falls (machine file key `tick_phase`).
+///
+/// For a `fair` or O(1) run the first ticks matter beyond their period: the first
+/// periodic balance decides, e.g. on hackbench, how many senders run to completion
+/// on one CPU before receivers are pulled to it (docs/traces.md, "Session 28: `fair`
+/// on hackbench").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TickPhase {
+    /// A kernel's timer ran long before the workload started: each CPU's first tick
+    /// is drawn from the seed, one to two periods after the start (the presets).
+    #[default]
+    Random,
+    /// The timer starts with the run: every CPU's first tick is one period after the
+    /// start, as in schedlab's runtime (each worker's tick grid starts when the
+    /// worker starts, `worker_loop`, and `validate` builds a fresh runtime right
+    /// before each run). Not the calibration's default: here all CPUs tick at the
+    /// same instant, which the runtime's workers (started tens of µs apart) never
+    /// do, and that alone moves O(1) ping-pong (docs/traces.md, session 28).
+    Boot,
+}
+
+impl TickPhase {
+    /// The machine file's spelling (`tick_phase = "boot"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TickPhase::Random => "random",
+            TickPhase::Boot => "boot",
+        }
+    }
 }
 
 /// A machine description that cannot be used, with the reason.
@@ -66,6 +100,7 @@ struct MachineFile {
     /// Remote distance used to fill a default matrix when `distance` is absent.
     remote_distance: Option<u32>,
     irq_affinity: Option<bool>,
+    tick_phase: Option<TickPhase>,
     costs: Option<toml::Table>,
 }
 
@@ -100,6 +135,7 @@ impl Machine {
             distance: default_distance(nodes, remote),
             costs,
             irq_affinity: false,
+            tick_phase: TickPhase::Random,
         };
         m.fill_nodes();
         m
@@ -229,7 +265,7 @@ impl Machine {
         macro_rules! set {
             ($($k:ident),*) => { $( if let Some(v) = f.$k { m.$k = v; } )* };
         }
-        set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity);
+        set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity, tick_phase);
         if m.cpus == 0 {
             return Err(MachineError("cpus = 0: a machine needs at least one CPU".into()));
         }

@@ -21,8 +21,12 @@ fn main() {
         std::fs::write(
             &f,
             format!(
-                "name = \"{}\"\ncpus = {}\nhz = {}\nmhz = {}\n{geo}\n[costs]\n{costs}",
-                m.name, m.cpus, m.hz, m.mhz
+                "name = \"{}\"\ncpus = {}\nhz = {}\nmhz = {}\ntick_phase = \"{}\"\n{geo}\n[costs]\n{costs}",
+                m.name,
+                m.cpus,
+                m.hz,
+                m.mhz,
+                m.tick_phase.name()
             ),
         )
         .expect("machine file");

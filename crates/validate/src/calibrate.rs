@@ -657,6 +657,9 @@ impl Calibration {
     /// The simulator machine these measurements describe.
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
+        // `tick_phase` stays `random`: `boot` (the runtime's tick grids start with its
+        // workers) ticks every CPU at the same instant, which no two workers do
+        // (docs/traces.md, "Session 28: `fair` on hackbench").
         let text = format!(
             "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\n",
             self.workers,
