@@ -70,7 +70,7 @@ pub struct Calibration {
     /// only places a task's start, and the fast runtime's wake-ups bring the pair onto
     /// one worker, so this is not a cross-CPU wake-up (`cross` measures that).
     pub wake_ns: f64,
-    /// Uncontended parking_lot lock + unlock.
+    /// Uncontended lock + unlock of the runtime's policy-lock mutex (`schedlab_rt::PolicyMutex`).
     pub lock_ns: f64,
     /// DSS's `schedule()`, `wake_up` and tick on the free platform, and what the
     /// simulator charges for the same calls.
@@ -453,8 +453,9 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         rx.try_recv().unwrap();
     });
     let (send_ns, recv_ns) = (pair / 2.0, pair / 2.0);
-    let lock = parking_lot::Mutex::new(0u64);
-    let lock_ns = time_per(n, || *lock.lock() += 1);
+    // The runtime's policy-lock mutex (`parking_lot`'s, or the `spin-lock` build's).
+    let lock = schedlab_rt::PolicyMutex::new(0u64);
+    let lock_ns = time_per(n, || *schedlab_rt::lock_policy_mutex(&lock) += 1);
 
     let one = runtime(1)?;
     let dispatch_ns = one_task_yields(&one, n);
