@@ -44,6 +44,7 @@
 //! scheduler/policy/worker.rs     a policy worker's loop: schedule(), poll, tick, idle
 //! scheduler/policy/table.rs      policy ids <-> tasks, with an overflow queue
 //! scheduler/policy/platform.rs   RtPlatform (the policy's platform) and its signals
+//! scheduler/policy/lock.rs      the policy locks' mutex: parking_lot, or a bounded spin (feature spin-lock)
 //! scheduler/policy/build.rs      building the core policy with core's one constructor (RtSource)
 //! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
 //! resched.rs                     a policy worker's need_resched and its IPI, sent only when the flag was clear (loom-checked)
@@ -86,6 +87,9 @@ pub use builder::{Builder, DEFAULT_HZ, DEFAULT_IDLE_SPIN};
 pub use context::current_worker;
 pub use give_way::{preemption_point, should_yield, yield_now};
 pub use runtime::Runtime;
+pub use scheduler::policy::lock::{
+    lock as lock_policy_mutex, LockWaiter, PolicyGuard, PolicyMutex, POLICY_LOCK_WAITER,
+};
 pub use scheduler::policy::platform::{RtLock, RtPlatform};
 pub use spawn::{spawn, spawn_with, TaskOpts};
 pub use stats::Stats;

@@ -1,8 +1,9 @@
 //! Diagnosis aid: what a *contended* acquisition of the runtime's run-queue lock
-//! (`parking_lot::Mutex`, `RtLock`) costs beyond an uncontended one that takes the
+//! (`RtLock`'s mutex, `schedlab_rt::PolicyMutex`: `parking_lot::Mutex`, or with the
+//! runtime's `spin-lock` feature a polling spin lock) costs beyond an uncontended one that takes the
 //! lock from the other CPU. CPU 0 takes the lock, holds it for H ns and releases it,
 //! stamping the release time just before the unlock; CPU 1 either asks for the lock
-//! while it is held (contended: it spins in `parking_lot`'s backoff) or only after the
+//! while it is held (contended: it waits as the lock's waiter does) or only after the
 //! release (uncontended, remote: the line transfer the simulator's `lock_handoff_ns`
 //! prices). Printed: the median delay from the release stamp to CPU 1 holding the
 //! lock, both ways, per hold time. The simulator grants a contended lock at the
@@ -14,9 +15,9 @@
 //! measured extra.
 //! `target/release/examples/lockwait [ROUNDS]`
 
-use parking_lot::Mutex;
+use schedlab_rt::{lock_policy_mutex as lock_it, PolicyMutex as Mutex};
 use schedlab_sim::lockwait::Backoff;
-use schedlab_validate::backoff::{self, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS};
+use schedlab_validate::backoff;
 use schedlab_validate::calibrate::park_wake;
 use schedlab_validate::{median, pin};
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -45,7 +46,7 @@ fn run(rounds: u64, hold_ns: u64, contended: bool, model: Backoff) -> (f64, f64,
         std::thread::spawn(move || {
             pin(0);
             for i in 1..=rounds {
-                let mut g = lock.lock();
+                let mut g = lock_it(&lock);
                 held.store(i, Release);
                 let s = Instant::now();
                 // Give CPU 1 time to reach its `lock()` call before the hold's timed part.
@@ -69,7 +70,7 @@ fn run(rounds: u64, hold_ns: u64, contended: bool, model: Backoff) -> (f64, f64,
                 std::hint::spin_loop();
             }
             let c = Instant::now();
-            let g = lock.lock();
+            let g = lock_it(&lock);
             let got = t0.elapsed().as_nanos() as u64;
             let whole = c.elapsed().as_nanos() as u64;
             call.push(whole as f64);
@@ -92,13 +93,15 @@ fn main() {
     // The host machine's back-off, measured as `calibrate` measures it.
     let b = backoff::measure(false);
     let park = park_wake(200);
+    let shape = backoff::runtime_waiter();
     let model = Backoff {
         pause_ns: b.pause_ns.round().max(1.0) as u64,
-        spin_steps: PARKING_LOT_SPIN_STEPS,
+        spin_steps: shape.spin_steps,
         yield_ns: b.yield_ns.round().max(1.0) as u64,
-        yields: PARKING_LOT_YIELDS,
-        unpark_ns: park.round().max(1.0) as u64,
+        yields: shape.yields,
+        unpark_ns: if shape.parks { park.round().max(1.0) as u64 } else { 0 },
     };
+    println!("runtime lock waiter: {:?} -> {shape:?}", schedlab_rt::POLICY_LOCK_WAITER);
     println!(
         "model: {model:?} (pause {:.1} ns, sched_yield {:.0} ns, parked wake-up {park:.0} ns)",
         b.pause_ns, b.yield_ns

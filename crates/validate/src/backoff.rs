@@ -19,6 +19,35 @@ pub const PARKING_LOT_SPIN_STEPS: u32 = 3;
 /// waiter parks.
 pub const PARKING_LOT_YIELDS: u32 = 7;
 
+/// The shape of the runtime's policy-lock waiter in this build
+/// (`schedlab_rt::POLICY_LOCK_WAITER`), as the host machine describes it: the library's
+/// step counts, not measurements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaiterShape {
+    /// `lock_spin_steps`: steps of 2^k `pause`s, each followed by a poll.
+    pub spin_steps: u32,
+    /// `lock_yields`: `sched_yield`s, each followed by a poll.
+    pub yields: u32,
+    /// Whether a waiter past its last poll parks (its wake-up is then a price).
+    pub parks: bool,
+}
+
+/// `parking_lot`'s back-off ([`PARKING_LOT_SPIN_STEPS`], [`PARKING_LOT_YIELDS`], parks);
+/// or, with the runtime's `spin-lock` feature, a waiter that looks at the word one
+/// `pause` apart: the simulator's continuous polling (0 steps, 0 yields), which sees
+/// the release at once. Its real looks are one `pause` (~23 ns here) apart, so it sees
+/// a release up to that late, which is not charged; it yields only past
+/// `schedlab_rt::LockWaiter::Polls`'s `polls` looks (µs), which no simulated wait reaches unless the
+/// lock's holder is descheduled, which simulated holders never are.
+pub fn runtime_waiter() -> WaiterShape {
+    match schedlab_rt::POLICY_LOCK_WAITER {
+        schedlab_rt::LockWaiter::BackOff => {
+            WaiterShape { spin_steps: PARKING_LOT_SPIN_STEPS, yields: PARKING_LOT_YIELDS, parks: true }
+        }
+        schedlab_rt::LockWaiter::Polls { .. } => WaiterShape { spin_steps: 0, yields: 0, parks: false },
+    }
+}
+
 /// Pauses per timed call: one pause is a few to ~150 cycles, under a clock read.
 const PAUSES_PER_CALL: u32 = 64;
 

@@ -8,7 +8,7 @@
 //! cache-line transfer, the policy's own scan), and the comparison with real runs in
 //! [`crate::validate`] is then a test of the model.
 
-use crate::backoff::{self, LockBackoff, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS};
+use crate::backoff::{self, LockBackoff};
 use crate::counting::{Charges, Counting};
 use crate::median;
 use crate::spread::{self, Spreads};
@@ -70,7 +70,7 @@ pub struct Calibration {
     /// only places a task's start, and the fast runtime's wake-ups bring the pair onto
     /// one worker, so this is not a cross-CPU wake-up (`cross` measures that).
     pub wake_ns: f64,
-    /// Uncontended parking_lot lock + unlock.
+    /// Uncontended lock + unlock of the runtime's policy-lock mutex (`schedlab_rt::PolicyMutex`).
     pub lock_ns: f64,
     /// DSS's `schedule()`, `wake_up` and tick on the free platform, and what the
     /// simulator charges for the same calls.
@@ -453,8 +453,9 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         rx.try_recv().unwrap();
     });
     let (send_ns, recv_ns) = (pair / 2.0, pair / 2.0);
-    let lock = parking_lot::Mutex::new(0u64);
-    let lock_ns = time_per(n, || *lock.lock() += 1);
+    // The runtime's policy-lock mutex (`parking_lot`'s, or the `spin-lock` build's).
+    let lock = schedlab_rt::PolicyMutex::new(0u64);
+    let lock_ns = time_per(n, || *schedlab_rt::lock_policy_mutex(&lock) += 1);
 
     let one = runtime(1)?;
     let dispatch_ns = one_task_yields(&one, n);
@@ -731,12 +732,13 @@ impl Calibration {
             // simulator charged 34 ns for a 20 ns hand-off, twice per ping-pong hop.
             lock_handoff_ns: 0,
             lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
-            // A contended acquire's waiter backs off as `parking_lot`'s does: the step
-            // prices measured, the step counts the library's (`crate::backoff`).
+            // A contended acquire's waiter backs off as the runtime's lock does: the step
+            // prices measured, the step counts the library's (`crate::backoff`;
+            // `parking_lot`'s, or none for the `spin-lock` build's polling waiter).
             lock_pause_ns: c(self.lock_backoff.pause_ns),
-            lock_spin_steps: PARKING_LOT_SPIN_STEPS,
+            lock_spin_steps: backoff::runtime_waiter().spin_steps,
             lock_yield_ns: c(self.lock_backoff.yield_ns),
-            lock_yields: PARKING_LOT_YIELDS,
+            lock_yields: backoff::runtime_waiter().yields,
             // Not the parked phase (a waiter past its last yield keeps polling): the
             // simulator grants a lock in event order, so a waiter's grant, once made,
             // holds off every later acquire, where the real lock is free while its

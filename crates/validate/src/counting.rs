@@ -88,13 +88,13 @@ impl Counting {
     }
 }
 
-/// A real (uncontended) lock, counted at each acquisition.
-pub struct CountingLock<T>(parking_lot::Mutex<T>);
+/// A real (uncontended) lock, the runtime's policy-lock mutex, counted at each acquisition.
+pub struct CountingLock<T>(schedlab_rt::PolicyMutex<T>);
 
 impl<T> SchedLock<T, Counting> for CountingLock<T> {
     fn with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> R {
         p.locks.set(p.locks.get() + 1);
-        f(&mut self.0.lock())
+        f(&mut schedlab_rt::lock_policy_mutex(&self.0))
     }
     fn try_with<R>(&self, p: &Counting, f: impl FnOnce(&mut T) -> R) -> Option<R> {
         self.0.try_lock().map(|mut g| {
@@ -104,17 +104,17 @@ impl<T> SchedLock<T, Counting> for CountingLock<T> {
     }
     fn peek<R>(&self, p: &Counting, f: impl FnOnce(&T) -> R) -> R {
         p.line();
-        f(&self.0.lock())
+        f(&schedlab_rt::lock_policy_mutex(&self.0))
     }
     fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.lock())
+        f(&schedlab_rt::lock_policy_mutex(&self.0))
     }
 }
 
 impl Platform for Counting {
     type Lock<T: Send> = CountingLock<T>;
     fn new_lock<T: Send>(&self, _: &str, value: T) -> CountingLock<T> {
-        CountingLock(parking_lot::Mutex::new(value))
+        CountingLock(schedlab_rt::PolicyMutex::new(value))
     }
     fn this_cpu(&self) -> usize {
         self.inner.cpu

@@ -23,7 +23,6 @@ pub use dist::{Dist, Mispriced};
 pub use interp::{run_on_runtime, RealRun};
 pub use summary::{summarize, Summary};
 
-use backoff::{PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS};
 use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
 use schedlab_sim::{simulate, simulate_traced, SimConfig};
@@ -340,8 +339,9 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     let _ = writeln!(s, "  cache-line transfer {:.0} (atomic round trip / 2), memory {:.0}, last-level cache {:.0} (L2 {} KiB {}-way), lock {:.0}, DSS schedule {:.0} + {:.1}/task, wake-up {:.0}, tick {:.0}, fair tree op {:.0}", cal.atomic_rtt_ns / 2.0, cal.mem_latency_ns, cal.llc_latency_ns, cal.l2.0, cal.l2.1, cal.lock_ns, cal.dss.schedule_base_ns, cal.dss.schedule_per_task_ns, cal.dss.wakeup_ns, cal.dss.tick_ns, cal.tree_op_ns);
     let _ = writeln!(
         s,
-        "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0}); contended lock's waiter (parking_lot): pause {:.1}, sched_yield {:.0}, {} spin steps (2^k pauses), {} yields, then parks",
-        cal.park_wake_ns, cal.idle_spin_ns, cal.lock_backoff.pause_ns, cal.lock_backoff.yield_ns, PARKING_LOT_SPIN_STEPS, PARKING_LOT_YIELDS
+        "  parked-worker wake-up {:.0} (unpark to running; after an idle spin of {:.0}); contended lock's waiter ({:?}): pause {:.1}, sched_yield {:.0}, {} spin steps (2^k pauses), {} yields, then {}",
+        cal.park_wake_ns, cal.idle_spin_ns, schedlab_rt::POLICY_LOCK_WAITER, cal.lock_backoff.pause_ns, cal.lock_backoff.yield_ns, backoff::runtime_waiter().spin_steps, backoff::runtime_waiter().yields,
+        if backoff::runtime_waiter().parks { "parks" } else { "polls on" }
     );
     let m = cal.machine();
     let sp = &cal.spreads;

@@ -41,7 +41,7 @@ pub struct CrossCpu {
     /// 24 the host took the figure from the store, and its IPIs landed a whole send
     /// (70–100 ns) late, which lost the woken task to the waker (docs/cost-model.md).
     pub ipi_after_send_ns: f64,
-    /// `parking_lot` lock + unlock of a lock last held by the other CPU.
+    /// Policy-lock mutex (`schedlab_rt::PolicyMutex`) lock + unlock of a lock last held by the other CPU.
     pub lock_handoff_ns: f64,
     /// A compare-and-swap of a word the other CPU wrote last (a task header's state).
     pub rmw_transfer_ns: f64,
@@ -420,8 +420,9 @@ pub fn measure(quick: bool, pair_ns: f64) -> CrossCpu {
     let clock_read_ns = clock_read(rounds * 5);
     let ipi_send_ns = ipi_send(rounds, clock_read_ns);
     let (ipi_latency_ns, ipi_after_send_ns) = ipi_latency(rounds, clock_read_ns);
-    let lock = Arc::new(parking_lot::Mutex::new(0u64));
-    let lock_handoff_ns = net(alternate(rounds, move |_| *lock.lock() += 1), clock_read_ns);
+    // The runtime's policy-lock mutex, as `RtLock` takes it.
+    let lock = Arc::new(schedlab_rt::PolicyMutex::new(0u64));
+    let lock_handoff_ns = net(alternate(rounds, move |_| *schedlab_rt::lock_policy_mutex(&lock) += 1), clock_read_ns);
     let word = Arc::new(AtomicU64::new(0));
     let rmw_transfer_ns = net(
         alternate(rounds, move |me| {

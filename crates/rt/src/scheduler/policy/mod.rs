@@ -25,6 +25,7 @@
 //! policy itself from the policy choice the `Builder` kept ([`RtSource`]).
 
 mod build;
+pub(crate) mod lock;
 pub(crate) mod platform;
 mod table;
 mod worker;

@@ -1,6 +1,7 @@
 //! `RtPlatform`: the zero-cost [`Platform`] the runtime gives a core policy.
 //!
-//! * locks are real `parking_lot` mutexes ([`RtLock`]); `peek` locks too (Rust has no
+//! * locks are real mutexes ([`RtLock`]): `parking_lot`'s, or with the `spin-lock`
+//!   feature a spinning one (`super::lock` says why and how); `peek` locks too (Rust has no
 //!   sound racy read of a `T`; no core policy peeks through a lock it holds);
 //! * `now()` is nanoseconds since the runtime started (monotonic clock);
 //!   `task_clock(cpu)` is that less worker `cpu`'s steal time (the time the host kept
@@ -15,6 +16,7 @@
 //! One `RtPlatform` value per worker (its `this_cpu`); threads that are not workers
 //! (a `block_on` caller waking a task) use worker 0's view.
 
+use super::lock::{lock, try_lock, PolicyMutex};
 use crate::resched::Resched;
 use crate::stats::StatsTable;
 use crate::trace::Tracer;
@@ -54,9 +56,9 @@ impl Signals {
     }
 }
 
-/// A policy lock: a `parking_lot` mutex, and its index in a trace.
+/// A policy lock: the build's mutex (`super::lock`), and its index in a trace.
 #[derive(Debug)]
-pub struct RtLock<T>(parking_lot::Mutex<T>, u32);
+pub struct RtLock<T>(PolicyMutex<T>, u32);
 
 /// Traced, a lock hold: records the acquire (with the time spent waiting) when made,
 /// on the calling thread's track, and the release when dropped. Callers declare it
@@ -95,26 +97,26 @@ impl<T> SchedLock<T, RtPlatform> for RtLock<T> {
     #[inline]
     fn with<R>(&self, p: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> R {
         let t0 = p.trace.as_deref().map(Tracer::now);
-        let mut g = self.0.lock();
+        let mut g = lock(&self.0);
         let _hold = t0.map(|t0| Hold::new(p, self.1, t0));
         f(&mut g)
     }
     #[inline]
     fn try_with<R>(&self, p: &RtPlatform, f: impl FnOnce(&mut T) -> R) -> Option<R> {
         let t0 = p.trace.as_deref().map(Tracer::now);
-        let mut g = self.0.try_lock()?;
+        let mut g = try_lock(&self.0)?;
         let _hold = t0.map(|t0| Hold::new(p, self.1, t0));
         Some(f(&mut g))
     }
     #[inline]
     fn peek<R>(&self, p: &RtPlatform, f: impl FnOnce(&T) -> R) -> R {
         let t0 = p.trace.as_deref().map(Tracer::now);
-        let g = self.0.lock();
+        let g = lock(&self.0);
         let _hold = t0.map(|t0| Hold::new(p, self.1, t0));
         f(&g)
     }
     fn inspect<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.lock())
+        f(&lock(&self.0))
     }
 }
 
@@ -166,7 +168,7 @@ impl Platform for RtPlatform {
     type Lock<T: Send> = RtLock<T>;
     fn new_lock<T: Send>(&self, name: &str, value: T) -> RtLock<T> {
         let id = self.trace.as_ref().map_or(0, |t| t.register_lock(name));
-        RtLock(parking_lot::Mutex::new(value), id)
+        RtLock(PolicyMutex::new(value), id)
     }
     #[inline]
     fn this_cpu(&self) -> CpuId {
