@@ -390,7 +390,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "  the same chain with each line written: {:.1} ns a line: store buffer {}",
+        "  the same chain with each line written: {:.1} ns a line: a store buffer of {} measured, not charged (docs/cost-model.md)",
         x.line_chain_write_ns,
         x.store_buffer()
     );
