@@ -38,6 +38,8 @@ pub struct CostModel {
     pub task_block_fresh_ns: u64,
     pub ipi_send_ns: u64,
     pub tick_ns: u64,
+    /// CPU c's first tick is `c ×` this after CPU 0's (`tick_phase = "boot"` only).
+    pub tick_stagger_ns: u64,
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
     /// A read served by the node's last-level cache (0: the machine has none).
@@ -138,6 +140,7 @@ impl CostModel {
             task_block_fresh_ns: c.task_block_fresh_ns as u64,
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
+            tick_stagger_ns: c.tick_stagger_ns as u64,
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
             llc_ns: c.llc_latency_ns as u64,
             park_wake_ns: c.park_wake_ns as u64,

@@ -277,11 +277,12 @@ impl<'w> Engine<'w> {
         // price jitter. The runtime's timers start with the run (`TickPhase::Boot`);
         // the draw is made there too, so that every later draw is the same.
         let tick = self.plat.cost.tick_ns;
+        let stagger = self.plat.cost.tick_stagger_ns;
         for c in 0..self.cpus.len() {
             let drawn = tick + self.rng.gen_range(0..tick);
             self.cpus[c].tick_at = match self.tick_phase {
                 TickPhase::Random => drawn,
-                TickPhase::Boot => tick,
+                TickPhase::Boot => tick + c as u64 * stagger,
             };
             self.refresh(c);
         }

@@ -42,3 +42,23 @@ fn boot_takes_the_seed_out_of_the_ticks() {
     let runs: Vec<_> = (1..=6).map(|s| run(&random, s)).collect();
     assert!(runs.iter().any(|r| *r != runs[0]), "{runs:?}");
 }
+
+fn with_stagger(phase: &str, stagger: u64) -> Machine {
+    Machine::from_toml(&format!("base = \"smp-2\"\ntick_phase = \"{phase}\"\n[costs]\ntick_stagger_ns = {stagger}\n"))
+        .unwrap()
+}
+
+/// `tick_stagger_ns` moves only a `boot` machine's later CPUs' first ticks: a `random`
+/// machine ignores it (the same run), and a value past a second is named.
+#[test]
+fn the_stagger_applies_to_boot_only_and_bad_values_are_named() {
+    assert_eq!(with_stagger("random", 0).costs.tick_stagger_ns, 0);
+    for seed in 1..=3 {
+        assert_eq!(run(&with_stagger("random", 0), seed), run(&with_stagger("random", 400_000), seed), "seed {seed}");
+    }
+    let runs: Vec<_> =
+        [0, 100_000, 300_000, 500_000, 700_000].iter().map(|&s| run(&with_stagger("boot", s), 1)).collect();
+    assert!(runs.iter().any(|r| *r != runs[0]), "no stagger moved a boot run: {runs:?}");
+    let e = Machine::from_toml("base = \"smp-2\"\n[costs]\ntick_stagger_ns = 2000000000\n").unwrap_err();
+    assert!(e.0.contains("tick_stagger_ns"), "{}", e.0);
+}

@@ -83,6 +83,9 @@ pub struct Calibration {
     /// parked thread (pinned on the other CPU, asleep in the futex for 200 µs) running
     /// again; the median of the rounds.
     pub park_wake_ns: f64,
+    /// How far apart consecutive workers of a fresh runtime start their loops, and so
+    /// their tick grids (`crate::workerstart`): the host machine's `tick_stagger_ns`.
+    pub worker_start_ns: f64,
     /// The runtime's idle spin before a worker parks (its setting, not a measurement).
     pub idle_spin_ns: f64,
     /// A contended run-queue lock's waiter: one `pause` and one `sched_yield` of
@@ -480,6 +483,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let lock_backoff = backoff::measure(quick);
     let cross = xcpu::measure(quick, pair);
     let spreads = spread::measure(quick)?;
+    let worker_start_ns = crate::workerstart::stagger_ns(workers.max(2), if quick { 9 } else { 31 });
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
@@ -498,6 +502,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         dss,
         tree_op_ns,
         park_wake_ns,
+        worker_start_ns,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
         lock_backoff,
         stolen_pct,
@@ -658,11 +663,12 @@ impl Calibration {
     /// The simulator machine these measurements describe.
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
-        // `tick_phase` stays `random`: `boot` (the runtime's tick grids start with its
-        // workers) ticks every CPU at the same instant, which no two workers do
-        // (docs/traces.md, "Session 28: `fair` on hackbench").
+        // `tick_phase = "boot"`: `validate` builds a fresh runtime right before each
+        // real run, and each worker's tick grid starts with its loop, the workers one
+        // thread start apart (`tick_stagger_ns`; docs/traces.md, "Session 28: `fair` on
+        // hackbench").
         let text = format!(
-            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\n",
+            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
             self.workers,
             self.workers,
             self.l2.0,
@@ -762,6 +768,7 @@ impl Calibration {
             // Single events' p10-p90 width over their median (switch, channel pair,
             // DSS hop): how much one event's price varies from the next.
             cost_jitter_pct: self.spreads.jitter_pct(),
+            tick_stagger_ns: self.worker_start_ns.round() as u32,
         };
         m
     }

@@ -16,6 +16,7 @@ pub mod linexfer;
 pub mod spread;
 pub mod summary;
 pub mod timer;
+pub mod workerstart;
 pub mod xcpu;
 
 pub use calibrate::{calibrate, pin, Calibration};
@@ -356,6 +357,11 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
             .map(|o| format!("{} {:.0} ns {:.0} %", o.name, o.median_ns, o.cv * 100.0))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "  timer ticks start with the run (tick_phase boot), the workers' grids {} ns apart (consecutive thread starts)",
+        m.costs.tick_stagger_ns
     );
     let _ = writeln!(
         s,

@@ -190,6 +190,12 @@ pub struct CostParams {
     /// machine file without it). At most [`CostParams::MAX_JITTER_PCT`].
     #[serde(default)]
     pub cost_jitter_pct: u32,
+    /// With `tick_phase = "boot"`: CPU c's first tick comes `c ×` this many ns after
+    /// CPU 0's (one period after the start), as the runtime's workers, started one
+    /// after another, begin their tick grids (`worker_loop`). 0 = all at one instant
+    /// (every preset; ignored with `random`). At most [`CostParams::MAX_TICK_STAGGER_NS`].
+    #[serde(default)]
+    pub tick_stagger_ns: u32,
 }
 
 impl CostParams {
@@ -219,6 +225,10 @@ impl CostParams {
     /// The largest `cost_jitter_pct`: a standard deviation of 50 % is a uniform factor
     /// in 1 ± 0.866, so no price is ever scaled below 13 % of itself.
     pub const MAX_JITTER_PCT: u32 = 50;
+
+    /// The largest `tick_stagger_ns`: one second (a worker that starts later than that
+    /// is not a stagger but a stall).
+    pub const MAX_TICK_STAGGER_NS: u32 = 1_000_000_000;
 
     /// Pentium III on a shared 100/133 MHz front-side bus (the PMQS SMP box, `up`, `smp-N`).
     pub fn p3_smp() -> CostParams {
@@ -271,6 +281,7 @@ impl CostParams {
             // serial charging they were studied with (docs/cost-model.md).
             store_buffer: 0,
             cost_jitter_pct: 0,
+            tick_stagger_ns: 0,
         }
     }
 
@@ -331,6 +342,12 @@ impl CostParams {
                 self.cost_jitter_pct,
                 CostParams::MAX_JITTER_PCT,
                 "a price's standard deviation, percent of its median",
+            ),
+            (
+                "tick_stagger_ns",
+                self.tick_stagger_ns,
+                CostParams::MAX_TICK_STAGGER_NS,
+                "ns between consecutive CPUs' first ticks",
             ),
         ];
         for (k, v, max, what) in bounded {
