@@ -29,6 +29,7 @@ use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::trace::{Event, Trace, TraceMeta};
+use schedlab_core::platform::Work;
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};
 
@@ -63,6 +64,10 @@ struct CpuRt {
     loaded_mm: u32,
     idle_since: u64,
     idle_ns: u64,
+    /// The lock this CPU's last `schedule()` took first (`NONE`: none yet), and when
+    /// a deferred `schedule()`'s waiter began to ask for it (`NEVER`: not deferred).
+    sched_lock: u32,
+    lock_asked: u64,
 }
 
 /// One simulation run.
@@ -93,6 +98,9 @@ struct Engine<'w> {
     /// to date: an event's CPU is cleared and armed again while the event is handled,
     /// and its key is written once, when the next event is looked for.
     stale: u64,
+    /// The lock's waiter backs off (a host machine): a `schedule()` that would wait is
+    /// deferred to its poll ([`Engine::defer_schedule`]).
+    defer_waits: bool,
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
@@ -214,6 +222,7 @@ impl<'w> Engine<'w> {
             None => plat,
         };
         let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
+        let defer_waits = !plat.cost.lock_backoff.is_continuous();
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
@@ -231,6 +240,8 @@ impl<'w> Engine<'w> {
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
+                sched_lock: NONE,
+                lock_asked: NEVER,
             },
         );
         Ok(Engine {
@@ -249,6 +260,7 @@ impl<'w> Engine<'w> {
             chans: vec![Chan::default(); w.channels as usize],
             next_at: NextCpu::new(m.cpus),
             stale: 0,
+            defer_waits,
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             tick_phase: m.tick_phase,
@@ -424,6 +436,9 @@ impl<'w> Engine<'w> {
         }
         match self.cpus[cpu].mode {
             Mode::Idle => {
+                if self.defer_schedule(cpu) {
+                    return false;
+                }
                 self.cpus[cpu].mode = Mode::Kernel;
                 self.schedule(cpu, PrevState::Runnable);
                 return false;
@@ -438,16 +453,49 @@ impl<'w> Engine<'w> {
             }
             Mode::Kernel => {
                 if self.cpus[cpu].blocking {
+                    if self.defer_schedule(cpu) {
+                        return false;
+                    }
                     self.finish_block(cpu);
                     return false;
                 }
             }
         }
         if self.cpus[cpu].need_resched || self.cpus[cpu].curr.is_none() {
+            if self.defer_schedule(cpu) {
+                return false;
+            }
             self.schedule(cpu, PrevState::Runnable);
             false
         } else {
             true
+        }
+    }
+
+    /// A `schedule()` step whose first lock (the one this CPU's last `schedule()` took
+    /// first) is held is not run now but when its backing-off waiter would see the
+    /// lock free. A policy call is simulated whole when its step is processed, so a
+    /// call run now would hold the lock from that poll on, ahead of another CPU that
+    /// asks in between, while the lock is free, but whose step comes later: on the
+    /// real machine that CPU takes the lock (nothing queues a waiter that is pausing
+    /// or yielding), as it does here once this one is deferred. Whether the step is
+    /// deferred (the CPU's state is left as it is and the step re-armed).
+    /// docs/cost-model.md, "The lock waiter's back-off".
+    fn defer_schedule(&mut self, cpu: CpuId) -> bool {
+        let c = &self.cpus[cpu];
+        if !self.defer_waits || c.sched_lock == NONE {
+            return false;
+        }
+        let now = self.plat.cursor();
+        let at = now + self.plat.cost.work(Work::ScheduleEntry);
+        let asked = c.lock_asked.min(at);
+        match self.plat.lock_seen_free_at(c.sched_lock as usize, asked, at) {
+            Some(seen) if seen > at => {
+                self.cpus[cpu].lock_asked = asked;
+                self.arm(cpu, seen - (at - now));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -456,7 +504,15 @@ impl<'w> Engine<'w> {
         self.rec.schedule_calls += 1;
         self.cpus[cpu].need_resched = false;
         let prev = self.cpus[cpu].curr;
+        if self.defer_waits {
+            self.plat.begin_schedule(std::mem::replace(&mut self.cpus[cpu].lock_asked, NEVER));
+        }
         let next = self.policy.schedule(&self.plat, prev, prev_state);
+        if self.defer_waits {
+            if let Some(id) = self.plat.schedule_lock() {
+                self.cpus[cpu].sched_lock = id as u32;
+            }
+        }
         if let Some(p) = prev {
             if prev_state == PrevState::Runnable && next != Some(p) {
                 let t = &mut self.tasks[p as usize];

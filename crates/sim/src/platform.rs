@@ -236,6 +236,11 @@ pub struct SimPlatform {
     walk_reads: Cell<u64>,
     walk_misses: Cell<u64>,
     locks_held: Cell<u32>,
+    /// The first lock the current `schedule()` call acquired (`usize::MAX`: none yet),
+    /// and when its waiter began to ask if the engine deferred the call
+    /// ([`SimPlatform::lock_seen_free_at`]; `u64::MAX`: not deferred).
+    first_lock: Cell<usize>,
+    asked_at: Cell<u64>,
     /// `1 << cpu` of the current call.
     me: Cell<u64>,
     /// The scheduling trace being recorded (`None`: off, one branch per event).
@@ -477,6 +482,8 @@ impl SimPlatform {
             walk_reads: Cell::new(0),
             walk_misses: Cell::new(0),
             locks_held: Cell::new(0),
+            first_lock: Cell::new(usize::MAX),
+            asked_at: Cell::new(u64::MAX),
             me: Cell::new(1),
             trace: None,
             overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
@@ -974,6 +981,35 @@ impl SimPlatform {
         ns
     }
 
+    /// When a waiter that began to ask for lock `id` at `asked` (≤ `at`) and still asks
+    /// at `at` sees it free: `at` if the lock is free then, else its back-off's first
+    /// poll after the release of the last holder the simulation has processed. The
+    /// engine defers a `schedule()` that would wait to that time
+    /// (`Engine::defer_schedule`), so that a CPU asking meanwhile, while the lock is
+    /// free, takes it first. `None`: no such lock.
+    pub fn lock_seen_free_at(&self, id: usize, asked: u64, at: u64) -> Option<u64> {
+        let locks = self.locks.borrow();
+        let l = locks.get(id)?;
+        Some(if l.free_at > at {
+            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
+        } else {
+            at
+        })
+    }
+
+    /// The next `schedule()` call: its first lock is recorded, and its first acquire
+    /// counts its wait from `asked` (`u64::MAX`: from the acquire; a deferred call's
+    /// waiter began earlier).
+    pub fn begin_schedule(&self, asked: u64) {
+        self.first_lock.set(usize::MAX);
+        self.asked_at.set(asked);
+    }
+
+    /// The first lock the last `schedule()` call acquired.
+    pub fn schedule_lock(&self) -> Option<usize> {
+        Some(self.first_lock.get()).filter(|&id| id != usize::MAX)
+    }
+
     fn lock_acquire(&self, id: usize, try_only: bool) -> bool {
         debug_assert!(
             !self.overlap.open.get(),
@@ -985,22 +1021,27 @@ impl SimPlatform {
         let mut locks = self.locks.borrow_mut();
         let l = &mut locks[id];
         let now = self.cursor.get();
-        if l.free_at > now {
-            if try_only {
-                l.stats.trylock_failures += 1;
-                return false;
-            }
+        if self.first_lock.get() == usize::MAX {
+            self.first_lock.set(id);
+        }
+        // A deferred `schedule()`'s waiter asked before this acquire.
+        let asked = self.asked_at.replace(u64::MAX).min(now);
+        if l.free_at > now && try_only {
+            l.stats.trylock_failures += 1;
+            return false;
+        }
+        if l.free_at > now || asked < now {
             l.stats.contended += 1;
         }
         // A waiter sees the release at its next poll (`lockwait`: at once on the
         // presets, whose `spin_lock` polls continuously; later for a backing-off
         // user-level waiter), and only then starts its hand-off.
         let start = if l.free_at > now {
-            now.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - now))
+            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
         } else {
             now
         };
-        let wait = start - now;
+        let wait = start - asked;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
             // Measured as a whole where it is (the host machine): the transfer overlaps
