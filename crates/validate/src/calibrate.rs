@@ -760,11 +760,10 @@ impl Calibration {
             // many misses the core overlaps where a policy marks the accesses independent.
             mlp: self.cross.mlp(),
             // The same chain with every line written: a store that costs the chain
-            // nothing more retires into a store buffer. Measured and printed, but not
-            // charged yet: with it the simulated DSS hackbench switch count, which
-            // matched the runtime's, fell 27 % below it, untraced (docs/cost-model.md,
-            // "The store buffer"). `store_buffer = 48` in a machine file turns it on.
-            store_buffer: 0,
+            // nothing more retires into a store buffer (docs/cost-model.md, "The store
+            // buffer"; session 28 wrote 0 here until session 29 traced why DSS
+            // hackbench's schedule moved with it: the simulator's lock order).
+            store_buffer: self.cross.store_buffer(),
             // Single events' p10-p90 width over their median (switch, channel pair,
             // DSS hop): how much one event's price varies from the next.
             cost_jitter_pct: self.spreads.jitter_pct(),

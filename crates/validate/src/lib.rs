@@ -396,7 +396,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "  the same chain with each line written: {:.1} ns a line: a store buffer of {} measured, not charged (docs/cost-model.md)",
+        "  the same chain with each line written: {:.1} ns a line: store buffer {} (0: each write miss charged where it is made; docs/cost-model.md)",
         x.line_chain_write_ns,
         x.store_buffer()
     );
