@@ -28,8 +28,8 @@ use exec::{Chan, TState, TaskRt, NONE};
 use next_cpu::NextCpu;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::platform::Work;
+use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
 use schedlab_workloads::{Op, Workload};
 
