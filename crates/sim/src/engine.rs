@@ -64,10 +64,6 @@ struct CpuRt {
     loaded_mm: u32,
     idle_since: u64,
     idle_ns: u64,
-    /// The lock this CPU's last `schedule()` took first (`NONE`: none yet), and when
-    /// a deferred `schedule()`'s waiter began to ask for it (`NEVER`: not deferred).
-    sched_lock: u32,
-    lock_asked: u64,
 }
 
 /// One simulation run.
@@ -101,6 +97,11 @@ struct Engine<'w> {
     /// The lock's waiter backs off (a host machine): a `schedule()` that would wait is
     /// deferred to its poll ([`Engine::defer_schedule`]).
     defer_waits: bool,
+    /// Per CPU (kept out of `CpuRt`, which the presets' hot path walks): the lock its
+    /// last `schedule()` took first (`NONE`: none yet), and when a deferred
+    /// `schedule()`'s waiter began to ask for it (`NEVER`: not deferred).
+    sched_lock: Vec<u32>,
+    lock_asked: Vec<u64>,
     /// Sleep timers (the only events not tied to a CPU slot).
     q: EventQueue,
     rng: ChaCha8Rng,
@@ -240,8 +241,6 @@ impl<'w> Engine<'w> {
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
-                sched_lock: NONE,
-                lock_asked: NEVER,
             },
         );
         Ok(Engine {
@@ -261,6 +260,8 @@ impl<'w> Engine<'w> {
             next_at: NextCpu::new(m.cpus),
             stale: 0,
             defer_waits,
+            sched_lock: vec![NONE; m.cpus],
+            lock_asked: vec![NEVER; m.cpus],
             q: EventQueue::with_capacity(64),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             tick_phase: m.tick_phase,
@@ -436,7 +437,7 @@ impl<'w> Engine<'w> {
         }
         match self.cpus[cpu].mode {
             Mode::Idle => {
-                if self.defer_schedule(cpu) {
+                if self.defer_waits && self.defer_schedule(cpu) {
                     return false;
                 }
                 self.cpus[cpu].mode = Mode::Kernel;
@@ -453,7 +454,7 @@ impl<'w> Engine<'w> {
             }
             Mode::Kernel => {
                 if self.cpus[cpu].blocking {
-                    if self.defer_schedule(cpu) {
+                    if self.defer_waits && self.defer_schedule(cpu) {
                         return false;
                     }
                     self.finish_block(cpu);
@@ -462,7 +463,7 @@ impl<'w> Engine<'w> {
             }
         }
         if self.cpus[cpu].need_resched || self.cpus[cpu].curr.is_none() {
-            if self.defer_schedule(cpu) {
+            if self.defer_waits && self.defer_schedule(cpu) {
                 return false;
             }
             self.schedule(cpu, PrevState::Runnable);
@@ -481,17 +482,18 @@ impl<'w> Engine<'w> {
     /// or yielding), as it does here once this one is deferred. Whether the step is
     /// deferred (the CPU's state is left as it is and the step re-armed).
     /// docs/cost-model.md, "The lock waiter's back-off".
+    #[inline(never)]
     fn defer_schedule(&mut self, cpu: CpuId) -> bool {
-        let c = &self.cpus[cpu];
-        if !self.defer_waits || c.sched_lock == NONE {
+        let lock = self.sched_lock[cpu];
+        if lock == NONE {
             return false;
         }
         let now = self.plat.cursor();
         let at = now + self.plat.cost.work(Work::ScheduleEntry);
-        let asked = c.lock_asked.min(at);
-        match self.plat.lock_seen_free_at(c.sched_lock as usize, asked, at) {
+        let asked = self.lock_asked[cpu].min(at);
+        match self.plat.lock_seen_free_at(lock as usize, asked, at) {
             Some(seen) if seen > at => {
-                self.cpus[cpu].lock_asked = asked;
+                self.lock_asked[cpu] = asked;
                 self.arm(cpu, seen - (at - now));
                 true
             }
@@ -505,12 +507,12 @@ impl<'w> Engine<'w> {
         self.cpus[cpu].need_resched = false;
         let prev = self.cpus[cpu].curr;
         if self.defer_waits {
-            self.plat.begin_schedule(std::mem::replace(&mut self.cpus[cpu].lock_asked, NEVER));
+            self.plat.begin_schedule(std::mem::replace(&mut self.lock_asked[cpu], NEVER));
         }
         let next = self.policy.schedule(&self.plat, prev, prev_state);
         if self.defer_waits {
             if let Some(id) = self.plat.schedule_lock() {
-                self.cpus[cpu].sched_lock = id as u32;
+                self.sched_lock[cpu] = id as u32;
             }
         }
         if let Some(p) = prev {

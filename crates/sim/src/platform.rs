@@ -241,6 +241,9 @@ pub struct SimPlatform {
     /// ([`SimPlatform::lock_seen_free_at`]; `u64::MAX`: not deferred).
     first_lock: Cell<usize>,
     asked_at: Cell<u64>,
+    /// A `schedule()` call is under way whose first acquire is still to come (only on
+    /// a machine whose waiter backs off: the presets test this one flag).
+    schedule_open: Cell<bool>,
     /// `1 << cpu` of the current call.
     me: Cell<u64>,
     /// The scheduling trace being recorded (`None`: off, one branch per event).
@@ -484,6 +487,7 @@ impl SimPlatform {
             locks_held: Cell::new(0),
             first_lock: Cell::new(usize::MAX),
             asked_at: Cell::new(u64::MAX),
+            schedule_open: Cell::new(false),
             me: Cell::new(1),
             trace: None,
             overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
@@ -1003,10 +1007,13 @@ impl SimPlatform {
     pub fn begin_schedule(&self, asked: u64) {
         self.first_lock.set(usize::MAX);
         self.asked_at.set(asked);
+        self.schedule_open.set(true);
     }
 
-    /// The first lock the last `schedule()` call acquired.
+    /// The first lock the `schedule()` call that just returned acquired (and the call
+    /// is over).
     pub fn schedule_lock(&self) -> Option<usize> {
+        self.schedule_open.set(false);
         Some(self.first_lock.get()).filter(|&id| id != usize::MAX)
     }
 
@@ -1021,11 +1028,15 @@ impl SimPlatform {
         let mut locks = self.locks.borrow_mut();
         let l = &mut locks[id];
         let now = self.cursor.get();
-        if self.first_lock.get() == usize::MAX {
+        // A `schedule()`'s first acquire: recorded, and a deferred call's waiter asked
+        // before it.
+        let asked = if self.schedule_open.get() {
+            self.schedule_open.set(false);
             self.first_lock.set(id);
-        }
-        // A deferred `schedule()`'s waiter asked before this acquire.
-        let asked = self.asked_at.replace(u64::MAX).min(now);
+            self.asked_at.get().min(now)
+        } else {
+            now
+        };
         if l.free_at > now && try_only {
             l.stats.trylock_failures += 1;
             return false;
