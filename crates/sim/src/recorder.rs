@@ -139,13 +139,7 @@ impl Recorder {
             wake_lat: Runs::new(),
             roles: roles
                 .iter()
-                .map(|r| RoleStats {
-                    name: r.clone(),
-                    tasks: 0,
-                    hist: Runs::new(),
-                    max: 0,
-                    max_task: 0,
-                })
+                .map(|r| RoleStats { name: r.clone(), tasks: 0, hist: Runs::new(), max: 0, max_task: 0 })
                 .collect(),
             responses: w.metric.timeout_ns.map(|_| (Runs::new(), 0)),
             rq_sum: 0.0,
