@@ -25,11 +25,11 @@ pub(crate) struct Recorder {
     pub ipis: u64,
     pub schedule_calls: u64,
     /// From wake-up to being dispatched, in ns.
-    wake_lat: Runs,
+    wake_lat: Histogram<u64>,
     /// Wait to run per role (index: the engine's role numbering).
     roles: Vec<RoleStats>,
     /// Request–response times (workloads with a client time-out).
-    responses: Option<(Runs, u64)>,
+    responses: Option<(Histogram<u64>, u64)>,
     /// Sums over samples of the mean and standard deviation of the queue lengths.
     rq_sum: f64,
     rq_sd_sum: f64,
@@ -43,54 +43,9 @@ pub(crate) struct Recorder {
 struct RoleStats {
     name: String,
     tasks: u64,
-    hist: Runs,
+    hist: Histogram<u64>,
     max: u64,
     max_task: u32,
-}
-
-/// A histogram fed a sample at a time, recorded in runs of equal values: a value
-/// equal to the one before is one compare and add, and each run goes into the
-/// histogram with one `record_n` when the value changes or the histogram is read.
-/// Counts are added, so the histogram ends the same as recording every sample.
-/// (Many samples repeat: a ping-pong's every wake-up waits the same time, and
-/// hdrhistogram's `record` was 1.7 % of such a run's instructions.)
-#[derive(Debug)]
-struct Runs {
-    hist: Histogram<u64>,
-    value: u64,
-    run: u64,
-}
-
-impl Runs {
-    fn new() -> Runs {
-        Runs { hist: Histogram::new(3).expect("histogram"), value: 0, run: 0 }
-    }
-
-    #[inline]
-    fn record(&mut self, v: u64) {
-        if v == self.value {
-            self.run += 1;
-        } else {
-            self.flush();
-            self.value = v;
-            self.run = 1;
-        }
-    }
-
-    #[inline(never)]
-    fn flush(&mut self) {
-        if self.run > 0 {
-            // Auto-resizing: only a value beyond u64's range could fail.
-            let _ = self.hist.record_n(self.value, self.run);
-            self.run = 0;
-        }
-    }
-
-    /// Every sample, recorded.
-    fn done(mut self) -> Histogram<u64> {
-        self.flush();
-        self.hist
-    }
 }
 
 /// Run-queue length samples being collected (flat, row-major: one row of
@@ -136,12 +91,18 @@ impl Recorder {
             migrations: 0,
             ipis: 0,
             schedule_calls: 0,
-            wake_lat: Runs::new(),
+            wake_lat: Histogram::new(3).expect("histogram"),
             roles: roles
                 .iter()
-                .map(|r| RoleStats { name: r.clone(), tasks: 0, hist: Runs::new(), max: 0, max_task: 0 })
+                .map(|r| RoleStats {
+                    name: r.clone(),
+                    tasks: 0,
+                    hist: Histogram::new(3).expect("histogram"),
+                    max: 0,
+                    max_task: 0,
+                })
                 .collect(),
-            responses: w.metric.timeout_ns.map(|_| (Runs::new(), 0)),
+            responses: w.metric.timeout_ns.map(|_| (Histogram::new(3).expect("histogram"), 0)),
             rq_sum: 0.0,
             rq_sd_sum: 0.0,
             rq_max: 0,
@@ -159,7 +120,7 @@ impl Recorder {
     /// A woken task was dispatched `ns` after its wake-up.
     #[inline]
     pub fn wake_latency(&mut self, ns: u64) {
-        self.wake_lat.record(ns.max(1));
+        let _ = self.wake_lat.record(ns.max(1));
     }
 
     /// A task of `role` was created.
@@ -172,7 +133,7 @@ impl Recorder {
     #[inline]
     pub fn ready_wait(&mut self, role: usize, task: u32, ns: u64) {
         let r = &mut self.roles[role];
-        r.hist.record(ns.max(1));
+        let _ = r.hist.record(ns.max(1));
         if ns > r.max {
             r.max = ns;
             r.max_task = task;
@@ -183,7 +144,7 @@ impl Recorder {
     #[inline]
     pub fn response(&mut self, ns: u64, timeout_ns: u64) {
         if let Some((h, late)) = self.responses.as_mut() {
-            h.record(ns.max(1));
+            let _ = h.record(ns.max(1));
             *late += (ns > timeout_ns) as u64;
         }
     }
@@ -227,7 +188,7 @@ impl Recorder {
         let virtual_ns = run.virtual_ns;
         let total = virtual_ns as f64 * run.machine.cpus as f64;
         let spin: u64 = run.locks.iter().map(|s| s.wait_total_ns).sum();
-        let h = self.wake_lat.done();
+        let h = &self.wake_lat;
         let samples = self.rq_samples.max(1) as f64;
         Report {
             machine: run.machine.name.clone(),
@@ -260,30 +221,24 @@ impl Recorder {
             },
             waits: self
                 .roles
-                .into_iter()
-                .map(|r| {
-                    let hist = r.hist.done();
-                    RoleWait {
-                        role: r.name,
-                        tasks: r.tasks,
-                        waits: hist.len(),
-                        p50_ns: quantile(&hist, 0.5).min(r.max),
-                        p99_ns: quantile(&hist, 0.99).min(r.max),
-                        max_ns: r.max,
-                        max_task: r.max_task,
-                    }
+                .iter()
+                .map(|r| RoleWait {
+                    role: r.name.clone(),
+                    tasks: r.tasks,
+                    waits: r.hist.len(),
+                    p50_ns: quantile(&r.hist, 0.5).min(r.max),
+                    p99_ns: quantile(&r.hist, 0.99).min(r.max),
+                    max_ns: r.max,
+                    max_task: r.max_task,
                 })
                 .collect(),
-            responses: self.responses.map(|(h, late)| {
-                let h = h.done();
-                Responses {
-                    count: h.len(),
-                    p50_ns: quantile(&h, 0.5).min(h.max()),
-                    p99_ns: quantile(&h, 0.99).min(h.max()),
-                    max_ns: h.max(),
-                    timeout_ns: run.workload.metric.timeout_ns.unwrap_or(0),
-                    timed_out: late,
-                }
+            responses: self.responses.as_ref().map(|(h, late)| Responses {
+                count: h.len(),
+                p50_ns: quantile(h, 0.5).min(h.max()),
+                p99_ns: quantile(h, 0.99).min(h.max()),
+                max_ns: h.max(),
+                timeout_ns: run.workload.metric.timeout_ns.unwrap_or(0),
+                timed_out: *late,
             }),
             runqueue_len: QueueLen {
                 mean: round3(self.rq_sum / samples),
