@@ -1078,8 +1078,17 @@ impl SimPlatform {
         self.locks_held.set(self.locks_held.get() + 1);
         self.cursor.set(got);
         drop(locks);
-        self.trace(|| Event::LockAcquire { lock: id as u32, wait_ns: wait });
+        if self.tracing() {
+            self.trace_lock(Event::LockAcquire { lock: id as u32, wait_ns: wait });
+        }
         true
+    }
+
+    /// A lock event of a traced run.
+    #[cold]
+    #[inline(never)]
+    fn trace_lock(&self, ev: Event) {
+        self.trace(|| ev);
     }
 
     fn lock_release(&self, id: usize) {
@@ -1105,7 +1114,9 @@ impl SimPlatform {
             self.walk_misses.set(self.walk_misses.get() + self.task_read_misses.get() - misses);
         }
         drop(locks);
-        self.trace(|| Event::LockRelease { lock: id as u32 });
+        if self.tracing() {
+            self.trace_lock(Event::LockRelease { lock: id as u32 });
+        }
     }
 }
 
