@@ -460,15 +460,18 @@ fn sweep_mpi_without_the_feature_names_it() {
 #[test]
 fn a_reader_that_closes_the_pipe_early_ends_schedlab_quietly() {
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+    // The read end is closed before schedlab starts: whatever it writes finds no reader
+    // (a piped stdout closed after the spawn raced with a fast run filling the pipe's
+    // buffer, and the run then exited 0).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(["sim", "--machine", "smp-8", "--policy", "dss", "--workload", "chat:rooms=2,messages=20"])
         .args(["--format", "json"])
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The read end closes here: the simulation has not printed yet (it runs first).
-    drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
