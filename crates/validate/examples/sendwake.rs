@@ -31,7 +31,7 @@
 //! operation is left out, as the runtime's timing leaves its preemption point out).
 //! `wake-busy` adds a task computing throughout, spawned first. `no-wake` is read off
 //! the cost model (`send_ns + chan_send_xcpu_ns`, as `engine/exec.rs` charges it).
-//! `target/release/examples/sendwake MACHINE.toml [POLICIES] [ROUNDS]`
+//! `target/release/examples/sendwake MACHINE.toml|calibrate [POLICIES] [ROUNDS]`
 
 use schedlab_core::trace::Event;
 use schedlab_core::{PolicySpec, TaskParams};
@@ -102,8 +102,9 @@ fn opts(worker: usize, mm: u32, pinned: bool) -> TaskOpts {
 }
 
 /// The runtime's send, `rounds` times: (cross-CPU samples in ns incl. one clock read,
-/// how many of the rounds were cross-CPU).
-fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64) {
+/// how many of the rounds were cross-CPU, and in `no-wake` R's receive of each message
+/// with its preemption point, incl. one clock read).
+fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64, Vec<f64>) {
     let rt = schedlab_rt::Builder::new().workers(2).pin(true).hz(1000).policy(policy).build().expect("runtime");
     let sh = Arc::new(Shared {
         ready: AtomicU64::new(u64::MAX),
@@ -124,6 +125,7 @@ fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64) {
     let receiver = {
         let sh = sh.clone();
         rt.spawn_with(opts(1, 3, mode == Mode::NoWake), async move {
+            let mut recv_ns = Vec::new();
             for i in 0..rounds {
                 sh.ready.store(i, Release);
                 if mode == Mode::NoWake {
@@ -136,12 +138,18 @@ fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64) {
                             waited = Instant::now();
                         }
                     }
-                    rx.try_recv().expect("sent");
+                    // The interpreter's `Recv` of a queued message and its
+                    // preemption point, timed as one.
+                    let t = Instant::now();
+                    rx.recv().await.expect("sent");
+                    schedlab_rt::preemption_point().await;
+                    recv_ns.push(t.elapsed().as_nanos() as f64);
                 } else {
                     rx.recv().await.expect("open");
                 }
                 sh.r_worker.store(schedlab_rt::current_worker().unwrap_or(usize::MAX), Relaxed);
             }
+            recv_ns
         })
     };
     let sender = {
@@ -175,8 +183,9 @@ fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64) {
         })
     };
     let out = rt.block_on(async {
-        receiver.await.expect("receiver");
-        sender.await.expect("sender")
+        let recv_ns = receiver.await.expect("receiver");
+        let (samples, cross) = sender.await.expect("sender");
+        (samples, cross, recv_ns)
     });
     rt.shutdown();
     out
@@ -246,10 +255,23 @@ fn main() {
         eprintln!("usage: sendwake MACHINE.toml [POLICIES (dss;mqs)] [ROUNDS]");
         std::process::exit(2);
     };
-    let m = Machine::load(machine).unwrap_or_else(|e| {
-        eprintln!("sendwake: {machine}: {e}");
-        std::process::exit(2)
-    });
+    // `calibrate`: the host machine measured now (quick), as `validate` does: the
+    // runtime's figures below depend on where the vCPUs sit at the time (a line
+    // transfer of 23 ns or of 125 ns on this VM), so compare like with like.
+    let m = if machine == "calibrate" {
+        let cal = schedlab_validate::calibrate(2, true).unwrap_or_else(|e| {
+            eprintln!("sendwake: calibration: {e}");
+            std::process::exit(2)
+        });
+        let cpu = cal.cross;
+        println!("calibrated now: line chain {:.0} ns, chan send xcpu {:.0}, recv xcpu {:.0}", cpu.line_chain_ns, cpu.chan_send_xcpu_ns, cpu.chan_recv_xcpu_ns);
+        cal.machine()
+    } else {
+        Machine::load(machine).unwrap_or_else(|e| {
+            eprintln!("sendwake: {machine}: {e}");
+            std::process::exit(2)
+        })
+    };
     let policies: Vec<String> = args.get(1).map_or("dss;mqs", |s| s.as_str()).split(';').map(String::from).collect();
     let rounds: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let clock = clock_read();
@@ -267,7 +289,14 @@ fn main() {
         });
         let n = rounds.min(20_000) as u32;
         for mode in [Mode::NoWake, Mode::WakeIdle, Mode::WakeBusy] {
-            let (mut s, cross) = real(p, mode, rounds);
+            let (mut s, cross, recv_ns) = real(p, mode, rounds);
+            if mode == Mode::NoWake {
+                println!(
+                    "{p:<6} | receive  | {:>6.0} (a queued message from the other CPU, with the preemption point) | {:>6} (recv + chan_recv_xcpu + clock read)",
+                    median(&recv_ns) - clock,
+                    cost.recv_ns(1) + cost.chan_recv_xcpu_ns + cost.clock_read_ns
+                );
+            }
             s.sort_by(f64::total_cmp);
             let q = |f: f64| s.get(((s.len() as f64 - 1.0) * f) as usize).copied().unwrap_or(f64::NAN) - clock;
             let (sim, sim_cross) = match mode {
