@@ -191,6 +191,15 @@ fn real(policy: &str, mode: Mode, rounds: u64) -> (Vec<f64>, u64, Vec<f64>) {
     out
 }
 
+/// The mean of the middle 90 % of `v` less the clock read: the clock ticks in 10 ns
+/// steps here, and the mean resolves finer than the median.
+fn tmean(v: &[f64], clock: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = &v[v.len() / 20..v.len() - v.len() / 20];
+    mid.iter().sum::<f64>() / mid.len().max(1) as f64 - clock
+}
+
 fn prog(role: &str, ops: Vec<Op>) -> Program {
     Program { role: role.into(), ops }
 }
@@ -204,7 +213,7 @@ fn mm(mm: u32) -> TaskParams {
 /// holds a CPU. From the trace: the median interval between two consecutive wake-ups of
 /// R by S, both while R's last CPU was not S's, less the gap and the two clock reads
 /// after S's operations; and how many wake-ups were such.
-fn sim_charge(m: &Machine, policy: &PolicySpec, rounds: u32, busy: bool) -> (f64, usize) {
+fn sim_charge(m: &Machine, name: &str, policy: &PolicySpec, rounds: u32, busy: bool) -> (f64, usize) {
     let send = vec![Op::Loop { count: rounds, body: 2 }, Op::Compute { cycles: SIM_GAP_NS }, Op::Send { chan: 0, bytes: 1 }];
     let recv = vec![Op::Loop { count: rounds, body: 1 }, Op::Recv { chan: 0 }];
     let hog = vec![Op::Compute { cycles: SIM_GAP_NS * (rounds as u64 + 10) }];
@@ -231,7 +240,26 @@ fn sim_charge(m: &Machine, policy: &PolicySpec, rounds: u32, busy: bool) -> (f64
     let (r_id, s_id) = if busy { (2, 3) } else { (1, 2) };
     let mut last_cpu = vec![u32::MAX; 4];
     let (mut prev, mut gaps, mut cross) = (None, Vec::new(), 0);
-    for rec in &trace.records {
+    // Where the sender's time goes after the wake-up's stamp (which follows the send,
+    // `chan_send_xcpu_ns` and `notify_xcpu_ns`): its first lock acquire, IPI and
+    // lock release, on the sender's CPU, before the next wake-up.
+    let (mut acq, mut ipi, mut rel) = (Vec::new(), Vec::new(), Vec::new());
+    let mut open: Option<(u64, u32, [bool; 3])> = None;
+    let (mut acq_d, mut rel_d) = (None, None);
+    for (i, rec) in trace.records.iter().enumerate() {
+        if let Some((at, _, seen)) = open.as_mut().filter(|o| o.1 == rec.cpu) {
+            let d = (rec.ts_ns - *at) as f64;
+            let (k, v) = match rec.ev {
+                Event::LockAcquire { .. } => (0, &mut acq),
+                Event::Ipi { .. } => (1, &mut ipi),
+                Event::LockRelease { .. } => (2, &mut rel),
+                _ => (3, &mut acq),
+            };
+            if k < 3 && !seen[k] {
+                seen[k] = true;
+                v.push(d);
+            }
+        }
         match rec.ev {
             Event::Switch { next: Some(t), .. } => last_cpu[t as usize] = rec.cpu,
             Event::Wakeup { task, waker: Some(wk), .. } if task == r_id && wk == s_id => {
@@ -241,12 +269,38 @@ fn sim_charge(m: &Machine, policy: &PolicySpec, rounds: u32, busy: bool) -> (f64
                     gaps.push((rec.ts_ns - p) as f64);
                 }
                 prev = other.then_some(rec.ts_ns);
+                open = other.then_some((rec.ts_ns, rec.cpu, [false; 3]));
+                // The policy's lock events inside the wake-up are recorded before the
+                // wake-up itself (stamped at its start): take them from just before.
+                if let Some((at, cpu, seen)) = open.as_mut() {
+                    for r in trace.records[i.saturating_sub(8)..i].iter().filter(|r| r.cpu == *cpu && r.ts_ns >= *at) {
+                        let d = (r.ts_ns - *at) as f64;
+                        match r.ev {
+                            Event::LockAcquire { .. } if !seen[0] => (seen[0], acq_d) = (true, Some(d)),
+                            Event::LockRelease { .. } if !seen[2] => (seen[2], rel_d) = (true, Some(d)),
+                            _ => {}
+                        }
+                    }
+                    acq.extend(acq_d.take());
+                    rel.extend(rel_d.take());
+                }
             }
             _ => {}
         }
     }
     let cost = schedlab_sim::CostModel::new(m);
-    (median(gaps) - SIM_GAP_NS as f64 - 2.0 * cost.clock_read_ns as f64, cross)
+    let charge = median(gaps) - SIM_GAP_NS as f64 - 2.0 * cost.clock_read_ns as f64;
+    let pre = cost.send_ns(1) + cost.chan_send_xcpu_ns + cost.notify_xcpu_ns;
+    eprintln!(
+        "  sim {name}{}: charge {charge:.0} = send+xcpu+notify {pre}, then from the wake-up: lock acquired +{:.0} ({} samples), IPI +{:.0} ({}), lock released +{:.0}",
+        if busy { " busy" } else { "" },
+        median(&acq),
+        acq.len(),
+        median(&ipi),
+        ipi.len(),
+        median(&rel)
+    );
+    (charge, cross)
 }
 
 fn main() {
@@ -280,7 +334,7 @@ fn main() {
         "machine {machine}: send {} chan_send_xcpu {} notify_xcpu {} wake_transfer {} ipi_send {} lock {} wakeup_entry {} (cycles/ns); clock read here {clock:.0} ns",
         c.send_cycles, c.chan_send_xcpu_ns, c.notify_xcpu_ns, c.wake_transfer_ns, c.ipi_send_cycles, c.lock_cycles, c.wakeup_entry_cycles
     );
-    println!("policy | mode | real: median [p25 p75] ns (cross-CPU rounds) | sim charge ns");
+    println!("policy | mode | real: median [p25 p75] and mean of the middle 90 %, ns (cross-CPU rounds) | sim charge ns (rounds it comes from)");
     let cost = schedlab_sim::CostModel::new(&m);
     for p in &policies {
         let spec = PolicySpec::parse(p).unwrap_or_else(|e| {
@@ -292,25 +346,27 @@ fn main() {
             let (mut s, cross, recv_ns) = real(p, mode, rounds);
             if mode == Mode::NoWake {
                 println!(
-                    "{p:<6} | receive  | {:>6.0} (a queued message from the other CPU, with the preemption point) | {:>6} (recv + chan_recv_xcpu + clock read)",
-                    median(&recv_ns) - clock,
+                    "{p:<6} | receive   | {:>6.1} (a queued message from the other CPU, with the preemption point) | {:>6} (recv + chan_recv_xcpu + clock read)",
+                    tmean(&recv_ns, clock),
                     cost.recv_ns(1) + cost.chan_recv_xcpu_ns + cost.clock_read_ns
                 );
             }
             s.sort_by(f64::total_cmp);
             let q = |f: f64| s.get(((s.len() as f64 - 1.0) * f) as usize).copied().unwrap_or(f64::NAN) - clock;
+
             let (sim, sim_cross) = match mode {
                 // By construction (`engine/exec.rs`): the send and the cross-CPU lines.
                 Mode::NoWake => ((cost.send_ns(1) + cost.chan_send_xcpu_ns) as f64, 0),
-                Mode::WakeIdle => sim_charge(&m, &spec, n, false),
-                Mode::WakeBusy => sim_charge(&m, &spec, n, true),
+                Mode::WakeIdle => sim_charge(&m, p, &spec, n, false),
+                Mode::WakeBusy => sim_charge(&m, p, &spec, n, true),
             };
             println!(
-                "{p:<6} | {:<9} | {:>6.0} [{:>5.0} {:>5.0}] ({cross:>5} of {rounds}) | {sim:>6.0} ({sim_cross} of {n})",
+                "{p:<6} | {:<9} | {:>6.0} [{:>5.0} {:>5.0}] mean {:>6.1} ({cross:>5} of {rounds}) | {sim:>6.0} ({sim_cross} of {n})",
                 mode.name(),
                 q(0.5),
                 q(0.25),
-                q(0.75)
+                q(0.75),
+                tmean(&s, clock)
             );
         }
     }
