@@ -214,7 +214,8 @@ fn mm(mm: u32) -> TaskParams {
 /// R by S, both while R's last CPU was not S's, less the gap and the two clock reads
 /// after S's operations; and how many wake-ups were such.
 fn sim_charge(m: &Machine, name: &str, policy: &PolicySpec, rounds: u32, busy: bool) -> (f64, usize) {
-    let send = vec![Op::Loop { count: rounds, body: 2 }, Op::Compute { cycles: SIM_GAP_NS }, Op::Send { chan: 0, bytes: 1 }];
+    let send =
+        vec![Op::Loop { count: rounds, body: 2 }, Op::Compute { cycles: SIM_GAP_NS }, Op::Send { chan: 0, bytes: 1 }];
     let recv = vec![Op::Loop { count: rounds, body: 1 }, Op::Recv { chan: 0 }];
     let hog = vec![Op::Compute { cycles: SIM_GAP_NS * (rounds as u64 + 10) }];
     let mut root = Vec::new();
@@ -234,11 +235,10 @@ fn sim_charge(m: &Machine, name: &str, policy: &PolicySpec, rounds: u32, busy: b
         bound: Vec::new(),
         working_set: Vec::new(),
     };
-    let (_, trace) =
-        schedlab_sim::simulate_traced(m, policy, &w, &SimConfig::default(), 4_000_000).expect("simulate");
+    let (_, trace) = schedlab_sim::simulate_traced(m, policy, &w, &SimConfig::default(), 4_000_000).expect("simulate");
     // Task ids in spawn order: root 0, then the root's children.
     let (r_id, s_id) = if busy { (2, 3) } else { (1, 2) };
-    let mut last_cpu = vec![u32::MAX; 4];
+    let mut last_cpu = [u32::MAX; 4];
     let (mut prev, mut gaps, mut cross) = (None, Vec::new(), 0);
     // Where the sender's time goes after the wake-up's stamp (which follows the send,
     // `chan_send_xcpu_ns` and `notify_xcpu_ns`): its first lock acquire, IPI and
@@ -318,7 +318,10 @@ fn main() {
             std::process::exit(2)
         });
         let cpu = cal.cross;
-        println!("calibrated now: line chain {:.0} ns, chan send xcpu {:.0}, recv xcpu {:.0}", cpu.line_chain_ns, cpu.chan_send_xcpu_ns, cpu.chan_recv_xcpu_ns);
+        println!(
+            "calibrated now: line chain {:.0} ns, chan send xcpu {:.0}, recv xcpu {:.0}",
+            cpu.line_chain_ns, cpu.chan_send_xcpu_ns, cpu.chan_recv_xcpu_ns
+        );
         cal.machine()
     } else {
         Machine::load(machine).unwrap_or_else(|e| {

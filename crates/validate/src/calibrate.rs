@@ -496,11 +496,8 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
     let lock_backoff = backoff::measure(quick);
     let cross = xcpu::measure(quick, pair);
-    let (send_ns, recv_ns) = split_pair(
-        pair,
-        cross.chan_send_hot_ns - cross.clock_read_ns,
-        cross.chan_recv_hot_ns - cross.clock_read_ns,
-    );
+    let (send_ns, recv_ns) =
+        split_pair(pair, cross.chan_send_hot_ns - cross.clock_read_ns, cross.chan_recv_hot_ns - cross.clock_read_ns);
     let spreads = spread::measure(quick)?;
     let worker_start_ns = crate::workerstart::stagger_ns(workers.max(2), if quick { 9 } else { 31 });
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
