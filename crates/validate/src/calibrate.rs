@@ -231,6 +231,21 @@ fn dss<P: Platform>(p: &P, capacity: usize) -> Box<dyn Policy<P>> {
     Configured::<dss::Kind>(Default::default()).build(p, &env).expect("dss")
 }
 
+/// The hot `try_send` + `try_recv` pair (`pair`, timed as a loop) split between its
+/// send and its receive in the ratio of their own hot times (`send_hot`, `recv_hot`:
+/// each operation timed alone, the clock read taken off; `xcpu::measure`). Until
+/// session 29 each got half; but a send does more (it CASes the tail, writes the slot
+/// and reads the receive side's event) than a receive (here 41–50 against 30 ns), and
+/// the split sets how fast a producer feeds its consumer (docs/traces.md, "Session 29:
+/// the waking send"). Half each when either time is not positive.
+pub fn split_pair(pair: f64, send_hot: f64, recv_hot: f64) -> (f64, f64) {
+    if send_hot <= 0.0 || recv_hot <= 0.0 {
+        return (pair / 2.0, pair / 2.0);
+    }
+    let send = pair * send_hot / (send_hot + recv_hot);
+    (send, pair - send)
+}
+
 /// `schedule(prev blocked)` + `wake_up` + `schedule(idle)`: one task's hop through
 /// DSS on platform `p`, the set-up, then `timed(call)` around the repeated hop.
 fn pair_with<P: Platform, R>(p: &P, take_resched: impl Fn(), timed: impl FnOnce(&mut dyn FnMut()) -> R) -> R {
@@ -455,7 +470,6 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         tx.try_send(()).unwrap();
         rx.try_recv().unwrap();
     });
-    let (send_ns, recv_ns) = (pair / 2.0, pair / 2.0);
     // The runtime's policy-lock mutex (`parking_lot`'s, or the `spin-lock` build's).
     let lock = schedlab_rt::PolicyMutex::new(0u64);
     let lock_ns = time_per(n, || *schedlab_rt::lock_policy_mutex(&lock) += 1);
@@ -476,12 +490,14 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let two = runtime(workers.max(2))?;
     let rtt = cross_worker_rtt(&two, n / 4);
     two.shutdown();
-    let wake_ns = (rtt / 2.0 - send_ns - recv_ns - dispatch_ns).max(1.0);
+    let wake_ns = (rtt / 2.0 - pair - dispatch_ns).max(1.0);
     let dss = policy_costs(quick);
     let tree_op_ns = tree_op_ns(if quick { 20_000 } else { 200_000 }, dss.schedule_base_ns);
     let park_wake_ns = park_wake(if quick { 100 } else { 500 });
     let lock_backoff = backoff::measure(quick);
     let cross = xcpu::measure(quick, pair);
+    let (send_ns, recv_ns) =
+        split_pair(pair, cross.chan_send_hot_ns - cross.clock_read_ns, cross.chan_recv_hot_ns - cross.clock_read_ns);
     let spreads = spread::measure(quick)?;
     let worker_start_ns = crate::workerstart::stagger_ns(workers.max(2), if quick { 9 } else { 31 });
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
@@ -776,6 +792,15 @@ impl Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pair_is_split_in_the_ratio_of_the_hot_send_and_receive() {
+        let (send, recv) = split_pair(80.0, 50.0, 30.0);
+        assert_eq!((send, recv), (50.0, 30.0));
+        // Nothing measured (a clock read at least as long as the operation): halves.
+        assert_eq!(split_pair(80.0, 0.0, 30.0), (40.0, 40.0));
+        assert_eq!(split_pair(80.0, 50.0, -1.0), (40.0, 40.0));
+    }
 
     /// Counts of DSS's calls (the real ones), timed as if each priced kind cost what
     /// `truth` says: the prices solved from those times are `truth`'s.
