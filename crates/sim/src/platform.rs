@@ -28,7 +28,6 @@
 //! ([`BusStats`]).
 
 use crate::cost::{CostModel, CostParams};
-use crate::lockwait::Backoff;
 use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::trace::{Event, TraceBuf};
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskId, Work};
@@ -55,36 +54,8 @@ struct LockState {
     /// Virtual time the current or last holder releases it.
     free_at: u64,
     acquired_at: u64,
-    /// The current or last hold: when its holder's poll found the lock free, and the
-    /// release before it. A CPU that looks at the lock in between found it free: on the
-    /// machine it would have taken it first ([`LockState::free_when_looked`]).
-    taken_at: u64,
-    free_before: u64,
     /// CPU that last held it (its lock word is in that CPU's cache).
     last_cpu: Option<CpuId>,
-}
-
-impl LockState {
-    /// Did a CPU looking at the lock at `at` find it free? True when the current hold
-    /// is one the simulation ran first (its call's step began earlier) although its
-    /// holder took the lock only after `at`, and the hold before it had ended by `at`.
-    fn free_when_looked(&self, at: u64) -> bool {
-        self.free_before <= at && at < self.taken_at
-    }
-
-    /// When a CPU that began to ask at `asked`, and looks at `at` while the lock is
-    /// held until `free_at` > `at`, gets it: its back-off's first poll after the
-    /// release; but the release itself if the lock was free when it looked. On the
-    /// machine that CPU takes the lock at `at` and the other one waits; the simulation
-    /// cannot make a call it already ran wait, so this CPU waits the hold out, but not
-    /// a back-off too: it never found the lock held, so it never began to back off.
-    fn seen_free_at(&self, backoff: &Backoff, asked: u64, at: u64) -> u64 {
-        if self.free_when_looked(at) {
-            self.free_at
-        } else {
-            asked.saturating_add(backoff.sees_release(self.free_at - asked))
-        }
-    }
 }
 
 const NO_OWNER: u8 = u8::MAX;
@@ -1024,7 +995,7 @@ impl SimPlatform {
         let locks = self.locks.borrow();
         let l = locks.get(id)?;
         Some(if l.free_at > at {
-            l.seen_free_at(&self.cost.lock_backoff, asked, at)
+            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
         } else {
             at
         })
@@ -1076,10 +1047,12 @@ impl SimPlatform {
         // A waiter sees the release at its next poll (`lockwait`: at once on the
         // presets, whose `spin_lock` polls continuously; later for a backing-off
         // user-level waiter), and only then starts its hand-off.
-        let start = if l.free_at > now { l.seen_free_at(&self.cost.lock_backoff, asked, now) } else { now };
+        let start = if l.free_at > now {
+            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
+        } else {
+            now
+        };
         let wait = start - asked;
-        l.free_before = l.free_at;
-        l.taken_at = start;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
             // Measured as a whole where it is (the host machine): the transfer overlaps
@@ -1201,8 +1174,6 @@ impl Platform for SimPlatform {
             stats: LockStats { name: name.to_string(), ..LockStats::default() },
             free_at: 0,
             acquired_at: 0,
-            taken_at: 0,
-            free_before: 0,
             last_cpu: None,
         });
         SimLock { id: locks.len() - 1, data: spin::Mutex::new(value) }
@@ -1553,32 +1524,6 @@ mod tests {
         }
         // Past the last poll: parked, running 5 µs after the release.
         assert_eq!(contended_grant(741), 741 + 5_000 + 40);
-    }
-
-    #[test]
-    fn a_waiter_that_found_the_lock_free_waits_no_back_off() {
-        // CPU 0's call is simulated first (its step began earlier) but looks at the lock
-        // only at 300 and holds it 100 ns (from the word's fetch on); CPU 1 looks at 200,
-        // before that, when the lock was free, or at 310, when it was held. Only the
-        // second began to back off (polls 20, 60, 140, 440, 740 ns after its ask).
-        let grant = |ask: u64| {
-            let p = plat_backoff();
-            let l = p.new_lock("rq", ());
-            p.begin(0, 300);
-            l.with(&p, |_| p.advance(100));
-            let released = p.cursor();
-            let poll = ask + [20, 60, 140, 440, 740].into_iter().find(|&k| ask + k >= released).unwrap();
-            let seen = p.lock_seen_free_at(0, ask, ask).unwrap();
-            p.begin(1, ask);
-            l.with(&p, |_| ());
-            assert_eq!(p.cursor(), seen + 40 + p.cost.lock_ns, "ask {ask}: the acquire and the deferral agree");
-            (seen, released, poll)
-        };
-        let (seen, released, poll) = grant(310);
-        assert_eq!(seen, poll, "held when it looked: its poll after the release");
-        assert!(poll > released);
-        let (seen, released, _) = grant(200);
-        assert_eq!(seen, released, "free when it looked: the release, no back-off");
     }
 
     #[test]
