@@ -41,7 +41,7 @@ pub struct CostModel {
     /// CPU c's first tick is `c ×` this after CPU 0's (`tick_phase = "boot"` only).
     pub tick_stagger_ns: u64,
     /// CPU 0's and the other CPUs' first-tick ranges (`tick_phase = "boot"`; a
-    /// `(0, 0)` range is not drawn: see [`Cost::boot_first_tick`]).
+    /// `(0, 0)` range is not drawn: see [`CostModel::boot_first_tick`]).
     pub tick_first_ns: (u64, u64),
     pub tick_other_ns: (u64, u64),
     /// A read served by the reading node's remote cache (0: the machine has none).
