@@ -17,18 +17,25 @@ fn main() {
     let workers: usize = args.get(2).map_or(2, |s| s.parse().expect("workers"));
     let rs = schedlab_validate::tickphase::measure(workers, 1000, &policy, rounds).expect("measure");
     for r in &rs {
-        println!("root_worker {} first_tick_us {:?} start_us {:?}", r.root_worker,
+        println!(
+            "root_worker {} first_tick_us {:?} start_us {:?}",
+            r.root_worker,
             r.first_tick_ns.iter().map(|&t| t as f64 / 1e3).collect::<Vec<_>>(),
-            r.start_ns.iter().map(|&s| s as f64 / 1e3).collect::<Vec<_>>());
+            r.start_ns.iter().map(|&s| s as f64 / 1e3).collect::<Vec<_>>()
+        );
     }
-    let us = |f: &dyn Fn(&schedlab_validate::tickphase::Round) -> Option<f64>| quantiles(rs.iter().filter_map(f).collect());
+    let us =
+        |f: &dyn Fn(&schedlab_validate::tickphase::Round) -> Option<f64>| quantiles(rs.iter().filter_map(f).collect());
     println!("root on worker 0: {} of {}", rs.iter().filter(|r| r.root_worker == 0).count(), rs.len());
     for c in 0..workers {
         println!("cpu {c} first tick (us after root's first run): {}", us(&|r| Some(r.first_tick_ns[c] as f64 / 1e3)));
         println!("worker {c} start (us, against root's first run): {}", us(&|r| Some(r.start_ns[c] as f64 / 1e3)));
     }
     if workers > 1 {
-        println!("cpu 1 - cpu 0 first tick (us): {}", us(&|r| Some((r.first_tick_ns[1] as f64 - r.first_tick_ns[0] as f64) / 1e3)));
+        println!(
+            "cpu 1 - cpu 0 first tick (us): {}",
+            us(&|r| Some((r.first_tick_ns[1] as f64 - r.first_tick_ns[0] as f64) / 1e3))
+        );
         println!("worker 1 - worker 0 start (us): {}", us(&|r| Some((r.start_ns[1] - r.start_ns[0]) as f64 / 1e3)));
     }
 }

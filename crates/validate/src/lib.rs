@@ -15,8 +15,8 @@ pub mod interp;
 pub mod linexfer;
 pub mod spread;
 pub mod summary;
-pub mod timer;
 pub mod tickphase;
+pub mod timer;
 pub mod workerstart;
 pub mod xcpu;
 

@@ -119,7 +119,13 @@ mod tests {
     #[test]
     fn a_round_takes_the_first_grid_point_after_the_root_ran() {
         let ran = Instant::now() + Duration::from_secs(1);
-        let at = |ns: i64| if ns >= 0 { ran + Duration::from_nanos(ns as u64) } else { ran - Duration::from_nanos(-ns as u64) };
+        let at = |ns: i64| {
+            if ns >= 0 {
+                ran + Duration::from_nanos(ns as u64)
+            } else {
+                ran - Duration::from_nanos(-ns as u64)
+            }
+        };
         // Worker 0 started 20 µs before the root ran, worker 1 10 µs after.
         let r = round(&[at(980_000), at(1_010_000)], ran, 1, 1_000_000);
         assert_eq!(r.first_tick_ns, vec![1_010_000, 980_000]);
