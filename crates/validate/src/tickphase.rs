@@ -138,7 +138,7 @@ mod tests {
     }
 
     #[test]
-    fn fresh_runtimes_give_first_ticks_within_one_period() {
+    fn fresh_runtimes_give_every_worker_a_first_tick_after_the_root_ran() {
         let rounds = measure(2, 1000, "dss", 3).unwrap();
         assert_eq!(rounds.len(), 3);
         for r in rounds {
