@@ -112,6 +112,15 @@ impl Runtime {
         self.handle.queue_lens()
     }
 
+    /// Policy schedulers: when each worker's first timer tick was due (one period
+    /// after its loop started; `None` for a worker whose loop has not started yet).
+    /// Its later ticks fall on the grid this starts, so this gives the grids' phases
+    /// (`schedlab validate` measures them against a root task's first run). Empty
+    /// for "fast".
+    pub fn first_ticks(&self) -> Vec<Option<std::time::Instant>> {
+        self.handle.first_ticks()
+    }
+
     /// Polls done by the workers so far.
     pub fn polls(&self) -> u64 {
         self.stats().polls

@@ -40,6 +40,10 @@ pub struct CostModel {
     pub tick_ns: u64,
     /// CPU c's first tick is `c ×` this after CPU 0's (`tick_phase = "boot"` only).
     pub tick_stagger_ns: u64,
+    /// CPU 0's and the other CPUs' first-tick ranges (`tick_phase = "boot"`; a
+    /// `(0, 0)` range is not drawn: see [`CostModel::boot_first_tick`]).
+    pub tick_first_ns: (u64, u64),
+    pub tick_other_ns: (u64, u64),
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
     /// A read served by the node's last-level cache (0: the machine has none).
@@ -141,6 +145,8 @@ impl CostModel {
             ipi_send_ns: cy(c.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
             tick_stagger_ns: c.tick_stagger_ns as u64,
+            tick_first_ns: (c.tick_first_min_ns as u64, c.tick_first_max_ns as u64),
+            tick_other_ns: (c.tick_other_min_ns as u64, c.tick_other_max_ns as u64),
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
             llc_ns: c.llc_latency_ns as u64,
             park_wake_ns: c.park_wake_ns as u64,
@@ -204,6 +210,26 @@ impl CostModel {
     pub fn ipi_ns(&self, from_node: usize, to_node: usize) -> u64 {
         self.ipi[(from_node * self.nodes + to_node) & (GRID - 1)]
     }
+
+    /// With `tick_phase = "boot"`: CPU `cpu`'s first tick, ns after the start, from
+    /// `draw` (uniform in `0..tick_ns`, the run's seed's draw for this CPU) and CPU 0's
+    /// (`first0`). A CPU whose range is `(0, 0)` takes the fixed grid: CPU 0 one
+    /// period in, CPU c `c × tick_stagger_ns` after CPU 0.
+    pub fn boot_first_tick(&self, cpu: usize, draw: u64, first0: u64) -> u64 {
+        let (range, fixed) = match cpu {
+            0 => (self.tick_first_ns, self.tick_ns),
+            c => (self.tick_other_ns, first0 + c as u64 * self.tick_stagger_ns),
+        };
+        match range {
+            (_, 0) => fixed,
+            (lo, hi) => (lo + uniform_below(draw, self.tick_ns, hi - lo + 1)).max(1),
+        }
+    }
+}
+
+/// `draw`, uniform in `0..of`, scaled onto `0..n`.
+fn uniform_below(draw: u64, of: u64, n: u64) -> u64 {
+    (draw.min(of.saturating_sub(1)) as u128 * n as u128 / of.max(1) as u128) as u64
 }
 
 /// Copying `bytes` bytes at `fs_per_byte` femtoseconds each, rounded up to whole ns.

@@ -289,14 +289,19 @@ impl<'w> Engine<'w> {
         // workloads without random operations (Chat, hackbench, ping-pong), besides
         // price jitter. The runtime's timers start with the run (`TickPhase::Boot`);
         // the draw is made there too, so that every later draw is the same.
+        // With `boot`, this CPU's draw places its first tick in the machine's measured
+        // range, if it has one.
         let tick = self.plat.cost.tick_ns;
-        let stagger = self.plat.cost.tick_stagger_ns;
+        let mut first0 = tick;
         for c in 0..self.cpus.len() {
-            let drawn = tick + self.rng.gen_range(0..tick);
+            let draw = self.rng.gen_range(0..tick);
             self.cpus[c].tick_at = match self.tick_phase {
-                TickPhase::Random => drawn,
-                TickPhase::Boot => tick + c as u64 * stagger,
+                TickPhase::Random => tick + draw,
+                TickPhase::Boot => self.plat.cost.boot_first_tick(c, draw, first0),
             };
+            if c == 0 {
+                first0 = self.cpus[0].tick_at;
+            }
             self.refresh(c);
         }
         while self.live > 0 {

@@ -3,6 +3,7 @@
 //! default); a value that is neither is named in the error.
 
 use schedlab_core::PolicySpec;
+use schedlab_sim::cost::CostModel;
 use schedlab_sim::{simulate, Machine, SimConfig, TickPhase};
 use schedlab_workloads::parse_workload;
 
@@ -61,4 +62,60 @@ fn the_stagger_applies_to_boot_only_and_bad_values_are_named() {
     assert!(runs.iter().any(|r| *r != runs[0]), "no stagger moved a boot run: {runs:?}");
     let e = Machine::from_toml("base = \"smp-2\"\n[costs]\ntick_stagger_ns = 2000000000\n").unwrap_err();
     assert!(e.0.contains("tick_stagger_ns"), "{}", e.0);
+}
+
+fn with_ranges(first: (u32, u32), other: (u32, u32)) -> Machine {
+    Machine::from_toml(&format!(
+        "base = \"smp-2\"\ntick_phase = \"boot\"\nhz = 1000\n[costs]\ntick_first_min_ns = {}\ntick_first_max_ns = {}\ntick_other_min_ns = {}\ntick_other_max_ns = {}\n",
+        first.0, first.1, other.0, other.1
+    ))
+    .unwrap()
+}
+
+/// The measured ranges (session 29: the root's CPU 928–999 µs, the other 928–1,356 µs
+/// on this VM): every draw of `0..tick` lands inside its CPU's range, the lowest and
+/// highest draws on its ends, and a larger draw never gives an earlier tick; a `(0, 0)`
+/// range keeps the fixed grid.
+#[test]
+fn the_first_tick_draw_covers_the_measured_range() {
+    let cost = CostModel::new(&with_ranges((928_100, 998_800), (928_400, 1_356_400)));
+    let tick = cost.tick_ns;
+    assert_eq!(tick, 1_000_000);
+    for (cpu, (lo, hi)) in [(0, (928_100, 998_800)), (1, (928_400, 1_356_400))] {
+        assert_eq!(cost.boot_first_tick(cpu, 0, 0), lo);
+        assert_eq!(cost.boot_first_tick(cpu, tick - 1, 0), hi);
+        let mut last = 0;
+        for draw in (0..tick).step_by(997) {
+            let t = cost.boot_first_tick(cpu, draw, 0);
+            assert!((lo..=hi).contains(&t) && t >= last, "cpu {cpu} draw {draw}: {t}");
+            last = t;
+        }
+    }
+    let fixed = CostModel::new(&with_stagger("boot", 7_000));
+    assert_eq!(fixed.boot_first_tick(0, 123, 0), fixed.tick_ns);
+    assert_eq!(fixed.boot_first_tick(1, 123, 5_000), 12_000);
+}
+
+/// With ranges, the seed decides the phases again, and only the seed: the same seed
+/// gives the same run, and the seeds do not all give one run.
+#[test]
+fn drawn_phases_are_deterministic_per_seed() {
+    let m = with_ranges((900_000, 1_000_000), (100_000, 1_900_000));
+    let runs: Vec<_> = (1..=6).map(|s| run(&m, s)).collect();
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(run(&m, i as u64 + 1), *r, "seed {}", i + 1);
+    }
+    assert!(runs.iter().any(|r| *r != runs[0]), "{runs:?}");
+}
+
+#[test]
+fn a_reversed_or_huge_range_is_named() {
+    for (first, other) in [((2, 1), (0, 0)), ((0, 0), (5, 4)), ((0, 2_000_000_000), (0, 0))] {
+        let text = format!(
+            "base = \"smp-2\"\n[costs]\ntick_first_min_ns = {}\ntick_first_max_ns = {}\ntick_other_min_ns = {}\ntick_other_max_ns = {}\n",
+            first.0, first.1, other.0, other.1
+        );
+        let e = Machine::from_toml(&text).unwrap_err();
+        assert!(e.0.contains("tick_first") || e.0.contains("tick_other"), "{}", e.0);
+    }
 }

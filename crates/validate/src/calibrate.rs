@@ -86,6 +86,9 @@ pub struct Calibration {
     /// How far apart consecutive workers of a fresh runtime start their loops, and so
     /// their tick grids (`crate::workerstart`): the host machine's `tick_stagger_ns`.
     pub worker_start_ns: f64,
+    /// Where a fresh runtime's workers' first ticks fall after its root task first
+    /// runs (`crate::tickphase`): the host machine's `tick_first_*` and `tick_other_*`.
+    pub tick_phases: crate::tickphase::Ranges,
     /// The runtime's idle spin before a worker parks (its setting, not a measurement).
     pub idle_spin_ns: f64,
     /// A contended run-queue lock's waiter: one `pause` and one `sched_yield` of
@@ -500,6 +503,8 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         split_pair(pair, cross.chan_send_hot_ns - cross.clock_read_ns, cross.chan_recv_hot_ns - cross.clock_read_ns);
     let spreads = spread::measure(quick)?;
     let worker_start_ns = crate::workerstart::stagger_ns(workers.max(2), if quick { 9 } else { 31 });
+    let tick_rounds = crate::tickphase::measure(workers, schedlab_rt::DEFAULT_HZ, "dss", if quick { 9 } else { 31 })?;
+    let tick_phases = crate::tickphase::ranges(&tick_rounds);
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
@@ -519,6 +524,7 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         tree_op_ns,
         park_wake_ns,
         worker_start_ns,
+        tick_phases,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
         lock_backoff,
         stolen_pct,
@@ -680,9 +686,9 @@ impl Calibration {
     pub fn machine(&self) -> Machine {
         let c = |ns: f64| ns.round().max(1.0) as u32;
         // `tick_phase = "boot"`: `validate` builds a fresh runtime right before each
-        // real run, and each worker's tick grid starts with its loop, the workers one
-        // thread start apart (`tick_stagger_ns`; docs/traces.md, "Session 28: `fair` on
-        // hackbench").
+        // real run, and each worker's tick grid starts with its loop (`tick_first_*`,
+        // `tick_other_*`; docs/traces.md, "Session 28: `fair` on hackbench", "Session
+        // 29: the tick phases drawn from the measured range").
         let text = format!(
             "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
             self.workers,
@@ -784,6 +790,13 @@ impl Calibration {
             // DSS hop): how much one event's price varies from the next.
             cost_jitter_pct: self.spreads.jitter_pct(),
             tick_stagger_ns: self.worker_start_ns.round() as u32,
+            // Each run draws its CPUs' first ticks from the measured ranges (session
+            // 29: the gap between the workers' grids varies far more from one fresh
+            // runtime to the next than the thread-start gap's median says).
+            tick_first_min_ns: c(self.tick_phases.first_ns.0),
+            tick_first_max_ns: c(self.tick_phases.first_ns.1),
+            tick_other_min_ns: c(self.tick_phases.other_ns.0),
+            tick_other_max_ns: c(self.tick_phases.other_ns.1),
         };
         m
     }

@@ -214,6 +214,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn first_ticks(&self) -> Vec<Option<std::time::Instant>> {
+        match &self.scheduler {
+            Scheduler::Fast(_) => Vec::new(),
+            Scheduler::Policy(p) => p.first_ticks(),
+        }
+    }
+
     pub(crate) fn take_trace(&self) -> Option<schedlab_core::trace::Trace> {
         match &self.scheduler {
             Scheduler::Fast(_) => None,

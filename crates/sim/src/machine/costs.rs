@@ -196,6 +196,22 @@ pub struct CostParams {
     /// (every preset; ignored with `random`). At most [`CostParams::MAX_TICK_STAGGER_NS`].
     #[serde(default)]
     pub tick_stagger_ns: u32,
+    /// With `tick_phase = "boot"`: CPU 0's first tick, drawn per run from the seed,
+    /// uniformly in `tick_first_min_ns..=tick_first_max_ns` ns after the start (the
+    /// root's worker's first tick after the root first ran, as the calibration
+    /// measures it over fresh runtimes). 0 (both) = one period (every preset).
+    #[serde(default)]
+    pub tick_first_min_ns: u32,
+    #[serde(default)]
+    pub tick_first_max_ns: u32,
+    /// With `tick_phase = "boot"`: every other CPU's first tick, drawn per run and CPU
+    /// from the seed, uniformly in `tick_other_min_ns..=tick_other_max_ns` ns after the
+    /// start (the other workers' first ticks). 0 (both) = CPU 0's plus `c ×
+    /// tick_stagger_ns` (every preset).
+    #[serde(default)]
+    pub tick_other_min_ns: u32,
+    #[serde(default)]
+    pub tick_other_max_ns: u32,
 }
 
 impl CostParams {
@@ -282,6 +298,10 @@ impl CostParams {
             store_buffer: 0,
             cost_jitter_pct: 0,
             tick_stagger_ns: 0,
+            tick_first_min_ns: 0,
+            tick_first_max_ns: 0,
+            tick_other_min_ns: 0,
+            tick_other_max_ns: 0,
         }
     }
 
@@ -353,6 +373,18 @@ impl CostParams {
         for (k, v, max, what) in bounded {
             if v > max {
                 return Err(MachineError(format!("costs: {k} = {v} must be in 0..={max} ({what})")));
+            }
+        }
+        let ranges = [
+            ("tick_first", self.tick_first_min_ns, self.tick_first_max_ns),
+            ("tick_other", self.tick_other_min_ns, self.tick_other_max_ns),
+        ];
+        for (k, lo, hi) in ranges {
+            if lo > hi || hi > CostParams::MAX_TICK_STAGGER_NS {
+                return Err(MachineError(format!(
+                    "costs: {k}_min_ns = {lo}, {k}_max_ns = {hi}: need min <= max <= {} (ns after the start when a CPU first ticks)",
+                    CostParams::MAX_TICK_STAGGER_NS
+                )));
             }
         }
         Ok(())

@@ -101,6 +101,12 @@ impl PolicySched {
     pub fn stats(&self) -> crate::Stats {
         self.signals.stats.sum()
     }
+    /// Each worker's first timer tick (`None` before its loop has started). A worker's
+    /// later ticks stay on the grid this sets (`worker::due_tick` skips whole periods).
+    pub fn first_ticks(&self) -> Vec<Option<std::time::Instant>> {
+        let at = |ns: u64| (ns != 0).then(|| self.signals.start + std::time::Duration::from_nanos(ns));
+        self.signals.first_tick.iter().map(|t| at(t.load(std::sync::atomic::Ordering::Relaxed))).collect()
+    }
     /// The trace recorded so far (the buffers start again), if tracing is on.
     pub fn take_trace(&self) -> Option<Trace> {
         let tr = self.signals.trace.as_ref()?;

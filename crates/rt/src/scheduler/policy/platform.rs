@@ -35,6 +35,9 @@ pub(crate) struct Signals {
     /// When each worker's next timer tick is due (ns since `start`; written by the
     /// worker), so that a running task can tell that its time slice may be over.
     pub next_tick: Box<[AtomicU64]>,
+    /// When each worker's first tick was due (ns since `start`; 0 until its loop
+    /// starts): its tick grid, which later ticks keep (`worker::due_tick`).
+    pub first_tick: Box<[AtomicU64]>,
     /// Each worker's steal time so far (ns its thread was kept off a CPU while it ran a
     /// task; written by the worker at its ticks): its task clock is the clock less this.
     pub steal: Box<[AtomicU64]>,
@@ -48,6 +51,7 @@ impl Signals {
         Signals {
             trace,
             next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            first_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
             steal: (0..n).map(|_| AtomicU64::new(0)).collect(),
             start,
             resched: (0..n).map(|_| Resched::new()).collect(),

@@ -127,6 +127,7 @@ impl PolicySched {
         TICK_WALL.set(p.now());
         PARKED_NS.set(0);
         self.signals.next_tick[me].store(next_tick, Relaxed);
+        self.signals.first_tick[me].store(next_tick, Relaxed);
         let mut prev: Option<TaskId> = None;
         let mut prev_state = PrevState::Runnable;
         let stats = self.signals.stats.worker(me);
