@@ -994,11 +994,15 @@ impl SimPlatform {
     pub fn lock_seen_free_at(&self, id: usize, asked: u64, at: u64) -> Option<u64> {
         let locks = self.locks.borrow();
         let l = locks.get(id)?;
-        Some(if l.free_at > at {
-            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
-        } else {
-            at
-        })
+        Some(if l.free_at > at { self.seen_free(l, asked) } else { at })
+    }
+
+    /// When a waiter that began to ask at `asked` sees held lock `l` released: its
+    /// back-off's first poll after the release (`lockwait`: at once on the presets,
+    /// whose `spin_lock` polls continuously; later for a backing-off user-level
+    /// waiter). One rule for the acquire and for the engine's deferral.
+    fn seen_free(&self, l: &LockState, asked: u64) -> u64 {
+        asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
     }
 
     /// The next `schedule()` call: its first lock is recorded, and its first acquire
@@ -1044,14 +1048,8 @@ impl SimPlatform {
         if l.free_at > now || asked < now {
             l.stats.contended += 1;
         }
-        // A waiter sees the release at its next poll (`lockwait`: at once on the
-        // presets, whose `spin_lock` polls continuously; later for a backing-off
-        // user-level waiter), and only then starts its hand-off.
-        let start = if l.free_at > now {
-            asked.saturating_add(self.cost.lock_backoff.sees_release(l.free_at - asked))
-        } else {
-            now
-        };
+        // A waiter sees the release at its next poll, and only then starts its hand-off.
+        let start = if l.free_at > now { self.seen_free(l, asked) } else { now };
         let wait = start - asked;
         // The lock word moves to this CPU's cache unless it is already there.
         let handoff = match l.last_cpu {
