@@ -25,7 +25,7 @@ use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
 use cpu_table::CpuTable;
 use exec::{Chan, TState, TaskRt, NONE};
-use next_cpu::NextCpu;
+use next_cpu::{NextCpu, Slot};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::platform::Work;
@@ -363,22 +363,19 @@ impl<'w> Engine<'w> {
             let cpu = stale.trailing_zeros() as usize;
             stale &= stale - 1;
             let c = &self.cpus[cpu];
-            let at = c.step_at.min(c.tick_at).min(c.ipi_at);
-            self.next_at.set(cpu, at);
+            self.next_at.set(cpu, c.ipi_at, c.step_at, c.tick_at);
         }
-        let (best, cpu) = self.next_at.min();
+        let (best, cpu, slot) = self.next_at.min();
         if let Some((wt, wake)) = self.q.peek() {
             if wt < best {
                 return (wt, wake);
             }
         }
-        let c = &self.cpus[cpu];
-        let kind = if c.ipi_at == best {
-            Kind::Ipi { cpu: cpu as u32 }
-        } else if c.step_at == best {
-            Kind::Step { cpu: cpu as u32 }
-        } else {
-            Kind::Tick { cpu: cpu as u32 }
+        let cpu = cpu as u32;
+        let kind = match slot {
+            Slot::Ipi => Kind::Ipi { cpu },
+            Slot::Step => Kind::Step { cpu },
+            Slot::Tick => Kind::Tick { cpu },
         };
         (best, kind)
     }

@@ -9,24 +9,33 @@
 //! the time-limit error (`--max-virtual-s` accepts larger limits, but no run of the
 //! shipped workloads comes near).
 
-/// Bits of the CPU index ([`schedlab_core::cpu::MAX_CPUS`] is 64).
+/// Bits of a key below the time: the CPU index (6 bits, [`schedlab_core::cpu::MAX_CPUS`]
+/// is 64) above the event slot (2 bits, [`Slot`]).
 const CPU_BITS: u32 = 8;
+const SLOT_BITS: u32 = 2;
 /// The largest time the packing orders exactly; later times all compare equal to it.
 pub(super) const LATEST: u64 = (1 << (64 - CPU_BITS)) - 1;
+
+/// A CPU's three event slots, in the order they are taken at one instant on one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Slot {
+    Ipi = 0,
+    Step = 1,
+    Tick = 2,
+}
 
 /// Leaves of the largest tree ([`schedlab_core::cpu::MAX_CPUS`]); the tree is a fixed
 /// array so that an index masked into it needs no bounds check.
 const LEAVES: usize = 64;
 const MASK: usize = 2 * LEAVES - 1;
-/// Machines with at most this many CPUs (every preset) use 8 or 16 leaves in groups of
-/// four: `set` recomputes its group's minimum (3 branch-free compares) and `min` takes
-/// the minimum of the four groups (3 more) instead of 7 or 15 compares over every
-/// leaf; the engine sets about one CPU per event (`Engine::refresh` defers the writes).
-/// Either is fewer instructions per event than recomputing a root-ward path
-/// (`docs/cost-model.md` has the counts); the tree pays off for more CPUs.
+/// Machines with at most this many CPUs (every preset) keep 8 or 16 leaves and `min`
+/// takes their minimum directly (7 or 15 branch-free compares in 3 or 4 levels): the
+/// leaves written by this event are read back once, and nothing else waits on a
+/// store. Wall time per event decides here, not instruction counts: the minimum's
+/// result is the start of the next event's dependency chain (which CPU's state it
+/// loads), and groups of four kept by `set` (fewer compares) put a second store and
+/// reload on that chain (`docs/cost-model.md`). The tree pays off for more CPUs.
 const FLAT: usize = 16;
-/// Leaves per group with 16 leaves.
-const GROUP: usize = 4;
 
 /// A tournament tree over the CPUs' packed keys: leaf `n + cpu` holds CPU `cpu`'s key,
 /// every inner node the smaller of its two children, the root (index 1) the minimum.
@@ -36,18 +45,19 @@ const GROUP: usize = 4;
 /// per event (cleared when its event is taken, armed again by the event's work): one
 /// path per event instead of a scan of every CPU (the scan was 10 % of a 16-CPU run's
 /// instructions).
+///
+/// A key is `time << 8 | cpu << 2 | slot`: the minimum also says which of the CPU's
+/// slots is due, so the engine classifies the event without loading the CPU's state.
 #[derive(Debug)]
 pub(super) struct NextCpu {
     tree: Box<[u64; 2 * LEAVES]>,
-    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only the leaves and
-    /// `groups` are read); padding leaves hold `u64::MAX`,
-    /// which is above every CPU's key.
+    /// Leaves in use (a power of two, at least 8; up to [`FLAT`] only `flat` is read);
+    /// padding leaves hold `u64::MAX`, which is above every CPU's key.
     n: usize,
     /// CPUs whose leaf changed since the last `min` (`1 << cpu`; tree only).
     dirty: u64,
-    /// Up to [`FLAT`] leaves: the minimum of each group of [`GROUP`] leaves, kept by
-    /// `set` (`u64::MAX` for groups past the leaves in use).
-    groups: [u64; FLAT / GROUP],
+    /// Up to [`FLAT`] CPUs: their keys (`u64::MAX` past the CPUs in use).
+    flat: [u64; FLAT],
 }
 
 impl NextCpu {
@@ -55,26 +65,38 @@ impl NextCpu {
     pub(super) fn new(cpus: usize) -> NextCpu {
         assert!(cpus <= LEAVES);
         let n = if cpus <= FLAT { cpus.next_power_of_two().max(FLAT / 2) } else { cpus.next_power_of_two() };
-        let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0, groups: [u64::MAX; FLAT / GROUP] };
+        let mut t = NextCpu { tree: Box::new([u64::MAX; 2 * LEAVES]), n, dirty: 0, flat: [u64::MAX; FLAT] };
         for c in 0..cpus {
-            t.set(c, u64::MAX);
+            t.set(c, u64::MAX, u64::MAX, u64::MAX);
         }
         t
     }
 
-    /// The earliest time (`u64::MAX` if it is at or past [`LATEST`]) and its CPU (the
-    /// lowest-numbered on a tie).
+    /// The earliest time (`u64::MAX` if it is at or past [`LATEST`]), its CPU (the
+    /// lowest-numbered on a tie) and which of that CPU's slots it is (on a tie on one
+    /// CPU: the IPI, then the step, then the tick).
     #[inline]
-    pub(super) fn min(&mut self) -> (u64, usize) {
+    pub(super) fn min(&mut self) -> (u64, usize, Slot) {
         let k = if self.n <= FLAT {
-            // With 8 leaves the last two groups stay at u64::MAX.
-            let [a, b, c, d] = self.groups;
-            a.min(b).min(c.min(d))
+            // Pairwise, so the compares of one level do not wait on one another.
+            let l = &self.flat;
+            let m = |a: u64, b: u64| a.min(b);
+            let m8 = m(m(m(l[0], l[1]), m(l[2], l[3])), m(m(l[4], l[5]), m(l[6], l[7])));
+            if self.n == FLAT / 2 {
+                m8
+            } else {
+                m(m8, m(m(m(l[8], l[9]), m(l[10], l[11])), m(m(l[12], l[13]), m(l[14], l[15]))))
+            }
         } else {
             self.tree_min()
         };
         let t = k >> CPU_BITS;
-        (if t >= LATEST { u64::MAX } else { t }, (k & ((1 << CPU_BITS) - 1)) as usize)
+        let slot = match k & ((1 << SLOT_BITS) - 1) {
+            0 => Slot::Ipi,
+            1 => Slot::Step,
+            _ => Slot::Tick,
+        };
+        (if t >= LATEST { u64::MAX } else { t }, ((k & ((1 << CPU_BITS) - 1)) >> SLOT_BITS) as usize, slot)
     }
 
     /// The root after recomputing the marked CPUs' paths.
@@ -100,18 +122,16 @@ impl NextCpu {
         self.tree[1]
     }
 
-    /// Set CPU `cpu`'s next time to `at`.
+    /// Set CPU `cpu`'s pending IPI, step and tick times.
     #[inline]
-    pub(super) fn set(&mut self, cpu: usize, at: u64) {
-        self.tree[(self.n + cpu) & MASK] = at.min(LATEST) << CPU_BITS | cpu as u64;
+    pub(super) fn set(&mut self, cpu: usize, ipi: u64, step: u64, tick: u64) {
+        let base = ((cpu as u64) << SLOT_BITS) & ((1 << CPU_BITS) - 1);
+        let key = |at: u64, slot: Slot| at.min(LATEST) << CPU_BITS | base | slot as u64;
+        let k = key(ipi, Slot::Ipi).min(key(step, Slot::Step)).min(key(tick, Slot::Tick));
         if self.n <= FLAT {
-            // The group's leaves `n + 4g ..`, below 32: masked into the tree, no bounds
-            // check; reduced pairwise so the compares do not wait on one another.
-            let g = (cpu / GROUP) % (FLAT / GROUP);
-            let first = self.n + g * GROUP;
-            let l = |k: usize| self.tree[(first + k) & MASK];
-            self.groups[g] = l(0).min(l(1)).min(l(2).min(l(3)));
+            self.flat[cpu % FLAT] = k;
         } else {
+            self.tree[(self.n + cpu) & MASK] = k;
             self.dirty |= 1 << (cpu & (LEAVES - 1));
         }
     }
@@ -128,14 +148,37 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         for cpus in [1usize, 2, 3, 5, 8, 16, 17, 33, 64] {
             let mut t = NextCpu::new(cpus);
-            let mut v = vec![u64::MAX; cpus];
+            let mut v = vec![[u64::MAX; 3]; cpus];
             for _ in 0..2000 {
                 let c = rng.gen_range(0..cpus);
-                let at = if rng.gen_bool(0.1) { u64::MAX } else { rng.gen_range(0..50) };
-                t.set(c, at);
-                v[c] = at;
-                let scan = v.iter().enumerate().fold((u64::MAX, 0), |b, (c, &x)| if x < b.0 { (x, c) } else { b });
-                assert_eq!(t.min(), scan, "{cpus} cpus: {v:?}");
+                for at in &mut v[c] {
+                    *at = if rng.gen_bool(0.3) { u64::MAX } else { rng.gen_range(0..50) };
+                }
+                let [ipi, step, tick] = v[c];
+                t.set(c, ipi, step, tick);
+                // The engine's former order: the lowest CPU of the earliest time, then
+                // its IPI, step, tick.
+                let best = v.iter().enumerate().fold((u64::MAX, 0), |b, (c, s)| {
+                    let x = s.iter().copied().min().unwrap();
+                    if x < b.0 {
+                        (x, c)
+                    } else {
+                        b
+                    }
+                });
+                let s = v[best.1];
+                let slot = if s[0] == best.0 {
+                    Slot::Ipi
+                } else if s[1] == best.0 {
+                    Slot::Step
+                } else {
+                    Slot::Tick
+                };
+                let (at, cpu, got) = t.min();
+                assert_eq!((at, cpu), best, "{cpus} cpus: {v:?}");
+                if at != u64::MAX {
+                    assert_eq!(got, slot, "{cpus} cpus: {v:?}");
+                }
             }
         }
     }
