@@ -11,6 +11,7 @@ use crate::policy::PrevState;
 use crate::runlist::RunList;
 use crate::spec::{Spec, SpecError};
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// `aligned_data[cpu]` of 2.4 (plus MQS's `curr_na_goodness`).
@@ -100,12 +101,16 @@ impl PolicyOptions for Opts24 {
 #[derive(Debug)]
 pub struct SchedCommon {
     pub tasks: TaskTable,
-    pub cpus: Box<[CpuSched]>,
+    /// One cache line (pair) per CPU, as 2.4's `aligned_data` is `____cacheline_aligned`:
+    /// the simulator prices each CPU's as its own line (`Line::CpuData`), and on the
+    /// runtime two workers' entries in one line would be false sharing it does not model.
+    pub cpus: Box<[CachePadded<CpuSched>]>,
     pub topo: Topology,
     pub hz: u32,
     /// Published run-queue lengths (tasks linked on queue `q`, running or not),
     /// written under the queue's lock, read freely by observers.
-    queue_lens: Box<[AtomicU32]>,
+    /// Padded like `cpus`: each is a field of its queue's own line in the kernel.
+    queue_lens: Box<[CachePadded<AtomicU32>]>,
     /// See [`Opts24::preempt_threshold`]; only the 2.4 family reads it.
     preempt_threshold: i32,
 }
@@ -120,16 +125,18 @@ impl SchedCommon {
         SchedCommon {
             tasks,
             cpus: (0..topo.ncpus())
-                .map(|_| CpuSched {
+                .map(|_| {
+                    CachePadded::new(CpuSched {
                     curr: AtomicU32::new(NIL),
                     last_schedule: AtomicU64::new(0),
                     curr_na_goodness: AtomicI32::new(MIN_GOODNESS),
                     active_mm: AtomicU32::new(0),
+                    })
                 })
                 .collect(),
             topo: topo.clone(),
             hz,
-            queue_lens: (0..nqueues).map(|_| AtomicU32::new(0)).collect(),
+            queue_lens: (0..nqueues).map(|_| CachePadded::new(AtomicU32::new(0))).collect(),
             preempt_threshold: PREEMPTION_THRESHOLD,
         }
     }

@@ -82,6 +82,7 @@ use crate::policy::{Policy, PrevState};
 use crate::spec::{Spec, SpecError};
 use crate::task::{TaskId, TaskParams, TaskTable};
 use std::collections::BTreeSet;
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// The registry entry: `fair[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N]`.
@@ -278,6 +279,13 @@ struct FairTask {
     forked: AtomicBool,
 }
 
+/// A queue's figures that other CPUs read without its lock.
+#[derive(Debug)]
+struct Published {
+    load: AtomicU64,
+    min_vr: AtomicU64,
+}
+
 /// One CPU's run queue (`cfs_rq`), guarded by its lock.
 #[derive(Debug)]
 pub struct Runqueue {
@@ -336,9 +344,11 @@ pub struct Fair<P: Platform> {
     rqs: Box<[P::Lock<Runqueue>]>,
     ft: Box<[FairTask]>,
     /// Published weighted load and `min_vruntime` of each queue (written under its
-    /// lock, read racily by placement and balancing).
-    loads: Box<[AtomicU64]>,
-    min_vr: Box<[AtomicU64]>,
+    /// lock, read racily by placement and balancing). Fields of the queue in the
+    /// kernel (`cfs_rq`, per-CPU), so each queue's pair is on lines of its own: the
+    /// simulator prices them as the queue's line, and on the runtime two workers'
+    /// entries in one line would be false sharing it does not model.
+    published: Box<[CachePadded<Published>]>,
     cfg: FairConfig,
     /// Observations: tasks moved by balancing, wake-up preemptions.
     pulled: AtomicU64,
@@ -374,8 +384,9 @@ impl<P: Platform> Fair<P> {
                 })
                 .collect(),
             ft: (0..env.capacity).map(|_| FairTask::default()).collect(),
-            loads: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            min_vr: (0..n).map(|_| AtomicU64::new(FAIR_EPOCH)).collect(),
+            published: (0..n)
+                .map(|_| CachePadded::new(Published { load: AtomicU64::new(0), min_vr: AtomicU64::new(FAIR_EPOCH) }))
+                .collect(),
             cfg: *cfg,
             pulled: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
@@ -489,13 +500,13 @@ impl<P: Platform> Fair<P> {
         };
         if v > rq.min_vruntime {
             rq.min_vruntime = v;
-            self.min_vr[rq.cpu].store(v, Relaxed);
+            self.published[rq.cpu].min_vr.store(v, Relaxed);
         }
     }
 
     fn publish(&self, rq: &Runqueue) {
         self.common.publish_len(rq.cpu, rq.nr_running);
-        self.loads[rq.cpu].store(rq.load, Relaxed);
+        self.published[rq.cpu].load.store(rq.load, Relaxed);
     }
 
     /// Link `t` on `rq` (counted, not yet in the tree).
@@ -695,7 +706,7 @@ impl<P: Platform> Fair<P> {
             }
             p.charge(Work::Examine);
             p.touch(Line::Queue(i), Access::Read);
-            let load = self.loads[i].load(Relaxed);
+            let load = self.published[i].load.load(Relaxed);
             if self.common.queue_len(i) >= 2 && load > floor && best.is_none_or(|(_, b)| load > b) {
                 best = Some((i, load));
             }
@@ -731,7 +742,7 @@ impl<P: Platform> Fair<P> {
             return 0;
         }
         p.touch(Line::Queue(this), Access::Read);
-        let here_load = self.loads[this].load(Relaxed);
+        let here_load = self.published[this].load.load(Relaxed);
         let pct = self.cfg.imbalance_pct as u128;
         let exceeds = |there: u64, here: u64| there as u128 * 100 > here as u128 * pct;
         let floor = (here_load as u128 * pct / 100).min(u64::MAX as u128) as u64;
@@ -814,18 +825,18 @@ impl<P: Platform> Fair<P> {
                 self.common.queue_len(cpu)
             ));
         }
-        if load != rq.load || load != self.loads[cpu].load(Relaxed) {
+        if load != rq.load || load != self.published[cpu].load.load(Relaxed) {
             return Err(format!(
                 "cpu {cpu}: weights sum to {load}, load {}, published {}",
                 rq.load,
-                self.loads[cpu].load(Relaxed)
+                self.published[cpu].load.load(Relaxed)
             ));
         }
-        if rq.min_vruntime != self.min_vr[cpu].load(Relaxed) {
+        if rq.min_vruntime != self.published[cpu].min_vr.load(Relaxed) {
             return Err(format!(
                 "cpu {cpu}: min_vruntime {} but published {}",
                 rq.min_vruntime,
-                self.min_vr[cpu].load(Relaxed)
+                self.published[cpu].min_vr.load(Relaxed)
             ));
         }
         Ok(())
@@ -870,7 +881,7 @@ impl<P: Platform> Policy<P> for Fair<P> {
         let forked = self.task(id).forked.swap(false, Relaxed);
         let lag = (!forked && target != prev).then(|| {
             p.touch(Line::Queue(prev), Access::Read);
-            self.vruntime(id) as i128 - self.min_vr[prev].load(Relaxed) as i128
+            self.vruntime(id) as i128 - self.published[prev].min_vr.load(Relaxed) as i128
         });
         self.rqs[target].with(p, |rq| {
             p.touch(Line::Queue(target), Access::Write);

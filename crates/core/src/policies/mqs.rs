@@ -47,6 +47,7 @@ use crate::policy::{Policy, PrevState};
 use crate::runlist::RunList;
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The registry entry.
@@ -100,7 +101,9 @@ pub struct Mqs<P: Platform> {
     pool: usize,
     /// Queue `q` belongs to CPU `q`.
     rqs: Box<[P::Lock<MqRq>]>,
-    published: Box<[RqPublished]>,
+    /// One cache line (pair) per queue, as the patch's per-CPU runqueue data is
+    /// `____cacheline_aligned` (the simulator prices each as its queue's own line).
+    published: Box<[CachePadded<RqPublished>]>,
     /// Failed remote trylocks in phase 2 (the patch's `premature_idle` events).
     premature_idle: AtomicU64,
 }
@@ -140,11 +143,13 @@ impl<P: Platform> Mqs<P> {
                 })
                 .collect(),
             published: (0..n)
-                .map(|_| RqPublished {
-                    max_na_goodness: AtomicI32::new(MIN_GOODNESS),
-                    max_na_cpus_allowed: AtomicU64::new(0),
-                    nt_running: AtomicU32::new(0),
-                    running_non_idle: AtomicBool::new(false),
+                .map(|_| {
+                    CachePadded::new(RqPublished {
+                        max_na_goodness: AtomicI32::new(MIN_GOODNESS),
+                        max_na_cpus_allowed: AtomicU64::new(0),
+                        nt_running: AtomicU32::new(0),
+                        running_non_idle: AtomicBool::new(false),
+                    })
                 })
                 .collect(),
             premature_idle: AtomicU64::new(0),

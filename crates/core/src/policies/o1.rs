@@ -71,6 +71,7 @@ use crate::policy::{Policy, PrevState};
 use crate::runlist::RunList;
 use crate::spec::{Spec, SpecError};
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The registry entry: `o1[:key=value,...]`, every 2002 constant settable.
@@ -555,10 +556,13 @@ pub struct O1<P: Platform> {
     common: SchedCommon,
     rqs: Box<[P::Lock<Runqueue>]>,
     o1: Box<[O1Task]>,
-    /// `prev_nr_running`: row `c` (`c·ncpus ..`) belongs to CPU `c`'s `load_balance`.
-    prev_nr_running: Box<[AtomicU32]>,
+    /// `prev_nr_running`: row `c` belongs to CPU `c`'s `load_balance`. Per-CPU data
+    /// (a field of 2.5's `runqueue_t`), so each row and each `last_tick` is on lines of
+    /// its own: the simulator prices them as the CPU's queue line, and on the runtime
+    /// two workers' entries in one line would be false sharing it does not model.
+    prev_nr_running: Box<[CachePadded<[AtomicU32; MAX_CPUS]>]>,
     /// Jiffy of each CPU's previous rebalance-tick check (`u64::MAX`: none yet).
-    last_tick: Box<[AtomicU64]>,
+    last_tick: Box<[CachePadded<AtomicU64>]>,
     tun: Tunables,
     tick_ns: u64,
     /// Tasks moved by `load_balance` and array swaps (observations).
@@ -619,8 +623,8 @@ impl<P: Platform> O1<P> {
                 })
                 .collect(),
             o1: (0..env.capacity).map(|_| O1Task::default()).collect(),
-            prev_nr_running: (0..n * n).map(|_| AtomicU32::new(0)).collect(),
-            last_tick: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            prev_nr_running: (0..n).map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU32::new(0)))).collect(),
+            last_tick: (0..n).map(|_| CachePadded::new(AtomicU64::new(u64::MAX))).collect(),
             tick_ns: 1_000_000_000 / tun.hz as u64,
             tun,
             pulled: AtomicU64::new(0),
@@ -867,7 +871,7 @@ impl<P: Platform> O1<P> {
         if n < 2 {
             return 0;
         }
-        let row = &self.prev_nr_running[this * n..(this + 1) * n];
+        let row = &self.prev_nr_running[this][..n];
         // The local length is smoothed towards the larger, remote ones towards the
         // smaller value: balancing needs a stably long remote and short local queue.
         let own = |cur: usize| {

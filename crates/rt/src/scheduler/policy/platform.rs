@@ -20,6 +20,7 @@ use super::lock::{lock, try_lock, PolicyMutex};
 use crate::resched::Resched;
 use crate::stats::StatsTable;
 use crate::trace::Tracer;
+use crossbeam_utils::CachePadded;
 use schedlab_core::trace::Event;
 use schedlab_core::{Access, CpuId, Line, Platform, SchedLock, TaskLayout, Work};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -29,18 +30,21 @@ use std::time::Instant;
 /// Per-worker signals shared by all platform views: `need_resched` with its parker.
 #[derive(Debug)]
 pub(crate) struct Signals {
-    pub resched: Box<[Resched]>,
+    /// Each worker's signals are on cache lines of their own (`CachePadded`): every
+    /// worker polls its `need_resched` and writes its tick and steal figures, and a
+    /// line shared between workers would be false sharing the simulator does not model.
+    pub resched: Box<[CachePadded<Resched>]>,
     /// Per-worker counters, IPIs included.
     pub stats: StatsTable,
     /// When each worker's next timer tick is due (ns since `start`; written by the
     /// worker), so that a running task can tell that its time slice may be over.
-    pub next_tick: Box<[AtomicU64]>,
+    pub next_tick: Box<[CachePadded<AtomicU64>]>,
     /// When each worker's first tick was due (ns since `start`; 0 until its loop
     /// starts): its tick grid, which later ticks keep (`worker::due_tick`).
-    pub first_tick: Box<[AtomicU64]>,
+    pub first_tick: Box<[CachePadded<AtomicU64>]>,
     /// Each worker's steal time so far (ns its thread was kept off a CPU while it ran a
     /// task; written by the worker at its ticks): its task clock is the clock less this.
-    pub steal: Box<[AtomicU64]>,
+    pub steal: Box<[CachePadded<AtomicU64>]>,
     pub start: Instant,
     /// The trace recorder, when tracing is on (its clock is `start`).
     pub trace: Option<Arc<Tracer>>,
@@ -50,19 +54,22 @@ impl Signals {
     pub fn new(n: usize, start: Instant, trace: Option<Arc<Tracer>>) -> Signals {
         Signals {
             trace,
-            next_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            first_tick: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            steal: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            next_tick: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            first_tick: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            steal: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             start,
-            resched: (0..n).map(|_| Resched::new()).collect(),
+            resched: (0..n).map(|_| CachePadded::new(Resched::new())).collect(),
             stats: StatsTable::new(n),
         }
     }
 }
 
-/// A policy lock: the build's mutex (`super::lock`), and its index in a trace.
+/// A policy lock: the build's mutex (`super::lock`), and its index in a trace. Each
+/// lock with the data it guards is on cache lines of its own, as the kernel's per-CPU
+/// run queues are `____cacheline_aligned`: the simulator prices every queue as its own
+/// line, and two workers' queues in one line would be false sharing it does not model.
 #[derive(Debug)]
-pub struct RtLock<T>(PolicyMutex<T>, u32);
+pub struct RtLock<T>(CachePadded<PolicyMutex<T>>, u32);
 
 /// Traced, a lock hold: records the acquire (with the time spent waiting) when made,
 /// on the calling thread's track, and the release when dropped. Callers declare it
@@ -172,7 +179,7 @@ impl Platform for RtPlatform {
     type Lock<T: Send> = RtLock<T>;
     fn new_lock<T: Send>(&self, name: &str, value: T) -> RtLock<T> {
         let id = self.trace.as_ref().map_or(0, |t| t.register_lock(name));
-        RtLock(PolicyMutex::new(value), id)
+        RtLock(CachePadded::new(PolicyMutex::new(value)), id)
     }
     #[inline]
     fn this_cpu(&self) -> CpuId {
