@@ -381,9 +381,10 @@ impl SimPlatform {
         let ncpus = node_of.len();
         let mlp = cost.mlp;
         let store_buffer = cost.store_buffer;
-        // Queue lines: enough for one run queue per CPU plus a global one.
+        // Queue lines: enough for one run queue per CPU plus a global one; as many
+        // tree lines (`Line::Tree`) after the CPUs' data.
         let queue_lines = ncpus + 1;
-        let ws_base = task_capacity + queue_lines + ncpus;
+        let ws_base = task_capacity + queue_lines + ncpus + queue_lines;
         let nlines = ws_base + task_capacity * ws_lines;
         // One bit per node in `LineState::remote` (remote cache or LLC).
         let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
@@ -821,6 +822,7 @@ impl SimPlatform {
             Line::Task(t) => t as usize,
             Line::Queue(q) => self.task_lines + q.min(self.queue_lines - 1),
             Line::CpuData(c) => self.task_lines + self.queue_lines + c,
+            Line::Tree(q) => self.ws_base - self.queue_lines + q.min(self.queue_lines - 1),
         }
     }
 
@@ -833,7 +835,7 @@ impl SimPlatform {
     fn class_of_line(&self, line: Line) -> usize {
         let class = match line {
             Line::Task(_) => CLASS_TASK,
-            Line::Queue(_) | Line::CpuData(_) => CLASS_SCHED,
+            Line::Queue(_) | Line::CpuData(_) | Line::Tree(_) => CLASS_SCHED,
         };
         debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
         class
@@ -1365,6 +1367,27 @@ mod tests {
         p.advance(100);
         l.with(p, |_| ());
         (after_write, p.cursor())
+    }
+
+    /// A queue's tree line is a line of its own: the queue header does not bring it,
+    /// and a write on one CPU after the other wrote it is a miss (a transfer), not a hit.
+    #[test]
+    fn a_queue_tree_line_is_apart_from_its_header_and_moves_between_cpus() {
+        let p = plat("smp-2");
+        p.begin(0, 1000);
+        p.touch(Line::Queue(1), Access::Write);
+        let t = p.cursor();
+        p.touch(Line::Tree(1), Access::Write);
+        assert!(p.cursor() - t > p.cost.l2_hit_ns, "the header did not bring the tree line");
+        let t = p.cursor();
+        p.touch(Line::Tree(1), Access::Write);
+        assert_eq!(p.cursor() - t, p.cost.l2_hit_ns, "then it is held");
+        p.begin(1, 10_000);
+        p.touch(Line::Tree(1), Access::Write);
+        assert!(p.cursor() - 10_000 > p.cost.l2_hit_ns, "CPU 1 takes it from CPU 0");
+        p.begin(0, 20_000);
+        p.touch(Line::Tree(1), Access::Write);
+        assert!(p.cursor() - 20_000 > p.cost.l2_hit_ns, "and CPU 0 back");
     }
 
     #[test]

@@ -529,11 +529,13 @@ impl<P: Platform> Fair<P> {
 
     fn tree_insert(&self, p: &P, rq: &mut Runqueue, t: TaskId) {
         p.charge(Work::TreeOp);
+        p.touch(Line::Tree(rq.cpu), Access::Write);
         rq.tree.insert((self.vruntime(t), t));
     }
 
     fn tree_remove(&self, p: &P, rq: &mut Runqueue, t: TaskId) -> bool {
         p.charge(Work::TreeOp);
+        p.touch(Line::Tree(rq.cpu), Access::Write);
         rq.tree.remove(&(self.vruntime(t), t))
     }
 
@@ -657,6 +659,7 @@ impl<P: Platform> Fair<P> {
         };
         let (v, t) = chosen?;
         p.charge(Work::TreeOp);
+        p.touch(Line::Tree(rq.cpu), Access::Write);
         rq.tree.remove(&(v, t));
         p.touch(Line::Task(t), Access::Write);
         let now = rq.clock;
