@@ -222,6 +222,14 @@ impl<'w> Engine<'w> {
             Some(cap) => plat.with_trace(cap),
             None => plat,
         };
+        // The runtime's clock starts before its root runs (`PolicySched::new`); a
+        // machine that measured by how much draws it here, before the policy is built
+        // (its first clock read is the root's fork). Without the range no draw is made.
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+        let plat = match plat.cost.clock_origin(|tick| rng.gen_range(0..tick)) {
+            Some(origin) => plat.with_clock_origin(origin),
+            None => plat,
+        };
         let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
         let defer_waits = !plat.cost.lock_backoff.is_continuous();
         let topo = Topology { node_of: m.node_of.clone() };
@@ -263,7 +271,7 @@ impl<'w> Engine<'w> {
             sched_lock: vec![NONE; m.cpus],
             lock_asked: vec![NEVER; m.cpus],
             q: EventQueue::with_capacity(64),
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            rng,
             tick_phase: m.tick_phase,
             jitter,
             resched_buf: Vec::with_capacity(64),

@@ -107,6 +107,10 @@ impl PolicySched {
         let at = |ns: u64| (ns != 0).then(|| self.signals.start + std::time::Duration::from_nanos(ns));
         self.signals.first_tick.iter().map(|t| at(t.load(std::sync::atomic::Ordering::Relaxed))).collect()
     }
+    /// When the policy's clock reads 0 (`Platform::now` counts from here).
+    pub fn clock_start(&self) -> std::time::Instant {
+        self.signals.start
+    }
     /// The trace recorded so far (the buffers start again), if tracing is on.
     pub fn take_trace(&self) -> Option<Trace> {
         let tr = self.signals.trace.as_ref()?;
