@@ -224,9 +224,11 @@ impl<'w> Engine<'w> {
         };
         // The runtime's clock starts before its root runs (`PolicySched::new`); a
         // machine that measured by how much draws it here, before the policy is built
-        // (its first clock read is the root's fork). Without the range no draw is made.
-        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-        let plat = match plat.cost.clock_origin(|tick| rng.gen_range(0..tick)) {
+        // (its first clock read is the root's fork), from a stream of its own, so that
+        // the seed's other draws (the tick phases, the workload's) stay where they were.
+        let mut origin_rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+        origin_rng.set_stream(1);
+        let plat = match plat.cost.clock_origin(|tick| origin_rng.gen_range(0..tick)) {
             Some(origin) => plat.with_clock_origin(origin),
             None => plat,
         };
@@ -271,7 +273,7 @@ impl<'w> Engine<'w> {
             sched_lock: vec![NONE; m.cpus],
             lock_asked: vec![NEVER; m.cpus],
             q: EventQueue::with_capacity(64),
-            rng,
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             tick_phase: m.tick_phase,
             jitter,
             resched_buf: Vec::with_capacity(64),

@@ -78,9 +78,11 @@ pub struct Ranges {
     pub clock_ns: (f64, f64),
 }
 
-/// The policy whose clock origin the host machine takes: O(1) is the one policy that
-/// reads the clock's phase (its jiffies, `now / tick`; the others take differences),
-/// and building it (a per-task table at the runtime's capacity) is part of that origin.
+/// The policy whose clock origin the host machine takes: O(1)'s jiffies (`now / tick`)
+/// are the clock's phase, which decides its first pulls (DSS, MQS and `fair` take
+/// differences only; PMQS's balancer makes its first pass when the clock first reaches
+/// one interval, so it reads the origin too, and its own differs: see
+/// docs/cost-model.md). Building the policy is part of the origin.
 pub const CLOCK_ORIGIN_POLICY: &str = "o1";
 
 /// The p10..p90 ranges of `rounds` (at least one round of at least one worker).
