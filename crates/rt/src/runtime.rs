@@ -121,8 +121,8 @@ impl Runtime {
         self.handle.first_ticks()
     }
 
-    /// Policy schedulers: when the policy's clock read 0 (it starts as the scheduler
-    /// is built, before the workers start). `None` for "fast".
+    /// Policy schedulers: when the policy's clock read 0 (it starts once the policy is
+    /// built, just before the workers start). `None` for "fast".
     pub fn clock_start(&self) -> Option<std::time::Instant> {
         self.handle.clock_start()
     }

@@ -87,11 +87,10 @@ pub struct Calibration {
     /// their tick grids (`crate::workerstart`): the host machine's `tick_stagger_ns`.
     pub worker_start_ns: f64,
     /// Where a fresh runtime's workers' first ticks fall after its root task first
-    /// runs (`crate::tickphase`): the host machine's `tick_first_*` and `tick_other_*`.
+    /// runs (`crate::tickphase`): the host machine's `tick_first_*` and `tick_other_*`;
+    /// and the root's first run on the runtime's clock (`clock_ns`; the clock starts
+    /// once the policy is built, so one policy measures it for all): `clock_origin_*`.
     pub tick_phases: crate::tickphase::Ranges,
-    /// The root's first run on the runtime's clock, p10..p90 ns over fresh runtimes of
-    /// [`crate::tickphase::CLOCK_ORIGIN_POLICY`]: the host machine's `clock_origin_*`.
-    pub clock_origin: (f64, f64),
     /// The runtime's idle spin before a worker parks (its setting, not a measurement).
     pub idle_spin_ns: f64,
     /// A contended run-queue lock's waiter: one `pause` and one `sched_yield` of
@@ -508,13 +507,6 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
     let worker_start_ns = crate::workerstart::stagger_ns(workers.max(2), if quick { 9 } else { 31 });
     let tick_rounds = crate::tickphase::measure(workers, schedlab_rt::DEFAULT_HZ, "dss", if quick { 9 } else { 31 })?;
     let tick_phases = crate::tickphase::ranges(&tick_rounds);
-    let origin_rounds = crate::tickphase::measure(
-        workers,
-        schedlab_rt::DEFAULT_HZ,
-        crate::tickphase::CLOCK_ORIGIN_POLICY,
-        if quick { 9 } else { 31 },
-    )?;
-    let clock_origin = crate::tickphase::ranges(&origin_rounds).clock_ns;
     let stolen_pct = stolen_pct(workers.max(2), Duration::from_millis(if quick { 20 } else { 100 }));
     Ok(Calibration {
         workers,
@@ -535,7 +527,6 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         park_wake_ns,
         worker_start_ns,
         tick_phases,
-        clock_origin,
         idle_spin_ns: schedlab_rt::DEFAULT_IDLE_SPIN.as_nanos() as f64,
         lock_backoff,
         stolen_pct,
@@ -808,11 +799,11 @@ impl Calibration {
             tick_first_max_ns: c(self.tick_phases.first_ns.1),
             tick_other_min_ns: c(self.tick_phases.other_ns.0),
             tick_other_max_ns: c(self.tick_phases.other_ns.1),
-            // The root's first run on the runtime's clock, which O(1)'s jiffies count
-            // from (session 30: it decides whether CPU 1's first idle balance finds
-            // the root cold).
-            clock_origin_min_ns: c(self.clock_origin.0),
-            clock_origin_max_ns: c(self.clock_origin.1),
+            // The root's first run on the runtime's clock, which O(1)'s jiffies and
+            // PMQS's balancing interval count from (session 30: it decides whether
+            // CPU 1's first idle balance finds the root cold).
+            clock_origin_min_ns: c(self.tick_phases.clock_ns.0),
+            clock_origin_max_ns: c(self.tick_phases.clock_ns.1),
         };
         m
     }

@@ -25,8 +25,8 @@ pub struct Round {
     pub start_ns: Vec<i64>,
     /// The worker the root first ran on.
     pub root_worker: usize,
-    /// The root's first run on the policy's clock (ns since it started, as the
-    /// scheduler was built): where the run starts on O(1)'s jiffy grid (`now / tick`).
+    /// The root's first run on the policy's clock (ns since it started, once the policy
+    /// was built): where the run starts on O(1)'s jiffy grid (`now / tick`).
     pub clock_ns: u64,
 }
 
@@ -73,17 +73,10 @@ pub struct Ranges {
     /// The median of the other CPUs' first ticks less the root CPU's (ns).
     pub gap_median_ns: f64,
     /// The p10..p90 of the root's first run on the policy's clock ([`Round::clock_ns`]):
-    /// how long the runtime took from building the scheduler to running the root,
-    /// which includes building the policy, so it depends on the policy the rounds ran.
+    /// how long the runtime took from the built policy to running the root (starting
+    /// the workers, spawning the root), which no policy's constructor is part of.
     pub clock_ns: (f64, f64),
 }
-
-/// The policy whose clock origin the host machine takes: O(1)'s jiffies (`now / tick`)
-/// are the clock's phase, which decides its first pulls (DSS, MQS and `fair` take
-/// differences only; PMQS's balancer makes its first pass when the clock first reaches
-/// one interval, so it reads the origin too, and its own differs: see
-/// docs/cost-model.md). Building the policy is part of the origin.
-pub const CLOCK_ORIGIN_POLICY: &str = "o1";
 
 /// The p10..p90 ranges of `rounds` (at least one round of at least one worker).
 pub fn ranges(rounds: &[Round]) -> Ranges {

@@ -214,8 +214,8 @@ pub struct CostParams {
     pub tick_other_max_ns: u32,
     /// The policy's clock at the root's first run, drawn per run from the seed,
     /// uniformly in `clock_origin_min_ns..=clock_origin_max_ns` ns: the runtime's clock
-    /// (and so O(1)'s jiffy grid, `now / tick`) starts when the scheduler is built,
-    /// before its workers start and the root is spawned, while the simulator's time 0
+    /// (and so O(1)'s jiffy grid, `now / tick`) starts once the policy is built, before
+    /// its workers start and the root is spawned, while the simulator's time 0
     /// is the root's fork. 0 (both) = the clock starts with the root (every preset).
     #[serde(default)]
     pub clock_origin_min_ns: u32,
