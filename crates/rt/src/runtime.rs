@@ -121,6 +121,12 @@ impl Runtime {
         self.handle.first_ticks()
     }
 
+    /// Policy schedulers: when the policy's clock read 0 (it starts once the policy is
+    /// built, just before the workers start). `None` for "fast".
+    pub fn clock_start(&self) -> Option<std::time::Instant> {
+        self.handle.clock_start()
+    }
+
     /// Polls done by the workers so far.
     pub fn polls(&self) -> u64 {
         self.stats().polls

@@ -76,6 +76,12 @@ impl Tracer {
         }
     }
 
+    /// Count from `start` instead (the policy's clock starts once it is built: nothing
+    /// has been recorded yet, only lock names registered).
+    pub fn restart_clock(&mut self, start: Instant) {
+        self.start = start;
+    }
+
     /// ns since the runtime started (every worker's clock).
     #[inline]
     pub fn now(&self) -> u64 {

@@ -44,6 +44,9 @@ pub struct CostModel {
     /// `(0, 0)` range is not drawn: see [`CostModel::boot_first_tick`]).
     pub tick_first_ns: (u64, u64),
     pub tick_other_ns: (u64, u64),
+    /// The policy's clock at time 0 is drawn in this range (a `(0, 0)` range is not
+    /// drawn: see [`CostModel::clock_origin`]).
+    pub clock_origin_ns: (u64, u64),
     /// A read served by the reading node's remote cache (0: the machine has none).
     pub remote_cache_ns: u64,
     /// A read served by the node's last-level cache (0: the machine has none).
@@ -147,6 +150,7 @@ impl CostModel {
             tick_stagger_ns: c.tick_stagger_ns as u64,
             tick_first_ns: (c.tick_first_min_ns as u64, c.tick_first_max_ns as u64),
             tick_other_ns: (c.tick_other_min_ns as u64, c.tick_other_max_ns as u64),
+            clock_origin_ns: (c.clock_origin_min_ns as u64, c.clock_origin_max_ns as u64),
             remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
             llc_ns: c.llc_latency_ns as u64,
             park_wake_ns: c.park_wake_ns as u64,
@@ -223,6 +227,18 @@ impl CostModel {
         match range {
             (_, 0) => fixed,
             (lo, hi) => (lo + uniform_below(draw, self.tick_ns, hi - lo + 1)).max(1),
+        }
+    }
+}
+
+impl CostModel {
+    /// The policy's clock at the root's fork from a `draw` uniform in `0..tick_ns`:
+    /// uniform in the machine's `clock_origin` range; `None` without one (the clock
+    /// starts with the run, and no draw is made, so that no later draw moves).
+    pub fn clock_origin(&self, draw: impl FnOnce(u64) -> u64) -> Option<u64> {
+        match self.clock_origin_ns {
+            (_, 0) => None,
+            (lo, hi) => Some(lo + uniform_below(draw(self.tick_ns), self.tick_ns, hi - lo + 1)),
         }
     }
 }

@@ -218,6 +218,16 @@ impl<'w> Engine<'w> {
             Some(cap) => plat.with_trace(cap),
             None => plat,
         };
+        // The runtime's clock starts before its root runs (`PolicySched::new`); a
+        // machine that measured by how much draws it here, before the policy is built
+        // (its first clock read is the root's fork), from a stream of its own, so that
+        // the seed's other draws (the tick phases, the workload's) stay where they were.
+        let mut origin_rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+        origin_rng.set_stream(1);
+        let plat = match plat.cost.clock_origin(|tick| origin_rng.gen_range(0..tick)) {
+            Some(origin) => plat.with_clock_origin(origin),
+            None => plat,
+        };
         let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
         let defer_waits = !plat.cost.lock_backoff.is_continuous();
         let topo = Topology { node_of: m.node_of.clone() };

@@ -148,6 +148,9 @@ pub struct SimPlatform {
     /// yield): the runtime has no clock stamp then, so each `now`/`task_clock` the
     /// policy asks for is a clock read (`clock_read_ns`; 0 on the kernel presets).
     in_task_op: Cell<bool>,
+    /// What the policy's clock reads at time 0 (the root's fork): see
+    /// `CostModel::clock_origin`. Only `now` adds it; events and traces keep time 0.
+    clock_origin: u64,
     pub cost: CostModel,
     node_of: Vec<usize>,
     /// `node_of` in a table of the largest machine's size, indexed by a masked CPU
@@ -438,6 +441,7 @@ impl SimPlatform {
             cpu: Cell::new(0),
             cursor: Cell::new(0),
             in_task_op: Cell::new(false),
+            clock_origin: 0,
             node_of,
             node_at,
             locks: RefCell::new(Vec::new()),
@@ -494,6 +498,12 @@ impl SimPlatform {
             overlap: Overlap { ready: Cell::new(mlp > 1), ..Overlap::default() },
             store_buffers: StoreBuffers::new(store_buffer, ncpus),
         }
+    }
+
+    /// This platform with the policy's clock reading `origin` at time 0.
+    pub fn with_clock_origin(mut self, origin: u64) -> SimPlatform {
+        self.clock_origin = origin;
+        self
     }
 
     /// This platform recording a scheduling trace of at most `cap` events.
@@ -1189,7 +1199,7 @@ impl Platform for SimPlatform {
         if self.in_task_op.get() {
             self.advance(self.cost.clock_read_ns);
         }
-        self.cursor.get()
+        self.cursor.get() + self.clock_origin
     }
     #[inline]
     fn charge(&self, work: Work) {

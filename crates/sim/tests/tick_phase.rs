@@ -119,3 +119,60 @@ fn a_reversed_or_huge_range_is_named() {
         assert!(e.0.contains("tick_first") || e.0.contains("tick_other"), "{}", e.0);
     }
 }
+
+/// Session 29's host (`data/host-s29.toml`) with CPU 0's first tick at 990 µs, CPU 1's
+/// at 960 µs (before O(1) hackbench's first drain ends on CPU 0) and the policy's clock
+/// reading `origin` ns at the root's fork.
+fn host_with_origin(origin: u32) -> Machine {
+    let text = format!(
+        "{}tick_first_min_ns = 990000\ntick_first_max_ns = 990000\ntick_other_min_ns = 960000\ntick_other_max_ns = 960000\nclock_origin_min_ns = {origin}\nclock_origin_max_ns = {origin}\n",
+        include_str!("data/host-s29.toml")
+    );
+    Machine::from_toml(&text).unwrap()
+}
+
+/// The first migration of O(1) hackbench: (when, ns; which task).
+fn first_migration(m: &Machine) -> (u64, u32) {
+    use schedlab_core::trace::Event;
+    let p = PolicySpec::parse("o1").unwrap();
+    let w = parse_workload("hackbench:groups=1,loops=100").unwrap();
+    let (_, t) = schedlab_sim::simulate_traced(m, &p, &w, &SimConfig::default(), 1 << 20).unwrap();
+    t.records
+        .iter()
+        .find_map(|r| match r.ev {
+            Event::Migrate { task, .. } => Some((r.ts_ns, task)),
+            _ => None,
+        })
+        .expect("a migration")
+}
+
+/// O(1)'s jiffies are the policy's clock over the tick (`now / tick`). The runtime's
+/// clock starts before its root runs (session 30: 1.5–1.7 ms under O(1)); with that
+/// origin a jiffy boundary falls between the root's last run (~43 µs) and CPU 1's first
+/// idle balance, which finds the root cache-cold and pulls it, as the runtime does.
+/// With the clock starting at the root's fork the whole first millisecond is jiffy 0:
+/// every task is hot and the first pull waits for CPU 1's second tick.
+#[test]
+fn the_clock_origin_moves_o1s_jiffy_grid() {
+    let (at, task) = first_migration(&host_with_origin(500_000));
+    assert_eq!(task, 0, "the root is pulled");
+    assert!((960_000..1_000_000).contains(&at), "at CPU 1's first tick: {at} ns");
+    let (at, _) = first_migration(&host_with_origin(0));
+    assert!(at > 1_900_000, "no pull before CPU 1's second tick: {at} ns");
+}
+
+/// The origin is drawn per seed in its range (its ends from the lowest and highest
+/// draws), and a machine without a range makes no draw.
+#[test]
+fn the_clock_origin_draw_covers_its_range() {
+    let text = "base = \"smp-2\"\nhz = 1000\n[costs]\nclock_origin_min_ns = 1500000\nclock_origin_max_ns = 1700000\n";
+    let cost = CostModel::new(&Machine::from_toml(text).unwrap());
+    assert_eq!(cost.clock_origin(|_| 0), Some(1_500_000));
+    assert_eq!(cost.clock_origin(|tick| tick - 1), Some(1_700_000));
+    assert_eq!(cost.clock_origin(|tick| tick / 2), Some(1_600_000));
+    let none = CostModel::new(&machine(Some("boot")));
+    assert_eq!(none.clock_origin(|_| panic!("no range, no draw")), None);
+    let e = Machine::from_toml("base = \"smp-2\"\n[costs]\nclock_origin_min_ns = 5\nclock_origin_max_ns = 4\n")
+        .unwrap_err();
+    assert!(e.0.contains("clock_origin"), "{}", e.0);
+}

@@ -18,8 +18,9 @@ fn main() {
     let rs = schedlab_validate::tickphase::measure(workers, 1000, &policy, rounds).expect("measure");
     for r in &rs {
         println!(
-            "root_worker {} first_tick_us {:?} start_us {:?}",
+            "root_worker {} clock_us {:.1} first_tick_us {:?} start_us {:?}",
             r.root_worker,
+            r.clock_ns as f64 / 1e3,
             r.first_tick_ns.iter().map(|&t| t as f64 / 1e3).collect::<Vec<_>>(),
             r.start_ns.iter().map(|&s| s as f64 / 1e3).collect::<Vec<_>>()
         );
@@ -27,6 +28,7 @@ fn main() {
     let us =
         |f: &dyn Fn(&schedlab_validate::tickphase::Round) -> Option<f64>| quantiles(rs.iter().filter_map(f).collect());
     println!("root on worker 0: {} of {}", rs.iter().filter(|r| r.root_worker == 0).count(), rs.len());
+    println!("root's first run on the runtime's clock (us): {}", us(&|r| Some(r.clock_ns as f64 / 1e3)));
     for c in 0..workers {
         println!("cpu {c} first tick (us after root's first run): {}", us(&|r| Some(r.first_tick_ns[c] as f64 / 1e3)));
         println!("worker {c} start (us, against root's first run): {}", us(&|r| Some(r.start_ns[c] as f64 / 1e3)));

@@ -87,7 +87,9 @@ pub struct Calibration {
     /// their tick grids (`crate::workerstart`): the host machine's `tick_stagger_ns`.
     pub worker_start_ns: f64,
     /// Where a fresh runtime's workers' first ticks fall after its root task first
-    /// runs (`crate::tickphase`): the host machine's `tick_first_*` and `tick_other_*`.
+    /// runs (`crate::tickphase`): the host machine's `tick_first_*` and `tick_other_*`;
+    /// and the root's first run on the runtime's clock (`clock_ns`; the clock starts
+    /// once the policy is built, so one policy measures it for all): `clock_origin_*`.
     pub tick_phases: crate::tickphase::Ranges,
     /// The runtime's idle spin before a worker parks (its setting, not a measurement).
     pub idle_spin_ns: f64,
@@ -797,6 +799,11 @@ impl Calibration {
             tick_first_max_ns: c(self.tick_phases.first_ns.1),
             tick_other_min_ns: c(self.tick_phases.other_ns.0),
             tick_other_max_ns: c(self.tick_phases.other_ns.1),
+            // The root's first run on the runtime's clock, which O(1)'s jiffies and
+            // PMQS's balancing interval count from (session 30: it decides whether
+            // CPU 1's first idle balance finds the root cold).
+            clock_origin_min_ns: c(self.tick_phases.clock_ns.0),
+            clock_origin_max_ns: c(self.tick_phases.clock_ns.1),
         };
         m
     }

@@ -362,13 +362,15 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     let tp = &cal.tick_phases;
     let _ = writeln!(
         s,
-        "  timer ticks start with the run (tick_phase boot): first tick {:.1}-{:.1} us after the root's first run on its CPU, {:.1}-{:.1} on the others (p10-p90 of {} fresh runtimes; gap median {:.1} us), drawn per seed; thread starts {} ns apart",
+        "  timer ticks start with the run (tick_phase boot): first tick {:.1}-{:.1} us after the root's first run on its CPU, {:.1}-{:.1} on the others (p10-p90 of {} fresh runtimes; gap median {:.1} us), drawn per seed; the root first runs at {:.1}-{:.1} us on the runtime's clock; thread starts {} ns apart",
         tp.first_ns.0 / 1e3,
         tp.first_ns.1 / 1e3,
         tp.other_ns.0 / 1e3,
         tp.other_ns.1 / 1e3,
         tp.rounds,
         tp.gap_median_ns / 1e3,
+        tp.clock_ns.0 / 1e3,
+        tp.clock_ns.1 / 1e3,
         m.costs.tick_stagger_ns
     );
     let _ = writeln!(

@@ -25,6 +25,9 @@ pub struct Round {
     pub start_ns: Vec<i64>,
     /// The worker the root first ran on.
     pub root_worker: usize,
+    /// The root's first run on the policy's clock (ns since it started, once the policy
+    /// was built): where the run starts on O(1)'s jiffy grid (`now / tick`).
+    pub clock_ns: u64,
 }
 
 /// `rounds` fresh runtimes of `workers` pinned workers at `hz` under `policy`, each
@@ -49,8 +52,11 @@ pub fn measure(workers: usize, hz: u32, policy: &str, rounds: usize) -> Result<V
             std::thread::yield_now();
         };
         let first: Vec<Instant> = first.into_iter().collect::<Option<_>>().ok_or("a worker never started its loop")?;
+        let clock_start = rt.clock_start().ok_or("the tick phases need a policy scheduler")?;
         rt.shutdown();
-        out.push(round(&first, ran, root_worker, period));
+        let mut r = round(&first, ran, root_worker, period);
+        r.clock_ns = ran.saturating_duration_since(clock_start).as_nanos() as u64;
+        out.push(r);
     }
     Ok(out)
 }
@@ -66,15 +72,14 @@ pub struct Ranges {
     pub other_ns: (f64, f64),
     /// The median of the other CPUs' first ticks less the root CPU's (ns).
     pub gap_median_ns: f64,
+    /// The p10..p90 of the root's first run on the policy's clock ([`Round::clock_ns`]):
+    /// how long the runtime took from the built policy to running the root (starting
+    /// the workers, spawning the root), which no policy's constructor is part of.
+    pub clock_ns: (f64, f64),
 }
 
 /// The p10..p90 ranges of `rounds` (at least one round of at least one worker).
 pub fn ranges(rounds: &[Round]) -> Ranges {
-    let pct = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let at = |q: f64| v.get(((v.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(0.0);
-        (at(0.1), at(0.9))
-    };
     let first = rounds.iter().map(|r| r.first_tick_ns[0] as f64).collect();
     let other: Vec<f64> = rounds.iter().flat_map(|r| r.first_tick_ns[1..].iter().map(|&t| t as f64)).collect();
     let gaps: Vec<f64> = rounds
@@ -86,7 +91,15 @@ pub fn ranges(rounds: &[Round]) -> Ranges {
         first_ns: pct(first),
         other_ns: if other.is_empty() { (0.0, 0.0) } else { pct(other) },
         gap_median_ns: if gaps.is_empty() { 0.0 } else { crate::median(gaps) },
+        clock_ns: pct(rounds.iter().map(|r| r.clock_ns as f64).collect()),
     }
+}
+
+/// The 10th and 90th percentiles of `v` (0 for an empty `v`).
+fn pct(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v.get(((v.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(0.0);
+    (at(0.1), at(0.9))
 }
 
 /// Signed ns from `a` to `b`.
@@ -109,6 +122,7 @@ fn round(first: &[Instant], ran: Instant, root_worker: usize, period: u64) -> Ro
         first_tick_ns: order.map(|w| after(ns_between(ran, first[w]))).collect(),
         start_ns: first.iter().map(|&t| ns_between(ran, t) - p).collect(),
         root_worker,
+        clock_ns: 0,
     }
 }
 
@@ -145,6 +159,8 @@ mod tests {
             assert_eq!(r.first_tick_ns.len(), 2);
             assert!(r.first_tick_ns.iter().all(|&t| t >= 1), "{r:?}");
             assert!(r.root_worker < 2);
+            // The clock starts before the workers, which start before the root runs.
+            assert!(r.clock_ns > 0, "{r:?}");
         }
     }
 }

@@ -221,6 +221,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn clock_start(&self) -> Option<std::time::Instant> {
+        match &self.scheduler {
+            Scheduler::Fast(_) => None,
+            Scheduler::Policy(p) => Some(p.clock_start()),
+        }
+    }
+
     pub(crate) fn take_trace(&self) -> Option<schedlab_core::trace::Trace> {
         match &self.scheduler {
             Scheduler::Fast(_) => None,

@@ -212,6 +212,15 @@ pub struct CostParams {
     pub tick_other_min_ns: u32,
     #[serde(default)]
     pub tick_other_max_ns: u32,
+    /// The policy's clock at the root's first run, drawn per run from the seed,
+    /// uniformly in `clock_origin_min_ns..=clock_origin_max_ns` ns: the runtime's clock
+    /// (and so O(1)'s jiffy grid, `now / tick`) starts once the policy is built, before
+    /// its workers start and the root is spawned, while the simulator's time 0
+    /// is the root's fork. 0 (both) = the clock starts with the root (every preset).
+    #[serde(default)]
+    pub clock_origin_min_ns: u32,
+    #[serde(default)]
+    pub clock_origin_max_ns: u32,
 }
 
 impl CostParams {
@@ -302,6 +311,8 @@ impl CostParams {
             tick_first_max_ns: 0,
             tick_other_min_ns: 0,
             tick_other_max_ns: 0,
+            clock_origin_min_ns: 0,
+            clock_origin_max_ns: 0,
         }
     }
 
@@ -378,11 +389,12 @@ impl CostParams {
         let ranges = [
             ("tick_first", self.tick_first_min_ns, self.tick_first_max_ns),
             ("tick_other", self.tick_other_min_ns, self.tick_other_max_ns),
+            ("clock_origin", self.clock_origin_min_ns, self.clock_origin_max_ns),
         ];
         for (k, lo, hi) in ranges {
             if lo > hi || hi > CostParams::MAX_TICK_STAGGER_NS {
                 return Err(MachineError(format!(
-                    "costs: {k}_min_ns = {lo}, {k}_max_ns = {hi}: need min <= max <= {} (ns after the start when a CPU first ticks)",
+                    "costs: {k}_min_ns = {lo}, {k}_max_ns = {hi}: need min <= max <= {} (ns: a CPU's first tick after the start, or the clock at the start)",
                     CostParams::MAX_TICK_STAGGER_NS
                 )));
             }

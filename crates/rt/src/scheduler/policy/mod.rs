@@ -69,18 +69,28 @@ impl PolicySched {
         spin: Duration,
         trace: Option<usize>,
     ) -> Result<PolicySched, String> {
-        let start = Instant::now();
-        let tracer = trace.map(|cap| Arc::new(Tracer::new(n, cap, capacity, start)));
-        let signals = Arc::new(Signals::new(n, start, tracer));
         let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
         layout.check(capacity).map_err(|e| format!("max_tasks: {e}"))?;
+        let built = Instant::now();
+        let tracer = trace.map(|cap| Arc::new(Tracer::new(n, cap, capacity, built)));
+        let mut signals = Arc::new(Signals::new(n, built, tracer));
+        let policy = build::policy(spec, &RtPlatform::new(0, built, signals.clone(), layout), n, capacity, hz)?;
+        let table = TaskTable::new(capacity);
+        // The clock starts once the policy and its tables are built, just before the
+        // workers start: how long a policy's constructor takes (O(1)'s is ~1.4 ms
+        // longer than DSS's at 65,536 tasks) must not move where the run starts on the
+        // clock (O(1)'s jiffy grid, PMQS's first balancing pass). The build's platform
+        // view is gone (no core policy keeps one), so nothing read the old origin.
+        let start = Instant::now();
+        Arc::get_mut(&mut signals)
+            .and_then(|s| s.restart_clock(start))
+            .ok_or("the policy kept the platform view it was built with")?;
         let plats: Box<[RtPlatform]> = (0..n).map(|c| RtPlatform::new(c, start, signals.clone(), layout)).collect();
-        let policy = build::policy(spec, &plats[0], n, capacity, hz)?;
         Ok(PolicySched {
             policy,
             plats,
             signals,
-            table: TaskTable::new(capacity),
+            table,
             tick_ns: 1_000_000_000 / hz.max(1) as u64,
             spin,
             name: spec.canonical(),
@@ -106,6 +116,10 @@ impl PolicySched {
     pub fn first_ticks(&self) -> Vec<Option<std::time::Instant>> {
         let at = |ns: u64| (ns != 0).then(|| self.signals.start + std::time::Duration::from_nanos(ns));
         self.signals.first_tick.iter().map(|t| at(t.load(std::sync::atomic::Ordering::Relaxed))).collect()
+    }
+    /// When the policy's clock reads 0 (`Platform::now` counts from here).
+    pub fn clock_start(&self) -> std::time::Instant {
+        self.signals.start
     }
     /// The trace recorded so far (the buffers start again), if tracing is on.
     pub fn take_trace(&self) -> Option<Trace> {

@@ -3,7 +3,9 @@
 //! * locks are real mutexes ([`RtLock`]): `parking_lot`'s, or with the `spin-lock`
 //!   feature a spinning one (`super::lock` says why and how); `peek` locks too (Rust has no
 //!   sound racy read of a `T`; no core policy peeks through a lock it holds);
-//! * `now()` is nanoseconds since the runtime started (monotonic clock);
+//! * `now()` is nanoseconds since the runtime started (monotonic clock): since the
+//!   policy was built, just before the workers start, so its constructor's time is not
+//!   part of the clock's origin;
 //!   `task_clock(cpu)` is that less worker `cpu`'s steal time (the time the host kept
 //!   its thread off a CPU while it ran a task), which the simulator's CPUs never have;
 //! * `charge`/`touch` are empty and inline away;
@@ -61,6 +63,16 @@ impl Signals {
             resched: (0..n).map(|_| CachePadded::new(Resched::new())).collect(),
             stats: StatsTable::new(n),
         }
+    }
+
+    /// Start the clock (and the trace's) again at `start`, before any worker has read
+    /// it; `None` if another view still shares the trace recorder.
+    pub fn restart_clock(&mut self, start: Instant) -> Option<()> {
+        if let Some(t) = &mut self.trace {
+            Arc::get_mut(t)?.restart_clock(start);
+        }
+        self.start = start;
+        Some(())
     }
 }
 
