@@ -127,10 +127,10 @@ impl SchedCommon {
             cpus: (0..topo.ncpus())
                 .map(|_| {
                     CachePadded::new(CpuSched {
-                    curr: AtomicU32::new(NIL),
-                    last_schedule: AtomicU64::new(0),
-                    curr_na_goodness: AtomicI32::new(MIN_GOODNESS),
-                    active_mm: AtomicU32::new(0),
+                        curr: AtomicU32::new(NIL),
+                        last_schedule: AtomicU64::new(0),
+                        curr_na_goodness: AtomicI32::new(MIN_GOODNESS),
+                        active_mm: AtomicU32::new(0),
                     })
                 })
                 .collect(),

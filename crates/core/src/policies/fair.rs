@@ -81,8 +81,8 @@ use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
 use crate::policy::{Policy, PrevState};
 use crate::spec::{Spec, SpecError};
 use crate::task::{TaskId, TaskParams, TaskTable};
-use std::collections::BTreeSet;
 use crossbeam_utils::CachePadded;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// The registry entry: `fair[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N]`.
