@@ -31,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use schedlab_core::platform::Work;
 use schedlab_core::trace::{Event, Trace, TraceMeta};
 use schedlab_core::{BuildEnv, CpuId, Policy, PolicySource, PrevState, TaskId, Topology};
+use schedlab_workloads::Cursor;
 use schedlab_workloads::{Op, Workload};
 
 /// Re-exported from [`crate::config`], for paths written as `engine::SimConfig`.
@@ -64,6 +65,12 @@ struct CpuRt {
     loaded_mm: u32,
     idle_since: u64,
     idle_ns: u64,
+    /// The running task's program cursor, moved here from its `TaskRt` when it is
+    /// dispatched and back when it is switched out: the event loop fetches an op at
+    /// nearly every event, and the CPU's entry is already loaded, where the task's
+    /// entry (one of hundreds) is a further dependent load, often a host cache miss.
+    /// Meaningless while `curr` is `None`.
+    cursor: Cursor,
 }
 
 /// One simulation run.
@@ -247,6 +254,7 @@ impl<'w> Engine<'w> {
                 loaded_mm: 0,
                 idle_since: 0,
                 idle_ns: 0,
+                cursor: Cursor::at(0, 0),
             },
         );
         Ok(Engine {
@@ -449,7 +457,7 @@ impl<'w> Engine<'w> {
                 // The compute segment ran to its end.
                 let task = self.cpus[cpu].curr.expect("user mode without a task");
                 self.tasks[task as usize].compute_left = 0;
-                self.advance_pc(task);
+                self.advance_pc(cpu);
                 self.op_done();
                 self.cpus[cpu].mode = Mode::Kernel;
             }
@@ -555,6 +563,12 @@ impl<'w> Engine<'w> {
                     }
                     self.plat.trace(|| Event::Switch { prev, next, prev_state });
                 }
+                if next != prev {
+                    if let Some(p) = prev {
+                        self.tasks[p as usize].cursor = self.cpus[cpu].cursor.clone();
+                    }
+                    self.cpus[cpu].cursor = self.tasks[n as usize].cursor.clone();
+                }
                 let now = self.plat.cursor();
                 let nt = &mut self.tasks[n as usize];
                 nt.state = TState::Running;
@@ -579,7 +593,8 @@ impl<'w> Engine<'w> {
                 self.arm(cpu, now);
             }
             None => {
-                if prev.is_some() {
+                if let Some(p) = prev {
+                    self.tasks[p as usize].cursor = self.cpus[cpu].cursor.clone();
                     self.plat.trace(|| Event::Switch { prev, next: None, prev_state });
                 }
                 let now = self.plat.cursor();

@@ -29,7 +29,8 @@ pub(super) enum TState {
 
 #[derive(Clone, Debug)]
 pub(super) struct TaskRt {
-    /// Position in the engine's flattened op array, within this task's program.
+    /// Position in the engine's flattened op array, within this task's program. Stale
+    /// while the task runs: its CPU's entry holds the cursor then (`CpuRt::cursor`).
     pub(super) cursor: Cursor,
     pub(super) state: TState,
     /// Remaining ns of the current compute op (0 = not started).
@@ -158,10 +159,10 @@ impl Engine<'_> {
         }
     }
 
-    /// Move the task past its current operation, which has completed.
+    /// Move `cpu`'s running task past its current operation, which has completed.
     #[inline]
-    pub(super) fn advance_pc(&mut self, task: TaskId) {
-        self.tasks[task as usize].cursor.advance();
+    pub(super) fn advance_pc(&mut self, cpu: CpuId) {
+        self.cpus[cpu].cursor.advance();
     }
 
     /// An operation completed: a runtime reads the clock at its preemption point
@@ -174,14 +175,8 @@ impl Engine<'_> {
     /// Execute the running task's next operation.
     pub(super) fn exec(&mut self, cpu: CpuId) {
         let task = self.cpus[cpu].curr.expect("exec on an idle CPU");
-        let op = {
-            // Split borrows: the cursor is the task's, the ops the engine's.
-            let i = task as usize;
-            debug_assert!(i < self.tasks.len(), "task {i} of {}", self.tasks.len());
-            // SAFETY: `task` is this CPU's current task: `schedule` indexed it, checked,
-            // before making it current, and the task vector only grows.
-            unsafe { self.tasks.get_unchecked_mut(i) }.cursor.fetch(&self.ops)
-        };
+        // The running task's cursor is its CPU's while it runs (`CpuRt::cursor`).
+        let op = self.cpus[cpu].cursor.fetch(&self.ops);
         let cost = &self.plat.cost;
         match op {
             Op::Compute { .. } | Op::ComputeUniform { .. } => {
@@ -226,7 +221,7 @@ impl Engine<'_> {
                     self.plat.set_in_task_op(false);
                     self.handle_resched(cpu);
                 }
-                self.advance_pc(task);
+                self.advance_pc(cpu);
                 self.op_done();
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
@@ -257,7 +252,7 @@ impl Engine<'_> {
                             self.rec.response(ns, timeout);
                         }
                     }
-                    self.advance_pc(task);
+                    self.advance_pc(cpu);
                     self.op_done();
                     let at = self.plat.cursor();
                     self.arm(cpu, at);
@@ -289,7 +284,7 @@ impl Engine<'_> {
             }
             Op::Sleep { ns } => {
                 self.plat.advance(cost.syscall_ns);
-                self.advance_pc(task);
+                self.advance_pc(cpu);
                 self.tasks[task as usize].state = TState::Sleeping;
                 self.runnable_or_running -= 1;
                 self.sleeping += 1;
@@ -304,7 +299,7 @@ impl Engine<'_> {
                 self.policy.yield_now(&self.plat, task);
                 self.plat.set_in_task_op(false);
                 self.handle_resched(cpu);
-                self.advance_pc(task);
+                self.advance_pc(cpu);
                 self.op_done();
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
@@ -315,7 +310,7 @@ impl Engine<'_> {
                 if self.live == self.peak_live && cost.task_block_fresh_ns > 0 {
                     self.plat.advance(cost.task_block_fresh_ns);
                 }
-                self.advance_pc(task);
+                self.advance_pc(cpu);
                 self.plat.set_in_task_op(true);
                 self.spawn(program, params, Some(task));
                 self.plat.set_in_task_op(false);
