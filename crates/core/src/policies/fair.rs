@@ -264,8 +264,12 @@ impl PolicyOptions for FairConfig {
 // ---------------------------------------------------------- data structures ------
 
 /// The fair fields of one task (`sched_entity`), guarded by the lock of the queue the
-/// task is on (or owned by its waker while it is on none).
+/// task is on (or owned by its waker while it is on none). A line of its own (64 bytes,
+/// the host's line): a field of the task's `task_struct` in the kernel, priced as the
+/// task's line (`Line::Task`) by the simulator; packed 48 bytes apart, two tasks on
+/// different CPUs would share a line on the runtime (false sharing the model lacks).
 #[derive(Debug, Default)]
+#[repr(align(64))]
 struct FairTask {
     vruntime: AtomicU64,
     weight: AtomicU64,
