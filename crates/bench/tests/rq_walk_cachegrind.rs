@@ -75,10 +75,14 @@ fn cachegrind_coloured_walk_misses_less() {
     }
     let dir = std::env::temp_dir().join(format!("rq-walk-cg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    // The two runs are separate processes whose set-up misses can differ by a few
+    // (where the allocator puts things): a walk that fits the LL adds none, and its
+    // run may then count one or two fewer than the run without it.
+    const SETUP_SLACK: u64 = 64;
     let walk_misses = |ll: &str, spec: &str| {
         let (base, walked) = (dlmr(&dir, ll, spec, 0), dlmr(&dir, ll, spec, WALKS));
-        assert!(walked >= base, "{spec}: {walked} LL read misses with walks < {base} without");
-        walked - base
+        assert!(walked + SETUP_SLACK >= base, "{spec}: {walked} LL read misses with walks, {base} without");
+        walked.saturating_sub(base)
     };
     let visits = WALKS * TASKS as u64;
     let mut got = Vec::new();
