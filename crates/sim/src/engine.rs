@@ -334,9 +334,15 @@ impl<'w> Engine<'w> {
             match ev {
                 Kind::Step { cpu } => {
                     let c = cpu as usize;
+                    // Most steps arm the CPU's next step (`arm` writes its key): the
+                    // key is rewritten here only if none did. Nothing reads `next_at`
+                    // during the step, and every other change of a CPU's slots
+                    // rewrites its key at once, from `step_at` as it is then.
                     self.cpus[c].step_at = NEVER;
-                    self.refresh(c);
                     self.step(c, t);
+                    if self.cpus[c].step_at == NEVER {
+                        self.refresh(c);
+                    }
                 }
                 Kind::Tick { cpu } => {
                     let c = cpu as usize;
