@@ -229,9 +229,7 @@ impl CostModel {
             (lo, hi) => (lo + uniform_below(draw, self.tick_ns, hi - lo + 1)).max(1),
         }
     }
-}
 
-impl CostModel {
     /// The policy's clock at the root's fork from a `draw` uniform in `0..tick_ns`:
     /// uniform in the machine's `clock_origin` range; `None` without one (the clock
     /// starts with the run, and no draw is made, so that no later draw moves).

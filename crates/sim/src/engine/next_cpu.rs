@@ -41,9 +41,9 @@ const FLAT: usize = 16;
 /// every inner node the smaller of its two children, the root (index 1) the minimum.
 /// [`set`](NextCpu::set) only writes the leaf and marks the CPU; [`min`](NextCpu::min)
 /// first recomputes the marked CPUs' paths to the root (`log2 n` branch-free
-/// compares each). The engine asks once per event and sets one CPU's time about twice
-/// per event (cleared when its event is taken, armed again by the event's work): one
-/// path per event instead of a scan of every CPU (the scan was 10 % of a 16-CPU run's
+/// compares each). The engine asks once per event and sets about one CPU's times per
+/// event (a step's CPU only when the step re-arms it, or goes idle): one path per
+/// event instead of a scan of every CPU (the scan was 10 % of a 16-CPU run's
 /// instructions).
 ///
 /// A key is `time << 8 | cpu << 2 | slot`: the minimum also says which of the CPU's
