@@ -377,7 +377,7 @@ impl<P: Platform> Mqs<P> {
         now: u64,
         tsk_cpu: CpuId,
     ) {
-        for (cpu, slot) in list.iter_mut().enumerate().take(pool.end).skip(pool.start) {
+        for cpu in pool {
             if !allowed.contains(cpu) {
                 continue;
             }
@@ -385,7 +385,7 @@ impl<P: Platform> Mqs<P> {
             p.touch(Line::CpuData(cpu), Access::Read);
             let cs = self.common.cpu(cpu);
             let g = cs.curr_na_goodness.load(Relaxed);
-            *slot = if g == MIN_GOODNESS {
+            list[cpu] = if g == MIN_GOODNESS {
                 // Idle: minus the idle time, so the longest-idle CPU (coldest cache,
                 // least likely to be about to get work) sorts lowest.
                 let idle = now.saturating_sub(cs.last_schedule.load(Relaxed));
