@@ -701,25 +701,25 @@ impl<P: Platform> Mqs<P> {
 /// Index of the smallest value `< bound` (first on ties), if any.
 #[inline]
 fn lowest_below(list: &[i32], bound: i32) -> Option<usize> {
-    let mut best: Option<(usize, i32)> = None;
+    let (mut best, mut low) = (None, bound);
     for (i, &v) in list.iter().enumerate() {
-        if v < best.map_or(bound, |b| b.1) {
-            best = Some((i, v));
+        if v < low {
+            (best, low) = (Some(i), v);
         }
     }
-    best.map(|b| b.0)
+    best
 }
 
 /// Index of the largest value `> bound` (first on ties), if any.
 #[inline]
 fn highest_above(list: &[i32], bound: i32) -> Option<usize> {
-    let mut best: Option<(usize, i32)> = None;
+    let (mut best, mut high) = (None, bound);
     for (i, &v) in list.iter().enumerate() {
-        if v > best.map_or(bound, |b| b.1) {
-            best = Some((i, v));
+        if v > high {
+            (best, high) = (Some(i), v);
         }
     }
-    best.map(|b| b.0)
+    best
 }
 
 impl<P: Platform> Policy<P> for Mqs<P> {
