@@ -43,54 +43,53 @@ fn transactions(p: &SimPlatform) -> u64 {
     p.bus_stats().by.iter().flatten().sum()
 }
 
-/// A platform on which a walk over `tasks` takes the path its case names: after one
-/// warm-up walk, a further walk makes `per_walk` bus transactions (0: all hits; `N`:
-/// every read a miss).
-fn walked(tasks: usize, per_walk: u64) -> SimPlatform {
+/// `run` on a fresh platform once to warm it, then checked to take the path its case
+/// names: a further run makes `per_run` bus transactions (0: all hits).
+fn warmed(run: impl Fn(&SimPlatform), per_run: u64) -> SimPlatform {
     let p = platform();
-    walk(&p, tasks);
+    run(&p);
     let before = transactions(&p);
-    walk(&p, tasks);
-    assert_eq!(transactions(&p) - before, per_walk, "a walk over {tasks} tasks");
+    run(&p);
+    assert_eq!(transactions(&p) - before, per_run, "bus transactions of one run");
     p
+}
+
+/// Two CPUs write one run-queue line in turn: every write takes the line from the
+/// other's cache (a cache-to-cache read-for-ownership, the other copy dropped).
+fn write_pingpong(p: &SimPlatform) {
+    for i in 0..N {
+        p.begin(i & 1, 0);
+        p.touch(Line::Queue(0), Access::Write);
+    }
+}
+
+/// Rounds of: CPUs 1–7 read one CPU-data line that CPU 0 then writes. Per round one
+/// cache-to-cache read (the line is modified on CPU 0), six read misses and one
+/// upgrade that invalidates seven copies: eight transactions in eight accesses.
+fn share_then_write(p: &SimPlatform) {
+    for _ in 0..N / 8 {
+        for cpu in 1..8 {
+            p.begin(cpu, 0);
+            p.touch(Line::CpuData(0), Access::Read);
+        }
+        p.begin(0, 0);
+        p.touch(Line::CpuData(0), Access::Write);
+    }
 }
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("touch");
     g.throughput(Throughput::Elements(N as u64));
-    let p = walked(1, 0);
+    let p = warmed(|p| walk(p, 1), 0);
     g.bench_function("read hit (one line)", |b| b.iter(|| walk(&p, 1)));
-    let p = walked(64, 0);
+    let p = warmed(|p| walk(p, 64), 0);
     g.bench_function("read hit (walk of 64 tasks, within the ways)", |b| b.iter(|| walk(&p, 64)));
-    let p = walked(512, N as u64);
+    let p = warmed(|p| walk(p, 512), N as u64);
     g.bench_function("read miss + eviction (walk of 512 tasks)", |b| b.iter(|| walk(&p, 512)));
-    // Two CPUs write one run-queue line in turn: every write takes the line from the
-    // other's cache (a cache-to-cache read-for-ownership, the other copy dropped).
-    let p = platform();
-    g.bench_function("write, line modified on the other CPU", |b| {
-        b.iter(|| {
-            for i in 0..N {
-                p.begin(i & 1, 0);
-                p.touch(Line::Queue(0), Access::Write);
-            }
-        })
-    });
-    // Eight CPUs read one CPU-data line, then CPU 0 writes it: per round seven read
-    // misses and one upgrade that invalidates seven copies.
-    let p = platform();
-    g.throughput(Throughput::Elements(N as u64 / 8 * 8));
-    g.bench_function("8 shared reads then an invalidating write", |b| {
-        b.iter(|| {
-            for _ in 0..N / 8 {
-                for cpu in 1..8 {
-                    p.begin(cpu, 0);
-                    p.touch(Line::CpuData(0), Access::Read);
-                }
-                p.begin(0, 0);
-                p.touch(Line::CpuData(0), Access::Write);
-            }
-        })
-    });
+    let p = warmed(write_pingpong, N as u64);
+    g.bench_function("write, line modified on the other CPU", |b| b.iter(|| write_pingpong(&p)));
+    let p = warmed(share_then_write, N as u64);
+    g.bench_function("8 shared reads then an invalidating write", |b| b.iter(|| share_then_write(&p)));
     g.finish();
 }
 
