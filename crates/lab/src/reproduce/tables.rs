@@ -34,6 +34,10 @@ pub struct Panel {
     /// The baseline per row, when the rows are machines or workloads (each row has its
     /// own baseline run: WebBench per CPU count, Chat per configuration); empty otherwise.
     pub baseline_rows: Vec<(String, Cell)>,
+    /// The source's published value of each cell, in the cells' own raw unit (a % for a
+    /// percentage table, ns for a time, 0..1 for a ratio: divide by the table's `scale`
+    /// as for a cell), `published[row][col]`; empty when the source publishes none.
+    pub published: Vec<Vec<Option<f64>>>,
 }
 
 /// A view's tables and how to read them.
@@ -127,6 +131,7 @@ pub fn build_field(entry: &Entry, view: &View, sweep: &Sweep, metric: &str, fiel
                         summary: None,
                         baseline,
                         baseline_rows: vec![],
+                        published: vec![],
                     });
                 }
                 let panel = &mut panels[k];
