@@ -9,12 +9,15 @@
 //! * `report_md`, `report_html`, `results`: the three outputs. Everything but the
 //!   final wall-clock section is a function of the experiment files and the code only.
 
+mod build;
 pub mod catalog;
+pub mod claims;
+pub mod compare;
+pub mod doc;
 pub mod labels;
 pub mod measured;
 pub mod plots;
-mod report_html;
-mod report_md;
+pub mod published;
 mod results;
 pub mod run;
 pub mod tables;
@@ -24,6 +27,7 @@ pub use run::{run, Options};
 
 use crate::{LabError, Sweep};
 use catalog::{Entry, Plot, Value};
+use published::PubTable;
 use std::path::{Path, PathBuf};
 use tables::ViewTables;
 
@@ -63,6 +67,11 @@ pub struct Reproduction {
     /// The real-runtime measurements of this machine (the caller fills them in; None:
     /// not measured in this run). Only in the last section and in `measured.json`.
     pub measured: Option<Measured>,
+    /// The sources' published tables, every cell beside its reproduction, and the
+    /// sources' claims judged over them.
+    pub published: Vec<PubTable>,
+    pub comparisons: Vec<compare::Comparison>,
+    pub claims: Vec<claims::Judged>,
 }
 
 impl Reproduction {
@@ -73,10 +82,14 @@ impl Reproduction {
 }
 
 /// See a sweep through each view of its catalog entry, and draw the plots.
-pub fn section(entry: &'static Entry, sweep: Sweep) -> Result<Section, LabError> {
+pub fn section(entry: &'static Entry, sweep: Sweep, published: &[PubTable]) -> Result<Section, LabError> {
+    let mut built: Vec<ViewTables> = entry.views.iter().map(|v| tables::build(entry, v, &sweep)).collect();
+    {
+        let mut pairs: Vec<(&catalog::View, &mut ViewTables)> = entry.views.iter().zip(built.iter_mut()).collect();
+        compare::annotate(entry, &sweep, &mut pairs, published);
+    }
     let mut views = Vec::new();
-    for v in entry.views {
-        let t = tables::build(entry, v, &sweep);
+    for (v, t) in entry.views.iter().zip(built) {
         let pct = v.value == Value::Pct;
         let mut svgs = Vec::new();
         for p in &t.panels {
@@ -118,9 +131,10 @@ pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
             }
         }
     }
+    let report = build::build(rep);
     let mut outputs = vec![
-        ("report.md", report_md::render(rep)),
-        ("index.html", report_html::render(rep)),
+        ("report.md", doc::markdown(&report)),
+        ("index.html", doc::html(&report)),
         ("results.json", results::render(rep)),
     ];
     // Not in results.json: that file is deterministic, these numbers are not.

@@ -3,8 +3,9 @@
 //! exactly as `schedlab sweep` does, parallel over the runs of one experiment.
 
 use super::catalog::{self, Entry};
+use super::published::{self, PubTable};
 use super::MEASURED;
-use super::{section, Reproduction};
+use super::{claims, compare, section, Reproduction};
 use crate::{run_sweep, Experiment, LabError, Plan, SweepOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -67,6 +68,7 @@ fn plan(entry: &Entry, opts: &Options) -> Result<Plan, LabError> {
 /// Run the selected experiments and build the report's sections.
 pub fn run(opts: &Options) -> Result<Reproduction, LabError> {
     let entries = select(&opts.only)?;
+    let (published, claim_list) = load_published(&opts.experiments)?;
     let plans: Vec<Plan> = entries.iter().map(|e| plan(e, opts)).collect::<Result<_, _>>()?;
     let total: usize = plans.iter().map(|p| p.runs().len()).sum();
     let tty = opts.progress && std::io::stderr().is_terminal();
@@ -113,10 +115,45 @@ pub fn run(opts: &Options) -> Result<Reproduction, LabError> {
                 sweep.failures.len()
             );
         }
-        sections.push(section(entry, sweep)?);
+        sections.push(section(entry, sweep, &published)?);
     }
     if let Some(o) = overall {
         o.finish_and_clear();
     }
-    Ok(Reproduction { quick: opts.quick, sections, wall_s: start.elapsed().as_secs_f64(), threads, measured: None })
+    let comparisons = compare::compare(&published, &sections);
+    let claims = claims::judge_all(&claim_list, &published, &comparisons);
+    Ok(Reproduction {
+        quick: opts.quick,
+        sections,
+        wall_s: start.elapsed().as_secs_f64(),
+        threads,
+        measured: None,
+        published,
+        comparisons,
+        claims,
+    })
+}
+
+/// The published tables and the claims of `experiments/published/`, checked: every cell
+/// names an experiment of the catalog (or the measured part).
+pub fn load_published(experiments: &std::path::Path) -> Result<(Vec<PubTable>, Vec<claims::Claim>), LabError> {
+    let dir = experiments.join("published");
+    let tables = published::load_dir(&dir)?;
+    for t in &tables {
+        for c in &t.cells {
+            if catalog::find(&c.experiment).is_none() && c.experiment != published::MEASURED_EXPERIMENT {
+                return Err(LabError::Config(format!(
+                    "{}: cell {:?} / {:?}: no experiment {:?} in the reproduction catalog (known: {}, {})",
+                    dir.join(format!("{}.toml", t.id)).display(),
+                    c.row,
+                    c.col,
+                    c.experiment,
+                    catalog::names().join(", "),
+                    published::MEASURED_EXPERIMENT
+                )));
+            }
+        }
+    }
+    let claim_list = claims::load(&dir, &tables)?;
+    Ok((tables, claim_list))
 }

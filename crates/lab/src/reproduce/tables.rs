@@ -38,6 +38,10 @@ pub struct Panel {
     /// percentage table, ns for a time, 0..1 for a ratio: divide by the table's `scale`
     /// as for a cell), `published[row][col]`; empty when the source publishes none.
     pub published: Vec<Vec<Option<f64>>>,
+    /// The published value of each of `others` (same order; empty when none).
+    pub others_published: Vec<Option<f64>>,
+    /// The published value of each column's summary (a peak; empty when none).
+    pub summary_published: Vec<Option<f64>>,
 }
 
 /// A view's tables and how to read them.
@@ -132,6 +136,8 @@ pub fn build_field(entry: &Entry, view: &View, sweep: &Sweep, metric: &str, fiel
                         baseline,
                         baseline_rows: vec![],
                         published: vec![],
+                        others_published: vec![],
+                        summary_published: vec![],
                     });
                 }
                 let panel = &mut panels[k];
