@@ -248,7 +248,9 @@ fn s1_smp_pmqs_above_dss(c: &Cells) -> Result<Outcome, String> {
             k += usize::from(c.x("s1-table7", r, l) > c.x("s1-table7", "DSS", l));
         }
     }
-    Ok((k == rows.len() * 3, format!("{k} of {} PMQS cells above DSS at the same load", rows.len() * 3)))
+    // The source's own table has exceptions (LBOFF and IP with pool 1 at (10,100)): the
+    // sentence is a general statement, judged as a trend.
+    Ok((trend(k, rows.len() * 3), format!("{k} of {} PMQS cells above DSS at the same load", rows.len() * 3)))
 }
 
 fn s1_smp_larger_pool_better(c: &Cells) -> Result<Outcome, String> {
@@ -408,7 +410,7 @@ fn s10_default_no_errors(c: &Cells) -> Result<Outcome, String> {
 
 fn s10_ps_waits_minutes_under_o1(c: &Cells) -> Result<Outcome, String> {
     let v = c.x("s10-starvation", "ps start-up delay, O(1)", "worst over the sweep");
-    Ok((v > 120.0, format!("longest ps wait under O(1): {} s", n(v))))
+    Ok((v >= 120.0, format!("longest ps wait under O(1): {} s", n(v))))
 }
 
 fn s10_ps_within_1s_under_default(c: &Cells) -> Result<Outcome, String> {

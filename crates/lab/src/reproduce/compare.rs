@@ -135,8 +135,7 @@ struct Matches {
     workloads: Vec<usize>,
 }
 
-fn matches(c: &PubCell, sweep: &Sweep) -> Matches {
-    let p = &sweep.plan;
+fn matches(c: &PubCell, p: &crate::Plan) -> Matches {
     let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
     Matches {
         machines: (0..p.machines.len()).filter(|&i| eq(&c.machine, &p.machine_specs[i])).collect(),
@@ -166,10 +165,35 @@ fn colours_of(spec: &str) -> Option<u32> {
     opts.split(',').find_map(|kv| kv.strip_prefix("colours=")).and_then(|v| v.parse().ok())
 }
 
+/// Does `plan` have the runs cell `c` needs? `Err` names what is missing.
+pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), String> {
+    let m = matches(c, plan);
+    let missing = |what: &str, want: &Option<String>| Err(format!("no {what} {want:?}"));
+    if m.machines.is_empty() {
+        return missing("machine", &c.machine);
+    }
+    if m.workloads.is_empty() {
+        return missing("workload", &c.workload);
+    }
+    match c.compare {
+        Compare::ColourThreshold => {
+            if !plan.policy_specs.iter().any(|p| colours_of(p).is_some()) {
+                return Err("no dss:colours=N policy".into());
+            }
+        }
+        _ if m.policies.is_empty() => return missing("policy", &c.policy),
+        _ => {}
+    }
+    if matches!(c.compare, Compare::Pct | Compare::ColourThreshold) && !plan.policy_specs.contains(&plan.baseline) {
+        return Err("no baseline run".into());
+    }
+    Ok(())
+}
+
 /// The reproduced value of `c` in the report field's raw unit (with its spread), and a
 /// note on how it was found; `Err` says why there is none.
 fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), String> {
-    let m = matches(c, sweep);
+    let m = matches(c, &sweep.plan);
     let p = &sweep.plan;
     let none = |what: &str, want: &Option<String>| format!("no {what} {:?} in this run of the experiment", want);
     if m.machines.is_empty() {
@@ -361,7 +385,7 @@ pub fn annotate(
                 if !kind_fits {
                     continue;
                 }
-                let m = matches(c, sweep);
+                let m = matches(c, &sweep.plan);
                 let (Some(&mi), Some(&pi), Some(&wi)) = (m.machines.first(), m.policies.first(), m.workloads.first())
                 else {
                     continue;

@@ -9,6 +9,10 @@ use serde_json::Value;
 /// The `--only` name of the measured part.
 pub const MEASURED: &str = "measured";
 
+/// The quantities the measured part reports that published cells (experiment
+/// `measured`) can name: `measured.json` has them under `fields`.
+pub const MEASURED_FIELDS: &[&str] = &["mpi.one_way_us.256", "converse.one_way_us.256", "converse.queueing_overhead_us"];
+
 /// One table of a measured part, already formatted.
 #[derive(Clone, Debug, Default)]
 pub struct MeasuredTable {

@@ -22,7 +22,7 @@ mod results;
 pub mod run;
 pub mod tables;
 
-pub use measured::{Measured, MeasuredPart, MeasuredTable, MEASURED};
+pub use measured::{Measured, MeasuredPart, MeasuredTable, MEASURED, MEASURED_FIELDS};
 pub use run::{run, Options};
 
 use crate::{LabError, Sweep};
