@@ -124,6 +124,28 @@ fn every_section_is_present() {
     ] {
         assert!(md.contains(must), "report.md lacks {must:?}");
     }
+    // The claims summary comes first, and results.json carries every verdict and every
+    // published cell beside its reproduction.
+    let summary = md.find("## Summary: the sources' claims, judged").expect("claims summary");
+    assert!(summary < md.find("\n## 1. chat-numa").unwrap(), "the summary is not first");
+    let claims = json["claims"].as_array().expect("claims");
+    assert!(claims.len() >= 20, "{} claims", claims.len());
+    for c in claims {
+        for k in ["id", "source", "quote_ref", "verdict", "detail"] {
+            assert!(c.get(k).is_some(), "claim without {k}: {c}");
+        }
+        assert!(["holds", "fails", "cannot-check"].contains(&c["verdict"].as_str().unwrap()), "{c}");
+    }
+    let cells = json["comparison"].as_array().expect("comparison");
+    assert!(cells.len() > 180, "{} published cells", cells.len());
+    for k in ["published", "reproduced", "ratio", "verdict"] {
+        assert!(cells.iter().all(|c| c.get(k).is_some()), "a cell without {k}");
+    }
+    // At quick sizes some cells have the papers' configurations: their published value
+    // stands beside the reproduced one.
+    assert!(cells.iter().any(|c| c["reproduced"].is_number()), "no cell compared at --quick");
+    assert!(md.contains(" · paper "), "no published value beside a reproduced cell");
+    assert!(md.contains("**Against the source:**"), "no tally under the sections");
     // Self-contained: the plots inline, nothing fetched.
     assert!(html.matches("<svg").count() >= 10, "index.html has too few inline plots");
     // (The SVGs' `xmlns="http://www.w3.org/2000/svg"` is a name, not a fetch.)

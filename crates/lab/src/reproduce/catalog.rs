@@ -1,6 +1,6 @@
 //! The reproduction's one list: which experiment file reproduces which table or figure
-//! of which source document (`/work/shared/spec/seed-systems.md` §0 numbers them
-//! S1..S17), and in what form the report shows it. Adding an experiment to the report
+//! of which source document (tagged S1, S6, S7, S10 as in docs/sources.md), and in what
+//! form the report shows it. Adding an experiment to the report
 //! is one [`Entry`] here.
 
 /// A dimension of an experiment's matrix, as a table axis. `Balancer` and `Pool` split
@@ -131,7 +131,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "chat-numa",
         file: "experiments/chat-numa.toml",
-        source: "S1 (Franke et al., PMQS, ALS 2001), Chat evaluation (node10) on the 4 × 4 NUMA-Q",
+        source: "S1 (Franke et al., PMQS, ALS 2001), section \"Chat Evaluation\", on the 4 × 4 NUMA-Q",
         form: "% difference of Chat throughput from MQS, 100·(T_X − T_MQS)/T_MQS, higher is better; rows: load balancer, columns: pool size (4 = a quad, 8 = two quads, 16 = the machine), one table per Chat (rooms, messages); DSS vs MQS under the table.",
         aliases: &[],
         views: PMQS_CHAT,
@@ -139,7 +139,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "chat-smp",
         file: "experiments/chat-smp.toml",
-        source: "S1 (Franke et al., PMQS, ALS 2001), Chat evaluation (node10) on the 8-way SMP",
+        source: "S1 (Franke et al., PMQS, ALS 2001), section \"Chat Evaluation\", on the 8-way SMP",
         form: "% difference of Chat throughput from MQS, higher is better; rows: load balancer, columns: pool size (1, 2, 4, 8 CPUs), one table per Chat (rooms, messages); DSS vs MQS under the table.",
         aliases: &[],
         views: PMQS_CHAT,
@@ -147,7 +147,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "mkbench-numa",
         file: "experiments/mkbench-numa.toml",
-        source: "S1 (PMQS), Mkbench evaluation on the NUMA-Q (node9, Tables 4–5: NOT recovered)",
+        source: "S1 (Franke et al., PMQS, ALS 2001), Mkbench evaluation on the NUMA-Q (its tables were not recovered)",
         form: "% difference of completion time from MQS, lower (negative) is better; rows: load balancer, columns: pool size. The source's Mkbench configuration and table form are unknown; this follows the Chat tables' form.",
         aliases: &[],
         views: PMQS_MK,
@@ -155,7 +155,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "mkbench-smp",
         file: "experiments/mkbench-smp.toml",
-        source: "S1 (PMQS), Mkbench evaluation on the 8-way SMP (node9: NOT recovered)",
+        source: "S1 (Franke et al., PMQS, ALS 2001), Mkbench evaluation on the 8-way SMP (its tables were not recovered)",
         form: "% difference of completion time from MQS, lower (negative) is better; rows: load balancer, columns: pool size. Form inferred as for mkbench-numa.",
         aliases: &[],
         views: PMQS_MK,
@@ -163,7 +163,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "webbench-cpus",
         file: "experiments/webbench-cpus.toml",
-        source: "S6 (Yamamura et al., cache colouring, FREENIX 2002) §5: WebBench, 256 httpds, on 1–8 × P-III Xeon 550",
+        source: "S6 (Yamamura et al., cache colouring, FREENIX 2002) §5.2.1: WebBench, 256 httpds, on 1–8 × P-III Xeon 550",
         form: "Per CPU count (rows): speed-up of c32 and MQ over vanilla in %; then the L2 miss ratio during the run-queue walk (%), run-queue lock contention (%), and mean and max run-queue lock hold time, each per kernel (columns).",
         aliases: VANILLA,
         views: &[
@@ -211,7 +211,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "colours-threshold",
         file: "experiments/colours-threshold.toml",
-        source: "S6 §4, Figure 8 and equation (3): colours × httpds × L2 size on 4 × Pentium Pro 200",
+        source: "S6 (Yamamura et al., cache colouring, FREENIX 2002) §4.3, Figure 8 and equation (3): colours × httpds × L2 size on 4 × Pentium Pro 200",
         form: "Per L2 size (one table each): rows httpds, columns colours; % improvement of throughput over vanilla (higher is better). Then the run-queue-walk L2 miss ratio (Table 2's quantity) and bus transactions (all, and on task lines; Figures 7–8) per kernel. The figures' values were not recovered.",
         aliases: &[
             ("dss", "vanilla"),
@@ -246,7 +246,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "chat-colours",
         file: "experiments/chat-colours.toml",
-        source: "S6 §5: Chat on the 8-way (vanilla, c32, MQ; the paper ran (30,300))",
+        source: "S6 (Yamamura et al., cache colouring, FREENIX 2002) §5.2.2: Chat on the 8-way (vanilla, c32, MQ; the paper ran (30,300); its values were not recovered)",
         form: "% difference of Chat throughput from MQ, higher is better; rows: Chat (rooms, messages), columns: kernel.",
         aliases: VANILLA,
         views: &[pct("throughput", "Chat throughput", Dim::Machine, Dim::Workload, Dim::Policy, Plot::Bars {
@@ -257,14 +257,14 @@ pub const CATALOG: &[Entry] = &[
         name: "netbench-up",
         file: "experiments/netbench-up.toml",
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): uniprocessor",
-        form: "Throughput per client count (rows 4..48), one column per scheduler, and the peak over the sweep (the report's metric: O(1) slightly ahead of 2.4 on peak).",
+        form: "Throughput per client count (rows 4..48), one column per scheduler, and the peak over the sweep (the source's headline figure; its peaks are set beside the table's peak row).",
         aliases: &[("dss", "2.4 (DSS)")],
         views: NETBENCH_THROUGHPUT,
     },
     Entry {
         name: "netbench-4way",
         file: "experiments/netbench-4way.toml",
-        source: "S10: 4-way PIII Xeon 700, with and without IRQ + process affinity",
+        source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): 4-way PIII Xeon 700, with and without IRQ + process affinity",
         form: "Throughput per client count (rows), one column per scheduler, one table per machine (without / with affinity), and the peak over the sweep.",
         aliases: &[("dss", "2.4 (DSS)")],
         views: NETBENCH_THROUGHPUT,
@@ -272,7 +272,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         name: "netbench-starvation",
         file: "experiments/netbench-starvation.toml",
-        source: "S10 §symptom (UP only): smbds and new tasks that cannot get a CPU under O(1); spec §2.3",
+        source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor symptom, smbds and new tasks that cannot get a CPU under O(1)",
         form: "Longest time an smbd waited to run (runnable → dispatched) per client count (rows), one column per scheduler, and the worst over the sweep. The report saw client errors from 20 clients on under O(1) and > 2 min to start `ps`, sub-second under 2.4.",
         aliases: &[("dss", "2.4 (DSS)")],
         views: &[View {
