@@ -1,8 +1,8 @@
-//! Diagnosis aid (session 29, issue 13): what a *send that wakes a blocked receiver*
+//! Diagnosis aid: what a *send that wakes a blocked receiver*
 //! costs the sender on the runtime under a policy scheduler, against what the simulator
 //! charges for the same step. Chat's receivers drain more messages per slice in the
 //! simulator than on the runtime, and that count follows the ratio of the waking
-//! sender's price to the receiver's cycle (docs/traces.md, "Session 29"), so this
+//! sender's price to the receiver's cycle (docs/traces.md, "The waking send, priced untraced"), so this
 //! prices the whole waking send untraced: the channel, the waker, the task header's
 //! CAS, the policy's `wake_up` under its run-queue lock, `reschedule_idle` and the IPI
 //! decision.
