@@ -41,8 +41,8 @@ pub struct Machine {
 ///
 /// For a `fair` or O(1) run the first ticks matter beyond their period: the first
 /// periodic balance decides, e.g. on hackbench, how many senders run to completion
-/// on one CPU before receivers are pulled to it (docs/traces.md, "`fair` on
-/// hackbench").
+/// on one CPU before receivers are pulled to it (docs/traces.md, "`fair`
+/// hackbench: the first tick and the spread between calibrations").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TickPhase {
@@ -55,7 +55,7 @@ pub enum TickPhase {
     /// worker starts, `worker_loop`, and `validate` builds a fresh runtime right
     /// before each run). Not the calibration's default: here all CPUs tick at the
     /// same instant, which the runtime's workers (started tens of µs apart) never
-    /// do, and that alone moves O(1) ping-pong (docs/traces.md, "The host's timers start with the run").
+    /// do, and that alone moves O(1) ping-pong (docs/traces.md, "`fair` hackbench: the first tick").
     Boot,
 }
 

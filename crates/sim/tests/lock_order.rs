@@ -6,7 +6,7 @@
 //! under DSS on hackbench the woken receiver, which the wake-up asked the waker's CPU
 //! to run (a preemption), ran on the *other* CPU in 51 % (store_buffer 0) and 88 %
 //! (48) of those wake-ups; the runtime runs it on the waker's CPU in 90–96 %.
-//! docs/traces.md, "Why the store buffer took DSS hackbench's IPIs away".
+//! docs/traces.md, "Lock order in virtual time".
 
 use schedlab_core::trace::Event;
 use schedlab_core::PolicySpec;

@@ -2,7 +2,7 @@
 //! costs the sender on the runtime under a policy scheduler, against what the simulator
 //! charges for the same step. Chat's receivers drain more messages per slice in the
 //! simulator than on the runtime, and that count follows the ratio of the waking
-//! sender's price to the receiver's cycle (docs/traces.md, "The waking send, priced untraced"), so this
+//! sender's price to the receiver's cycle (docs/traces.md, "Chat under DSS and MQS"), so this
 //! prices the whole waking send untraced: the channel, the waker, the task header's
 //! CAS, the policy's `wake_up` under its run-queue lock, `reschedule_idle` and the IPI
 //! decision.

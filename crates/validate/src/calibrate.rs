@@ -240,8 +240,8 @@ fn dss<P: Platform>(p: &P, capacity: usize) -> Box<dyn Policy<P>> {
 /// each operation timed alone, the clock read taken off; `xcpu::measure`). Half
 /// each would be wrong: a send does more (it CASes the tail, writes the slot
 /// and reads the receive side's event) than a receive (here 41–50 against 30 ns), and
-/// the split sets how fast a producer feeds its consumer (docs/traces.md, "The
-/// waking send, priced untraced"). Half each when either time is not positive.
+/// the split sets how fast a producer feeds its consumer (docs/traces.md, "Chat
+/// under DSS and MQS: the switches the simulator lacks"). Half each when either time is not positive.
 pub fn split_pair(pair: f64, send_hot: f64, recv_hot: f64) -> (f64, f64) {
     if send_hot <= 0.0 || recv_hot <= 0.0 {
         return (pair / 2.0, pair / 2.0);
@@ -689,8 +689,8 @@ impl Calibration {
         let c = |ns: f64| ns.round().max(1.0) as u32;
         // `tick_phase = "boot"`: `validate` builds a fresh runtime right before each
         // real run, and each worker's tick grid starts with its loop (`tick_first_*`,
-        // `tick_other_*`; docs/traces.md, "`fair` on hackbench", "The tick
-        // phases drawn from the measured range").
+        // `tick_other_*`; docs/traces.md, "`fair` hackbench: the first tick", "O(1)
+        // hackbench: the first idle balance").
         let text = format!(
             "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
             self.workers,
@@ -751,7 +751,7 @@ impl Calibration {
             // registration delaying the waker's own `schedule()` past the IPI'd CPU's, so
             // that the woken task runs there, as on the runtime (its traces: 92 % of DSS
             // hops on the IPI'd CPU), instead of on the waker's CPU with no IPI and no line
-            // transfer on the critical path (docs/traces.md, "Ping-pong, one hop priced
+            // transfer on the critical path (docs/traces.md, "Ping-pong: one hop priced
             // step by step").
             recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
             notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
@@ -786,8 +786,8 @@ impl Calibration {
             // The same chain with every line written: a store that costs the chain
             // nothing more retires into a store buffer (docs/cost-model.md, "The store
             // buffer"; DSS hackbench's schedule moves with it through the simulator's
-            // lock order: docs/traces.md, "Why the store buffer took DSS hackbench's
-            // IPIs away").
+            // lock order: docs/traces.md, "Lock order in virtual
+            // time").
             store_buffer: self.cross.store_buffer(),
             // Single events' p10-p90 width over their median (switch, channel pair,
             // DSS hop): how much one event's price varies from the next.
