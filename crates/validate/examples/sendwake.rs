@@ -22,7 +22,7 @@
 //! A sample counts as cross-CPU when S's worker differs from the worker R last
 //! received on. Printed: the median of the cross-CPU samples minus a clock read.
 //!
-//! Simulator (the machine file given, e.g. host-int29-d.toml): S = `Loop N { Compute
+//! Simulator (the machine file given, e.g. one `validate --machine-out` wrote): S = `Loop N { Compute
 //! GAP; Send }`, R = `Loop N { Recv }` (R blocks before every send), traced; the median
 //! interval between consecutive wake-ups of R by S less the gap and the two clock reads
 //! after S's operations is the simulator's charge for the waking send (the send,
