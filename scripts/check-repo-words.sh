@@ -13,7 +13,7 @@ paths=("$@")
 
 # Each pattern is an extended regex, written so that it does not match its own text.
 patterns=(
-  '[Ss][Pp][Ee][Cc][.]? *§'                # a section of the private spec, any case
+  "[Ss][Pp][Ee][Cc]('s)?[.]? *§"           # a section of the private spec, any case
   '\b[Ii]ssues? #?[0-9]'                   # an issue number, with or without '#'
   '(^|[^A-Za-z0-9_.~-])/(wor[k]|roo[t])/'  # absolute paths of a development machine
   '\b[Ss]essions? [0-9]'                   # a work session by number
