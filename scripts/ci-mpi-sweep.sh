@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `schedlab sweep --mpi` on K ranks (default 2) must write the files a local sweep of the
 # same experiment writes, byte for byte (timing.json, the wall-clock file, aside).
-# Needs an MPI library, its mpirun and libclang (docs/mpi-sweep.md). Exits non-zero on
+# Needs an MPI library, its mpirun and libclang (docs/mpi.md). Exits non-zero on
 # any difference, naming the file.
 #   scripts/ci-mpi-sweep.sh [EXPERIMENT] [RANKS]     (default experiments/chat-smp.toml 2, --quick)
 set -euo pipefail

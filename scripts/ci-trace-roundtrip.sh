@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace round trip (issue 13): the real runtime records a small Chat run → the file is
+# Trace round trip: the real runtime records a small Chat run → the file is
 # checked against the Chrome/Perfetto trace-event format by an independent parser
 # (python3's json, not schedlab's code) → `schedlab sim --workload trace:FILE` replays
 # it under two policies and must complete (every replayed wake-up received).

@@ -16,7 +16,7 @@
 //!   vanilla and coloured kernel task blocks.
 //! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
-//!   text table with ratios against Tokio, and the targets.
+//!   text table with ratios against Tokio, and the targets (docs/bench.md).
 //!
 //! Sizes come from a [`Scale`]: [`Scale::quick`] (CI) or [`Scale::full`].
 

@@ -1,5 +1,5 @@
-//! Result rows, their aggregation over repetitions, the text table and the issue's
-//! targets.
+//! Result rows, their aggregation over repetitions, the text table and the targets
+//! (docs/bench.md).
 
 use crate::measure::Measure;
 use crate::{median, names, runtimes, units};
@@ -310,7 +310,7 @@ pub fn render_text(rows: &[Row]) -> String {
     out
 }
 
-/// One of the targets checked against a run.
+/// One of the targets (docs/bench.md) checked against a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetCheck {
     /// The schedlab row's bench (e.g. `chat` or `chat/async-channel`).
@@ -352,7 +352,7 @@ impl TargetCheck {
     }
 }
 
-/// The targets, for every schedlab row (own-channel and same-channel variants)
+/// The targets (docs/bench.md), for every schedlab row (own-channel and same-channel variants)
 /// that has its reference row ([`reference_for`]) in `rows`: ping-pong round trips ≤
 /// 0.5× Tokio's; local dispatch ≤ 0.6× Tokio's (its `yield_now`, and the self-waking
 /// future); Chat and hackbench ≥ 2× Tokio, ≥ 1.5× Go and ≥ 10× kernel threads (their

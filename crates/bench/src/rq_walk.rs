@@ -1,5 +1,4 @@
-//! Run-queue walk cost on the real runtime, vanilla against coloured task blocks
-//! (issue 9 item 8).
+//! Run-queue walk cost on the real runtime, vanilla against coloured task blocks.
 //!
 //! The runtime lays out each task's scheduling state (`TaskSched`) as the kernel lays
 //! out `task_struct`: one 8 KB-aligned block per task, the hot fields at 0x30, moved

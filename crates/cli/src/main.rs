@@ -93,7 +93,7 @@ enum Cmd {
     },
     /// Run an experiment file's matrix (machines × policies × workloads × seeds) in parallel.
     #[command(
-        after_help = "Writes results.json, results.csv, table.md, chart.svg and timing.json (wall-clock figures) to --out\n(default out/<name>) and prints the table. Example:\n  schedlab sweep --quick experiments/chat-smp.toml\nAcross the ranks of an MPI job (a schedlab built with `--features mpi`; docs/mpi-sweep.md):\n  mpirun -np 4 target/release/schedlab sweep --mpi experiments/chat-smp.toml"
+        after_help = "Writes results.json, results.csv, table.md, chart.svg and timing.json (wall-clock figures) to --out\n(default out/<name>) and prints the table. Example:\n  schedlab sweep --quick experiments/chat-smp.toml\nAcross the ranks of an MPI job (a schedlab built with `--features mpi`; docs/mpi.md):\n  mpirun -np 4 target/release/schedlab sweep --mpi experiments/chat-smp.toml"
     )]
     Sweep {
         /// Use the experiment's [quick] overrides (small workloads and seeds, for CI).
@@ -661,7 +661,7 @@ fn reproduce(
     if mpi && !cfg!(feature = "mpi") {
         return usage(
             "--mpi: this schedlab was built without MPI; build it with \
-             `cargo build --release -p schedlab --features mpi` (README, \"Beyond one machine\")"
+             `cargo build --release -p schedlab --features mpi` (docs/mpi.md)"
                 .into(),
         );
     }

@@ -1,5 +1,5 @@
 //! `schedlab sweep --mpi`: one sweep spread over the ranks of an MPI job
-//! (docs/mpi-sweep.md). The splitting and merging are `schedlab_lab::share`'s; this
+//! (docs/mpi.md). The splitting and merging are `schedlab_lab::share`'s; this
 //! file is only the transport, compiled with the cargo feature `mpi`.
 //!
 //! Protocol: every rank loads the experiment and runs its share (run i on rank
@@ -26,7 +26,7 @@ pub(crate) fn run(_args: Args, _file: &Path) -> ExitCode {
     eprintln!(
         "schedlab sweep: --mpi: this schedlab was built without the `mpi` cargo feature; rebuild it with \
          `cargo build --release --features mpi` (needs an MPI library such as OpenMPI, and libclang; \
-         docs/mpi-sweep.md) and launch it with mpirun, or run the sweep locally without --mpi"
+         docs/mpi.md) and launch it with mpirun, or run the sweep locally without --mpi"
     );
     ExitCode::from(2)
 }

@@ -3,7 +3,7 @@
 //!
 //! The report runs in one process; the experiment needs two ranks. So the report
 //! launches this same binary as `bench --mpi` under the MPI launcher (the command
-//! of README "Beyond one machine") and reads the files it writes (`rows.json` and the
+//! of docs/mpi.md) and reads the files it writes (`rows.json` and the
 //! two SVG figures). Wall-clock numbers: they go to the measured section only.
 
 use schedlab_lab::reproduce::{MeasuredPart, MeasuredTable, MEASURED};

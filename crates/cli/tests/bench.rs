@@ -202,7 +202,7 @@ fn bench_cache_model_rows_agree_with_cachegrind() {
     assert!(misses[1] < misses[0] && misses[3] < misses[2], "{misses:?}");
 }
 
-/// The "Done when": through the CLI, every cross-worker ping-pong row of the
+/// Through the CLI, every cross-worker ping-pong row of the
 /// runtimes that place tasks (schedlab under every policy, Tokio's pinned
 /// `current_thread` runtimes) crossed workers on > 95 % of its round trips (the smallest
 /// over the repetitions), with each channel; the same-worker rows report theirs too

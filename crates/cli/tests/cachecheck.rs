@@ -1,5 +1,5 @@
 //! `schedlab cachecheck`: the simulator's L2 model against cachegrind on a grid of
-//! run-queue walks (issue 9 item 7). Needs valgrind; says "skipped" without it.
+//! run-queue walks. Needs valgrind; says "skipped" without it.
 
 use schedlab_core::layout::{task_hot_addr, TASK_BLOCK};
 use std::collections::BTreeMap;

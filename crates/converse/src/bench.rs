@@ -18,7 +18,7 @@ const PAYLOAD: usize = 16;
 
 /// Ping-pong between PE 0 and PE 1 (two pinned OS threads): ns per round
 /// trip, averaged over `round_trips` after a warm-up of a tenth as many
-/// (at most 10,000). Spec §4.4, Fig. 2.4.
+/// (at most 10,000). S7's Fig. 2.4.
 ///
 /// `via_queue = false`: each arriving message's handler replies at once.
 /// `via_queue = true` (Fig. 2.5, "scheduler overhead"): each arriving

@@ -1,4 +1,4 @@
-//! Cqs — Converse's prioritised scheduler queue (spec §4.3, Charm++'s
+//! Cqs — Converse's prioritised scheduler queue (S8, S9 in docs/sources.md; Charm++'s
 //! `conv-core/queueing.C`).
 //!
 //! A priority is what `queueing.C` keys its deques on: a bit count `priobits`

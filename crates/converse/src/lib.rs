@@ -2,8 +2,8 @@
 //!
 //! A re-implementation of the message-driven core of Converse (Bhandarkar's
 //! thesis; the Converse manual; Charm++'s `conv-core/converse.h`,
-//! `convcore.C`, `queueing.C` and `arch/util/machine-common-core.C`), spec §4
-//! of `shared/spec/seed-systems.md`. Where it reads those sources one way or
+//! `convcore.C`, `queueing.C` and `arch/util/machine-common-core.C`; S7, S8 and
+//! S9 in docs/sources.md). Where it reads those sources one way or
 //! another, `docs/converse.md` says how and why.
 //!
 //! * **Generalised messages** ([`Msg`]): one contiguous block, an
@@ -20,7 +20,7 @@
 //!   ([`Cqs`]). [`Pe::send`] is `CmiSyncSendAndFree`; [`Pe::broadcast`] /
 //!   [`Pe::broadcast_all`] the broadcasts. A send to the PE itself goes to
 //!   its local queue (`CmiSendSelf`), not the network.
-//! * **The scheduler loop** (Csd, spec §4.2): each iteration takes one
+//! * **The scheduler loop** (Csd): each iteration takes one
 //!   message — from another PE if there is one, else from the local queue,
 //!   else from the scheduler queue (`CsdNextMessage`) — and calls its
 //!   handler (handlers may process at once or [`Pe::enqueue`] the message
@@ -33,7 +33,7 @@
 //!   `CsdExitScheduler`: a stop counter that every running scheduler
 //!   compares with its value at entry, so it ends all nested scheduler calls
 //!   on the PE, as in `convcore.C`.
-//! * **Cqs** ([`Cqs`], spec §4.3): FIFO, LIFO, IFIFO, ILIFO, BFIFO, BLIFO,
+//! * **Cqs** ([`Cqs`]): FIFO, LIFO, IFIFO, ILIFO, BFIFO, BLIFO,
 //!   LFIFO, LLIFO with the current `CQS_QUEUEING_*` numbering (2…9); a
 //!   negative-priority heap of per-priority deques, a zero-priority deque and
 //!   a positive-priority heap, dequeued in that order; integer priorities

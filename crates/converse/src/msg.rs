@@ -1,4 +1,4 @@
-//! Generalised messages (spec §4.1): contiguous bytes whose header holds the
+//! Generalised messages (S7, S8 in docs/sources.md): contiguous bytes whose header holds the
 //! handler index.
 
 use std::fmt;

@@ -1,5 +1,5 @@
 //! PEs, the network (one lock-free inbox per PE), handler tables and the Csd
-//! scheduler loop (spec §4.1–4.2).
+//! scheduler loop (S7, S8 in docs/sources.md).
 
 use crate::cqs::{Cqs, Strategy};
 use crate::machine::{Network, SendError, MAX_WIRE_BYTES};

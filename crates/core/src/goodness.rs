@@ -1,5 +1,5 @@
 //! The Linux 2.4 priority arithmetic shared by DSS, MQS and PMQS
-//! (`kernel/sched.c`, i386; spec §1.1, §1.2, §8).
+//! (`kernel/sched.c`, i386; S3 and S5 in docs/sources.md).
 
 use crate::cpu::CpuId;
 use crate::task::{SchedClass, TaskSched};

@@ -22,7 +22,7 @@ pub const TASK_HOT_OFFSET: u64 = 0x30;
 
 /// Colour of the task block at `block` (8 KB-aligned) under `colours` colours (a power
 /// of two; 1 = vanilla): a pure function of the block address, as `get_current()`
-/// needs (spec §3.2) — the block number's bits folded together with XOR, `log2(colours)`
+/// needs (the colouring paper, S6 in docs/sources.md) — the block number's bits folded together with XOR, `log2(colours)`
 /// bits at a time.
 ///
 /// **Reading.** The spec's reconstruction `(block >> 13) & (colours − 1)` takes the

@@ -9,7 +9,7 @@
 //! Why an offset table: `get` is on every policy's hottest path (a run-queue walk calls
 //! it several times per task visited). A table lookup is the same few instructions for
 //! both layouts, with no branch on the layout and no colour computed per call (the
-//! colour is a function of the block's real address, spec §3.2, fixed once allocated).
+//! colour is a function of the block's real address, as in the colouring paper (S6), fixed once allocated).
 //! It costs 4 bytes per task.
 //!
 //! Memory of the kernel layout: `capacity × 8 KB` of address space (plus one block for

@@ -1,4 +1,4 @@
-//! The O(1) scheduler (early 2002, spec §2.1) on the free `NullPlatform`: its
+//! The O(1) scheduler (early 2002; docs/policies.md, "o1") on the free `NullPlatform`: its
 //! arithmetic against the 2002 tables, and each mechanism driven through the `Policy`
 //! interface with a hand-set clock (HZ = 100: one jiffy is 10 ms).
 
@@ -67,7 +67,7 @@ fn timeslices_by_static_priority_are_the_2002_values() {
     let t = Tunables::new(&O1Config::default(), HZ).unwrap();
     assert_eq!((t.min_timeslice, t.max_timeslice, t.max_sleep_avg, t.starvation_limit), (1, 30, 200, 200));
     assert_eq!((t.busy_rebalance, t.idle_rebalance, t.cache_decay), (25, 1, 0));
-    // nice −20: 300 ms, nice 0: 150 ms, nice 19: 10 ms (spec §2.1), in ticks.
+    // nice −20: 300 ms, nice 0: 150 ms, nice 19: 10 ms (2.5.x `kernel/sched.c`), in ticks.
     assert_eq!(t.timeslice(nice_to_prio(-20)), 30);
     assert_eq!(t.timeslice(nice_to_prio(0)), 15);
     assert_eq!(t.timeslice(nice_to_prio(19)), 1);

@@ -1,4 +1,4 @@
-//! PMQS (spec §1.3–1.4): the balancers' decisions on hand-built imbalances, the pool
+//! PMQS (docs/policies.md, "pmqs"): the balancers' decisions on hand-built imbalances, the pool
 //! restriction of MQS's loops, and pool = NCPUS degenerating to MQS.
 
 use schedlab_core::cpu::CpuId;

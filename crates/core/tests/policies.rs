@@ -1,5 +1,5 @@
-//! Behavioural tests of DSS and MQS against the 2.4 / 2.5.0-MQ semantics of spec §1.1
-//! and §1.2, driven through the `Policy` interface on the zero-cost `NullPlatform`.
+//! Behavioural tests of DSS and MQS against the 2.4 / 2.5.0-MQ semantics
+//! (docs/policies.md, "dss" and "mqs"), driven through the `Policy` interface on the zero-cost `NullPlatform`.
 
 mod common;
 use common::{check, sched};
@@ -298,7 +298,8 @@ fn dss_rr_quantum_is_refilled() {
 
 // ---------------------------------------------------------------- MQS ------------
 
-/// The steal scenario of spec §1.2, on either policy. CPU 0 runs A (mm 1, counter
+/// MQS's steal scenario (a remote task must beat the local best by
+/// `PROC_CHANGE_PENALTY`), on either policy. CPU 0 runs A (mm 1, counter
 /// `k`), CPU 1 runs B (nice −20); R (mm 2, counter `m`) is queued on CPU 1 by a
 /// synchronous wakeup. CPU 0 then reschedules with A still runnable.
 fn steal_scenario<P: Policy<NullPlatform>>(pol: &P, p: &mut NullPlatform, k: i32, m: i32) -> TaskId {

@@ -1,6 +1,6 @@
 //! A sweep's charts show what its table shows: % vs the baseline with whiskers, in the
 //! source's grouping for an experiment the report knows, with readable tick labels
-//! and the legend beside the data (issue 15, item 3).
+//! and the legend beside the data.
 
 use schedlab_lab::{run_sweep, write_outputs, Experiment, SweepOptions};
 

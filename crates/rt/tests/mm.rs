@@ -1,7 +1,7 @@
 //! `TaskOpts::mm` reaches the policy: 2.4's `goodness` gives +1 to a task of the address
 //! space the CPU has loaded, so of two equal tasks the one sharing the previous task's
-//! `mm` runs first even when the other is ahead of it on the run list. (Until session 26
-//! every runtime task was in mm 1 and the list order decided.)
+//! `mm` runs first even when the other is ahead of it on the run list. (Without the
+//! option every runtime task is in mm 1 and the list order decides.)
 #![cfg(not(loom))]
 use schedlab_rt::{Builder, TaskOpts};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

@@ -1,4 +1,4 @@
-//! The README's runtime example, kept true.
+//! The runtime examples of docs/runtime.md, kept true.
 
 #[test]
 fn readme_example_runs_on_every_policy() -> Result<(), Box<dyn std::error::Error>> {

@@ -3,7 +3,7 @@
 //! Without it every task switch, send, receive, `schedule()` entry and wake-up entry
 //! costs exactly its price, so a workload whose events repeat (hackbench) runs in
 //! lockstep: a race between two CPUs is decided the same way every time
-//! (docs/traces.md, "Session 27: where woken tasks run"). A real machine's events do
+//! (docs/traces.md, "DSS against MQS"). A real machine's events do
 //! not cost the same twice. With a coefficient of variation `c` (one event's price's
 //! standard deviation over its median, measured by `schedlab validate`'s calibration:
 //! `schedlab_validate::spread`), each such charge is multiplied by a factor drawn

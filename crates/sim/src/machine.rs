@@ -41,8 +41,8 @@ pub struct Machine {
 ///
 /// For a `fair` or O(1) run the first ticks matter beyond their period: the first
 /// periodic balance decides, e.g. on hackbench, how many senders run to completion
-/// on one CPU before receivers are pulled to it (docs/traces.md, "Session 28: `fair`
-/// on hackbench").
+/// on one CPU before receivers are pulled to it (docs/traces.md, "`fair`
+/// hackbench: the first tick and the spread between calibrations").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TickPhase {
@@ -55,7 +55,7 @@ pub enum TickPhase {
     /// worker starts, `worker_loop`, and `validate` builds a fresh runtime right
     /// before each run). Not the calibration's default: here all CPUs tick at the
     /// same instant, which the runtime's workers (started tens of µs apart) never
-    /// do, and that alone moves O(1) ping-pong (docs/traces.md, session 28).
+    /// do, and that alone moves O(1) ping-pong (docs/traces.md, "`fair` hackbench: the first tick").
     Boot,
 }
 
@@ -191,7 +191,7 @@ impl Machine {
                 Ok(m)
             }
             // The O(1) NetBench server: 4 × 700 MHz Pentium III Xeon, 1 MB L2 each
-            // (spec §2.2). Its affinity runs: a machine file with irq_affinity = true.
+            // (the NetBench report, S10 in docs/sources.md). Its affinity runs: a machine file with irq_affinity = true.
             "xeon-4" => Ok(Machine::p3("xeon-4", 4, 1, 700, 1024, CostParams::p3_smp(), 10)),
             // PMQS SMP study: 8 × 700 MHz Pentium III, 2 MB L2 per CPU.
             "smp-8" => Ok(smp(8, "smp-8")),

@@ -124,7 +124,7 @@ struct Geometry {
 impl Geometry {
     /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
     /// of their 8 KB block, shifted by `colour × line_bytes` with
-    /// `colour = (block >> 13) & (colours − 1)` (spec §3.2); then run queues and
+    /// `colour = (block >> 13) & (colours − 1)` (the colouring paper, S6 in docs/sources.md); then run queues and
     /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data; then each task's
     /// working set, contiguous from a page boundary at [`USER_BASE`].
     fn addr_of(&self, i: usize) -> u64 {

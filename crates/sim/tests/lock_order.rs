@@ -6,7 +6,7 @@
 //! under DSS on hackbench the woken receiver, which the wake-up asked the waker's CPU
 //! to run (a preemption), ran on the *other* CPU in 51 % (store_buffer 0) and 88 %
 //! (48) of those wake-ups; the runtime runs it on the waker's CPU in 90–96 %.
-//! docs/traces.md, "Session 29".
+//! docs/traces.md, "Lock order in virtual time".
 
 use schedlab_core::trace::Event;
 use schedlab_core::PolicySpec;
@@ -14,10 +14,10 @@ use schedlab_sim::{simulate_traced, Machine, SimConfig};
 use schedlab_workloads::parse_workload;
 use std::collections::HashMap;
 
-/// This host's calibration at session 29's start (`schedlab validate --machine-out`),
+/// A calibration of a 2-vCPU host (`schedlab validate --machine-out`),
 /// with `store_buffer` set by the caller: a lock waiter that backs off (pauses, then
 /// yields), as the runtime's does.
-const HOST: &str = include_str!("data/host-s29.toml");
+const HOST: &str = include_str!("data/host-2vcpu.toml");
 
 /// Of the wake-ups whose target is the waker's own CPU, how many ran the woken task
 /// there next, and how many in all.

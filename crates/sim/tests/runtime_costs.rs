@@ -221,10 +221,10 @@ fn ipi_wins(m: &Machine, policy: &str) -> (usize, usize) {
 /// A blocking receive registers its listener in a step of its own (`recv_block`), so
 /// the waker's `schedule()` after it takes the shared run-queue lock at its own
 /// instant: an IPI'd CPU whose `schedule()` comes earlier in virtual time gets the
-/// lock, and the woken task, first. Until session 24 the block and `schedule()` were
-/// one step, processed at the step's start, and the waker took the lock "from the
-/// future" ahead of the IPI'd CPU: under DSS every ping-pong hop stayed on the waker's
-/// CPU, while the runtime's IPI'd worker won 92–95 % of these races.
+/// lock, and the woken task, first. With the block and `schedule()` as one step,
+/// processed at the step's start, the waker would take the lock "from the future"
+/// ahead of the IPI'd CPU: under DSS every ping-pong hop would stay on the waker's
+/// CPU, while the runtime's IPI'd worker wins 92–95 % of these races.
 #[test]
 fn an_ipid_cpu_that_reaches_schedule_first_wins_the_woken_task() {
     let m = with("smp-2", |c| {

@@ -72,8 +72,7 @@ fn with_ranges(first: (u32, u32), other: (u32, u32)) -> Machine {
     .unwrap()
 }
 
-/// The measured ranges (session 29: the root's CPU 928–999 µs, the other 928–1,356 µs
-/// on this VM): every draw of `0..tick` lands inside its CPU's range, the lowest and
+/// Measured ranges (one 2-vCPU VM: the root's CPU 928–999 µs, the other 928–1,356 µs): every draw of `0..tick` lands inside its CPU's range, the lowest and
 /// highest draws on its ends, and a larger draw never gives an earlier tick; a `(0, 0)`
 /// range keeps the fixed grid.
 #[test]
@@ -120,13 +119,13 @@ fn a_reversed_or_huge_range_is_named() {
     }
 }
 
-/// Session 29's host (`data/host-s29.toml`) with CPU 0's first tick at 990 µs, CPU 1's
+/// A 2-vCPU host's calibration (`data/host-2vcpu.toml`) with CPU 0's first tick at 990 µs, CPU 1's
 /// at 960 µs (before O(1) hackbench's first drain ends on CPU 0) and the policy's clock
 /// reading `origin` ns at the root's fork.
 fn host_with_origin(origin: u32) -> Machine {
     let text = format!(
         "{}tick_first_min_ns = 990000\ntick_first_max_ns = 990000\ntick_other_min_ns = 960000\ntick_other_max_ns = 960000\nclock_origin_min_ns = {origin}\nclock_origin_max_ns = {origin}\n",
-        include_str!("data/host-s29.toml")
+        include_str!("data/host-2vcpu.toml")
     );
     Machine::from_toml(&text).unwrap()
 }
@@ -147,7 +146,7 @@ fn first_migration(m: &Machine) -> (u64, u32) {
 }
 
 /// O(1)'s jiffies are the policy's clock over the tick (`now / tick`). The runtime's
-/// clock starts before its root runs (session 30: 1.5–1.7 ms under O(1)); with that
+/// clock starts before its root runs (1.5–1.7 ms under O(1) on a 2-vCPU VM); with that
 /// origin a jiffy boundary falls between the root's last run (~43 µs) and CPU 1's first
 /// idle balance, which finds the root cache-cold and pulls it, as the runtime does.
 /// With the clock starting at the root's fork the whole first millisecond is jiffy 0:

@@ -1,8 +1,8 @@
-//! Diagnosis aid (session 29, issue 13): what a *send that wakes a blocked receiver*
+//! Diagnosis aid: what a *send that wakes a blocked receiver*
 //! costs the sender on the runtime under a policy scheduler, against what the simulator
 //! charges for the same step. Chat's receivers drain more messages per slice in the
 //! simulator than on the runtime, and that count follows the ratio of the waking
-//! sender's price to the receiver's cycle (docs/traces.md, "Session 29"), so this
+//! sender's price to the receiver's cycle (docs/traces.md, "Chat under DSS and MQS"), so this
 //! prices the whole waking send untraced: the channel, the waker, the task header's
 //! CAS, the policy's `wake_up` under its run-queue lock, `reschedule_idle` and the IPI
 //! decision.
@@ -22,7 +22,7 @@
 //! A sample counts as cross-CPU when S's worker differs from the worker R last
 //! received on. Printed: the median of the cross-CPU samples minus a clock read.
 //!
-//! Simulator (the machine file given, e.g. host-int29-d.toml): S = `Loop N { Compute
+//! Simulator (the machine file given, e.g. one `validate --machine-out` wrote): S = `Loop N { Compute
 //! GAP; Send }`, R = `Loop N { Recv }` (R blocks before every send), traced; the median
 //! interval between consecutive wake-ups of R by S less the gap and the two clock reads
 //! after S's operations is the simulator's charge for the waking send (the send,

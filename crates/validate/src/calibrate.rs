@@ -59,7 +59,7 @@ pub struct Calibration {
     /// fault): [`policy_spawns`].
     pub task_block_fresh_ns: f64,
     /// Spawn + run + join of an empty task on the fast runtime, one worker. Printed, not
-    /// used (the host's `fork_cycles` until session 26): the fast scheduler's spawn has
+    /// used as the host's `fork_cycles`: the fast scheduler's spawn has
     /// no task table, no policy and no task block, which every policy row's spawn has.
     pub fast_spawn_ns: f64,
     /// Unbounded async-channel send, and receive of an available message.
@@ -178,8 +178,7 @@ fn atomic_rtt(n: u64) -> f64 {
 
 /// Memory latency: a cycle far larger than any cache here.
 const MEM_CHASE_BYTES: usize = 64 << 20;
-/// The host machine's L2 where sysfs does not describe one (the geometry every host
-/// machine had until session 25).
+/// The host machine's L2 where sysfs does not describe one.
 pub const FALLBACK_L2: (u32, u32, u32) = (512, 8, 64);
 
 /// This machine's unified level-2 cache from sysfs (CPU 0's), if it is described and
@@ -238,11 +237,11 @@ fn dss<P: Platform>(p: &P, capacity: usize) -> Box<dyn Policy<P>> {
 
 /// The hot `try_send` + `try_recv` pair (`pair`, timed as a loop) split between its
 /// send and its receive in the ratio of their own hot times (`send_hot`, `recv_hot`:
-/// each operation timed alone, the clock read taken off; `xcpu::measure`). Until
-/// session 29 each got half; but a send does more (it CASes the tail, writes the slot
+/// each operation timed alone, the clock read taken off; `xcpu::measure`). Half
+/// each would be wrong: a send does more (it CASes the tail, writes the slot
 /// and reads the receive side's event) than a receive (here 41–50 against 30 ns), and
-/// the split sets how fast a producer feeds its consumer (docs/traces.md, "Session 29:
-/// the waking send"). Half each when either time is not positive.
+/// the split sets how fast a producer feeds its consumer (docs/traces.md, "Chat
+/// under DSS and MQS: the switches the simulator lacks"). Half each when either time is not positive.
 pub fn split_pair(pair: f64, send_hot: f64, recv_hot: f64) -> (f64, f64) {
     if send_hot <= 0.0 || recv_hot <= 0.0 {
         return (pair / 2.0, pair / 2.0);
@@ -655,11 +654,12 @@ const L2_HIT_NS: f64 = 1.0;
 
 /// The host's goodness, `schedule()` entry and `wake_up` entry prices, in ns: each
 /// measured DSS call less what the simulator charges for the same call besides the
-/// price being solved for (counted: [`PolicyCosts`]). `schedule_base_ns` was the
-/// entry price until session 26, but it includes the call's lock (charged again as
+/// price being solved for (counted: [`PolicyCosts`]). `schedule_base_ns` is not the
+/// entry price: it includes the call's lock (charged again as
 /// `lock_cycles`), its two goodness calls (`goodness_cycles` each) and its L2 hits,
-/// so a `schedule()` with one task cost 40 simulated ns against 19 measured, and a
-/// hop's wake-up + two `schedule()`s 126 against 79 (`examples/fairops`).
+/// so taken as the entry price a `schedule()` with one task would cost 40 simulated ns
+/// against 19 measured, and a hop's wake-up + two `schedule()`s 126 against 79
+/// (`examples/fairops`).
 fn dss_prices(d: &PolicyCosts, lock_ns: f64) -> (f64, f64, f64) {
     let mut work = [0.0; Work::COUNT];
     work[Work::ListOp.index()] = LIST_OP_NS;
@@ -689,8 +689,8 @@ impl Calibration {
         let c = |ns: f64| ns.round().max(1.0) as u32;
         // `tick_phase = "boot"`: `validate` builds a fresh runtime right before each
         // real run, and each worker's tick grid starts with its loop (`tick_first_*`,
-        // `tick_other_*`; docs/traces.md, "Session 28: `fair` on hackbench", "Session
-        // 29: the tick phases drawn from the measured range").
+        // `tick_other_*`; docs/traces.md, "`fair` hackbench: the first tick", "O(1)
+        // hackbench: the first idle balance").
         let text = format!(
             "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
             self.workers,
@@ -745,21 +745,21 @@ impl Calibration {
             recv_block_cycles: c(self.cross.recv_block_ns),
             chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
             chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
-            // Charged since session 26. On a calibration with a 210 ns line transfer the
-            // registration's +120 ns had taken the simulated DSS ping-pong from 284 k to
-            // 167 k round trips/s (wake-up latency +860 ns): not a price amplified but a
-            // decision, the registration delaying the waker's own `schedule()` past the
-            // IPI'd CPU's, so that the woken task runs there, as on the runtime (session
-            // 24's traces: 92 % of DSS hops on the IPI'd CPU), instead of on the waker's
-            // CPU with no IPI and no line transfer on the critical path (docs/traces.md,
-            // "Session 26").
+            // Charged. On a calibration with a 210 ns line transfer the registration's
+            // +120 ns takes the simulated DSS ping-pong from 284 k to 167 k round trips/s
+            // (wake-up latency +860 ns): not a price amplified but a decision, the
+            // registration delaying the waker's own `schedule()` past the IPI'd CPU's, so
+            // that the woken task runs there, as on the runtime (its traces: 92 % of DSS
+            // hops on the IPI'd CPU), instead of on the waker's CPU with no IPI and no line
+            // transfer on the critical path (docs/traces.md, "Ping-pong: one hop priced
+            // step by step").
             recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
             notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
-            // A hand-off is priced as measured, transfer included (`lock_remote_ns`):
-            // until session 27 it was the transfer (atomic round trip / 2) plus the
-            // measurement less the lock and that transfer, clipped at 0, and on SMT
-            // siblings the measurement (20 ns) is below lock (10) + transfer (24): the
-            // simulator charged 34 ns for a 20 ns hand-off, twice per ping-pong hop.
+            // A hand-off is priced as measured, transfer included (`lock_remote_ns`), not
+            // as the transfer (atomic round trip / 2) plus the measurement less the lock
+            // and that transfer, clipped at 0: on SMT siblings the measurement (20 ns) is
+            // below lock (10) + transfer (24), and that reading charges 34 ns for a 20 ns
+            // hand-off, twice per ping-pong hop.
             lock_handoff_ns: 0,
             lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
             // A contended acquire's waiter backs off as the runtime's lock does: the step
@@ -785,23 +785,23 @@ impl Calibration {
             mlp: self.cross.mlp(),
             // The same chain with every line written: a store that costs the chain
             // nothing more retires into a store buffer (docs/cost-model.md, "The store
-            // buffer"; session 28 wrote 0 here until session 29 traced why DSS
-            // hackbench's schedule moved with it: the simulator's lock order).
+            // buffer"; DSS hackbench's schedule moves with it through the simulator's
+            // lock order: docs/traces.md, "Lock order in virtual
+            // time").
             store_buffer: self.cross.store_buffer(),
             // Single events' p10-p90 width over their median (switch, channel pair,
             // DSS hop): how much one event's price varies from the next.
             cost_jitter_pct: self.spreads.jitter_pct(),
             tick_stagger_ns: self.worker_start_ns.round() as u32,
-            // Each run draws its CPUs' first ticks from the measured ranges (session
-            // 29: the gap between the workers' grids varies far more from one fresh
+            // Each run draws its CPUs' first ticks from the measured ranges (the gap between the workers' grids varies far more from one fresh
             // runtime to the next than the thread-start gap's median says).
             tick_first_min_ns: c(self.tick_phases.first_ns.0),
             tick_first_max_ns: c(self.tick_phases.first_ns.1),
             tick_other_min_ns: c(self.tick_phases.other_ns.0),
             tick_other_max_ns: c(self.tick_phases.other_ns.1),
             // The root's first run on the runtime's clock, which O(1)'s jiffies and
-            // PMQS's balancing interval count from (session 30: it decides whether
-            // CPU 1's first idle balance finds the root cold).
+            // PMQS's balancing interval count from (it decides whether CPU 1's
+            // first idle balance finds the root cold).
             clock_origin_min_ns: c(self.tick_phases.clock_ns.0),
             clock_origin_max_ns: c(self.tick_phases.clock_ns.1),
         };

@@ -8,9 +8,9 @@
 //! most between two engines' traces of the same row: the event the simulator
 //! misprices. A median, not a mean: on the runtime a few events of a class can last
 //! milliseconds (a lock holder's or a waker's thread taken off its vCPU by another
-//! process on this shared machine), and until session 23 such waits (87–98 % of the
-//! runtime's total lock wait in a ping-pong) made `lock wait` the "most different"
-//! class of every ping-pong row although its typical wait was a clock read.
+//! process on a shared machine); in a mean such waits (87–98 % of the runtime's total
+//! lock wait in a ping-pong) would make `lock wait` the "most different" class of
+//! every ping-pong row although its typical wait is a clock read.
 //!
 //! Quantiles are exact nearest-rank ones over the sorted samples (a validation row has
 //! at most a few million events: sorting them is cheap and needs no binning error).
@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 /// * `ipi`: from a reschedule IPI (stamped at the end of the sender's side on both
 ///   engines) to the target CPU's next switch. Not the IPI's price alone: the interval
 ///   holds the target's `schedule()` and `schedule_tail` lock holds, and on the runtime
-///   the trace's own clock reads and records in them (docs/traces.md, session 26).
+///   the trace's own clock reads and records in them (docs/traces.md, "The `ipi` class is not the price of an IPI").
 /// * `lock hold`: from a run-queue lock's acquire to its release.
 /// * `lock wait`: the spin before an acquire (`wait_ns`).
 pub const CLASSES: [&str; 6] = ["run slice", "wake-up", "idle wake-up", "ipi", "lock hold", "lock wait"];

@@ -2,10 +2,10 @@
 //!
 //! The real runtime's decisions depend on when its workers run: a worker that the
 //! host's scheduler leaves waiting (another process on its vCPU) lets messages pile up,
-//! so the tasks it runs next drain batches and block less. On this shared machine that
-//! is the difference between two regimes of the same row (session 23: MQS on Chat at
-//! 14–25 k switches when the workers waited 5–10 % of the run, 100–170 k when they
-//! did not), so `validate` reports it per real run instead of leaving it to guess.
+//! so the tasks it runs next drain batches and block less. On a shared machine that
+//! is the difference between two regimes of the same row (MQS on Chat, for one: at
+//! 14–25 k switches when the workers wait 5–10 % of the run, 100–170 k when they
+//! do not), so `validate` reports it per real run instead of leaving it to guess.
 //!
 //! Source: `/proc/self/task/<tid>/schedstat`, whose second field is the thread's
 //! `run_delay`, the ns it spent runnable but not running (Linux ≥ 2.6.23 with

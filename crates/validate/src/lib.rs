@@ -277,9 +277,9 @@ fn nearest(runs: &[(f64, u64)], m: f64) -> u64 {
 /// The runtime [`validate`] measures, before its policy is chosen: the calibrated
 /// worker count, pinned, and the timer tick at the host machine's HZ. Ticks age 2.4's
 /// counters, pace the balancers (PMQS's `period` is in ticks) and end `fair`'s slices;
-/// with the runtime at its default 1000 and the machine at 100 (until session 22) the
-/// two engines made different decisions on the same workload: under PMQS, hackbench
-/// had 101 switches simulated against ~20,000 real (docs/traces.md, "Decisions").
+/// with the runtime at its default 1000 and the machine at 100 the two engines would
+/// make different decisions on the same workload: under PMQS, hackbench switches about
+/// a hundred times simulated against ~20,000 real (docs/validate.md, "One tick rate").
 pub fn runtime_builder(cal: &Calibration) -> schedlab_rt::Builder {
     schedlab_rt::Builder::new().workers(cal.workers).pin(true).hz(cal.machine().hz)
 }

@@ -3,8 +3,8 @@
 //! (every address known up front: an out-of-order core overlaps the misses). CPU 1
 //! writes every line and hands the turn over; CPU 0 times a cold pass, then a hot one;
 //! the difference over K is the price of a line. The ratio of the two is how many
-//! misses this machine overlaps: the host machine's `mlp` (session 27, from
-//! `examples/linexfer`, which prints the table for several K).
+//! misses this machine overlaps: the host machine's `mlp` (`examples/linexfer`
+//! prints the table for several K).
 
 use crate::calibrate::pin;
 use crate::median;
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn a_write_that_adds_less_than_half_a_line_means_a_store_buffer() {
-        // Session 27, vCPUs on different cores: 122.1 ns a line as a chain, 122.7 with writes.
+        // A measurement with the vCPUs on different cores: 122.1 ns a line as a chain, 122.7 with writes.
         assert_eq!(store_buffer_of(122.1, 122.7), HOST_STORE_BUFFER);
         assert_eq!(store_buffer_of(21.0, 42.0), 0, "each write paid a transfer of its own");
         assert_eq!(store_buffer_of(0.0, 5.0), 0, "nothing measured");

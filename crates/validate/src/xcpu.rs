@@ -37,9 +37,9 @@ pub struct CrossCpu {
     /// From the end of the sender's side (the store and the unpark) to the spinning
     /// worker seeing the flag: what is left of the IPI's latency once the sender has
     /// paid `ipi_send_ns`. The simulator starts an IPI's latency there (the send is
-    /// charged first), so this is the host machine's `ipi_latency_ns`; until session
-    /// 24 the host took the figure from the store, and its IPIs landed a whole send
-    /// (70–100 ns) late, which lost the woken task to the waker (docs/cost-model.md).
+    /// charged first), so this is the host machine's `ipi_latency_ns`; taken from the
+    /// store, the host's IPIs would land a whole send (70–100 ns) late and lose the
+    /// woken task to the waker (docs/cost-model.md).
     pub ipi_after_send_ns: f64,
     /// Policy-lock mutex (`schedlab_rt::PolicyMutex`) lock + unlock of a lock last held by the other CPU.
     pub lock_handoff_ns: f64,

@@ -41,7 +41,7 @@ fn netbench_runs_on_the_runtime_under_every_policy() {
 /// with margin for a noisy VM: `o1` at least 0.2 s and at least 4× `fair` (a quiet
 /// machine measured `o1` 0.35 s, `fair` 0.047 s).
 ///
-/// What this does NOT show is the issue's `ps` claim: the probe is not starved under
+/// What this does NOT show is the NetBench report's `ps` claim (S10): the probe is not starved under
 /// `o1` on the runtime (longest wait to first run 0.000 s in the three runs above,
 /// 0.046 s at the ignored test's full size, against `dss` 0.14–0.61 s and 0.30 s), as in
 /// the model (≤ 3.3 s under every policy): a forked `ps` inherits 95 % of its shell's

@@ -1,11 +1,12 @@
-//! Mkbench: several parallel kernel builds (`make -j J`) at once (spec §5.3).
+//! Mkbench: several parallel kernel builds (`make -j J`) at once (the PMQS paper, S1 in
+//! docs/sources.md).
 //!
 //! `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]`
 //!
 //! The PMQS paper's Mkbench runs "multiple parallel compilations of the Linux kernel";
 //! its runnable-task count is about the `-j` value. The configuration (J values,
 //! number of concurrent builds, unit times) and the metric of its tables are
-//! **[UNKNOWN]** (spec §5.3, §9 item 2); every default below is therefore a documented
+//! **[UNKNOWN]** (the tables are not recovered); every default below is therefore a documented
 //! guess, and every one is a parameter.
 //!
 //! | task | process | program |
@@ -26,8 +27,8 @@
 //! benchmark's real metric is the **completion time** of all builds, which is the run's
 //! `virtual_ns` (completion time = virtual_ns; compare policies by it, as % vs MQS).
 //!
-//! **Defaults [UNKNOWN]-derived:** `builds=2`, `jobs=8` (J between #CPUs and 4×#CPUs
-//! per spec §5.3; 8 = #CPUs of the 8-way), `units=64`, compile unit CPU time uniform in
+//! **Defaults [UNKNOWN]-derived:** `builds=2`, `jobs=8` (J between #CPUs and 4×#CPUs,
+//! the paper's range; 8 = #CPUs of the 8-way), `units=64`, compile unit CPU time uniform in
 //! 50–400 ms at 700 MHz (`unit_min=35000000`, `unit_max=280000000` cycles), I/O waits
 //! `io_ns=2000000` (2 ms) before (reading sources/headers) and after (writing the
 //! object) each unit, `link=350000000` cycles (500 ms at 700 MHz). All compile jobs of a

@@ -1,5 +1,5 @@
-//! NetBench: an SMB file server under throttled clients, with a `ps` probe (spec §2.2,
-//! §5.5) — the workload of the January 2002 O(1) starvation report.
+//! NetBench: an SMB file server under throttled clients, with a `ps` probe — the
+//! workload of the January 2002 O(1) starvation report (S10 in docs/sources.md).
 //!
 //! `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,io_ns=..,bytes=..,timeout_ns=..,probes=..,probe_every_ns=..,ps=..]`
 //!
@@ -37,7 +37,7 @@
 //! role (`ps` among them), so no special probe machinery is needed.
 //!
 //! **Defaults.** NetBench's operation mix, sizes and throttle are **[UNKNOWN]**
-//! (spec §5.5); every default is a documented reading and a parameter:
+//! (the report does not give them); every default is a documented reading and a parameter:
 //! * `ops=4000` operations per client: with the think time below, about 84 s of client
 //!   time unloaded, in the range of the report's 3-minute test cases once the server is
 //!   saturated (a fixed count, not a time window, so every run completes and conserves

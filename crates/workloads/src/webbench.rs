@@ -1,6 +1,6 @@
 //! WebBench: an Apache 1.3 web server whose httpd processes stay runnable, under the
-//! 256 client threads of WebBench 3.0 (spec §5.4) — the workload of the task-structure
-//! colouring paper (Yamamura et al., USENIX 2002, spec §3.4).
+//! 256 client threads of WebBench 3.0 — the workload of the task-structure colouring
+//! paper (Yamamura et al., USENIX 2002; S6 in docs/sources.md).
 //!
 //! `webbench:servers=N[,clients=256,requests=..,depth=..,work=..,ws=..,irq=..,bytes=..]`
 //!
@@ -27,7 +27,7 @@
 //! when a reply leaves, as with HTTP keep-alive under a saturating load): an httpd
 //! with a queued request never blocks, so nearly all of them are runnable and every
 //! 2.4 `schedule()` walks them all. The paper's mechanism behind its runnable count is
-//! not recovered (spec §5.4); this is the reading, and `depth=1` gives the other one
+//! not recovered from S6; this is the reading, and `depth=1` gives the other one
 //! (an httpd sleeps between requests).
 //!
 //! **Working set.** Each httpd computes over its own `ws` bytes (request and reply

@@ -7,7 +7,7 @@
 //! by node — PE `p` lives on rank `p / pes_per_rank`. [`crate::Pe::send`]
 //! to a PE of another rank hands the message to [`Network::send`]; the
 //! scheduler loop's network-drain step calls [`Network::poll`] when the PE's
-//! own inbox is empty (spec §4.2), which routes arrived messages to the
+//! own inbox is empty (as Converse's scheduler loop does, S7), which routes arrived messages to the
 //! inboxes of this rank's PEs. The message keeps its header (handler index,
 //! source PE) on the wire, so handler tables work unchanged.
 //!

@@ -1,5 +1,5 @@
-//! The thesis's two experiments across MPI ranks (Fig. 2.4 and 2.5, spec
-//! §4.4): ping-pong average one-way time against message size, through
+//! The thesis's two experiments across MPI ranks (Fig. 2.4 and 2.5 of S7
+//! in docs/sources.md): ping-pong average one-way time against message size, through
 //! Converse and through raw `MPI_Send`/`MPI_Recv` in the same run, and the
 //! scheduler-overhead variant where each arriving message's handler enqueues
 //! it and the scheduler loop dispatches it later.

@@ -1,4 +1,5 @@
-//! DSS: the Linux 2.4 default SMP scheduler (spec §1.1, `kernel/sched.c`).
+//! DSS: the Linux 2.4 default SMP scheduler (Linux 2.4 `kernel/sched.c`,
+//! S5 in docs/sources.md).
 //!
 //! One global run list (`runqueue_head`; new and woken tasks go to the front) under
 //! one global `runqueue_lock`. Running tasks stay on the list. `schedule()` scans the

@@ -1,5 +1,5 @@
 //! MQS: the IBM Linux Technology Center multi-queue scheduler (Kravetz/Franke), as in
-//! the 2.5.0 RFC patch of 7 Dec 2001 (spec §1.2).
+//! the 2.5.0 RFC patch of 7 Dec 2001 (S3 in docs/sources.md).
 //!
 //! The global run list of DSS is split into one run queue per CPU, each under its own
 //! lock; a task belongs to queue `processor` (the CPU it last ran on, or was placed
@@ -97,7 +97,7 @@ struct RqPublished {
 pub struct Mqs<P: Platform> {
     common: SchedCommon,
     /// Pool size: `schedule()` phase 2 and `reschedule_idle()` look only at the CPUs of
-    /// one pool of `pool` contiguous CPU ids (PMQS, spec §1.3). MQS is `pool == ncpus`.
+    /// one pool of `pool` contiguous CPU ids (PMQS). MQS is `pool == ncpus`.
     pool: usize,
     /// Queue `q` belongs to CPU `q`.
     rqs: Box<[P::Lock<MqRq>]>,

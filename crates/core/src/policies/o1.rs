@@ -1,5 +1,6 @@
 //! O(1): Ingo Molnar's scheduler as of early 2002 (2.5.3–2.5.8, the -J/-K series;
-//! spec §2.1, §8), the scheduler of the NetBench starvation report (§2.2).
+//! S11, S12, S13 in docs/sources.md), the scheduler of the NetBench starvation report
+//! (S10).
 //!
 //! * **Per-CPU runqueues**, each under its own lock, each with two *priority arrays*
 //!   (`active`, `expired`): 140 FIFO lists (RT 0..99, SCHED_OTHER 100..139; lower is
@@ -30,7 +31,7 @@
 //! Readings where the sources are silent or differ between 2002 versions (each in
 //! `docs/policies.md`, section o1):
 //!
-//! * `sched_yield` is the January 2002 one (spec §2.1): the task drops one priority
+//! * `sched_yield` is the January 2002 one (S11, S12): the task drops one priority
 //!   level (not below 139, RT tasks keep theirs) and goes to the tail of its list in its
 //!   current array. The spring-2002 variant that gives up timeslices at 139 and then
 //!   expires the task is not modelled.
@@ -39,7 +40,7 @@
 //!   preemption test) — except that a child put on an *idle* CPU (only the engines'
 //!   parentless root task or a runtime spawn with a CPU hint can be) kicks that CPU.
 //! * `load_balance` walks each priority list from its tail towards its head and, on a
-//!   busy CPU, pulls up to `imbalance` tasks over both arrays (spec §2.1). The mid-2002
+//!   busy CPU, pulls up to `imbalance` tasks over both arrays (S12). The mid-2002
 //!   text looks only at each list's tail and pulls at most one task per array.
 //! * `load_balance` runs outside the local runqueue lock and takes both locks in
 //!   ascending CPU order (the kernel holds the local lock and re-takes it in order only
@@ -52,7 +53,7 @@
 //! * `sched_exit` (the parent reclaiming an exiting child's slice and sleep_avg) is not
 //!   modelled: the engines have no `wait()` in which the parent would reap the child.
 //!
-//! Fix options of issue 11: `expired_prio_guard=on` adds 2.6's clause (a task is also
+//! Fix options: `expired_prio_guard=on` adds 2.6's clause (a task is also
 //! expired when its static priority is worse than the best static priority already
 //! waiting in the expired array, `best_expired_prio`); `scale=off` makes the starvation
 //! deadline `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
@@ -156,7 +157,7 @@ impl Span {
     }
 }
 
-/// The `o1:` options. Defaults are the early-2002 values (spec §8); times are kept as
+/// The `o1:` options. Defaults are the early-2002 values (S12 in docs/sources.md); times are kept as
 /// given and converted to ticks when the policy is built for a machine's HZ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct O1Config {
@@ -575,7 +576,7 @@ pub struct O1<P: Platform> {
 }
 
 /// What `scheduler_tick` did with spent slices, and how long expired arrays waited
-/// for their swap: the trace of the starvation mechanism (issue 11).
+/// for their swap: the trace of the starvation mechanism.
 #[derive(Debug, Default)]
 struct Trace {
     /// Slices that ended in the expired array because the task was not interactive.

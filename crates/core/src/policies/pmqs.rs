@@ -1,4 +1,5 @@
-//! PMQS: the pooled multi-queue scheduler (spec §1.3) and its load balancers (§1.4).
+//! PMQS: the pooled multi-queue scheduler and its load balancers (S1, S2 in
+//! docs/sources.md; docs/policies.md, "pmqs").
 //!
 //! PMQS is MQS with every loop over "all CPUs" restricted to the invoking CPU's
 //! *pool* of contiguous CPU ids (`first_cpu..=last_cpu` in the patch's
@@ -70,7 +71,7 @@ impl PolicyKind for Kind {
     }
 }
 
-/// A PMQS load balancer (spec §1.4; the definitions are [UNKNOWN] in the sources,
+/// A PMQS load balancer (the definitions are [UNKNOWN] in the sources,
 /// these are the acronym readings, see `docs/policies.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Balancer {

@@ -13,8 +13,8 @@
 //! waiter's CPU for the holder's whole time off (a guest time slice: milliseconds), and
 //! if the holder is on the waiter's own CPU (a `block_on` caller that is not a pinned
 //! worker) it is priority inversion: the holder cannot run until the spinner's slice
-//! ends. A hold is ~100 ns and a contended wait ~200–300 ns (docs/traces.md, session
-//! 27); [`SPIN_POLLS`] looks (≈ 6 µs of `pause`s here) cover every wait made while the
+//! ends. A hold is ~100 ns and a contended wait ~200–300 ns (docs/traces.md, "DSS
+//! against MQS"); [`SPIN_POLLS`] looks (≈ 6 µs of `pause`s here) cover every wait made while the
 //! holder runs, so the yield is reached only when it does not, and then costs one
 //! system call per look instead of a CPU. It does not park: parking needs the unlock
 //! to know about sleepers (a second word and a wake-up), which is `parking_lot`.

@@ -35,10 +35,10 @@ const NO_TASK: TaskId = TaskId::MAX;
 ///
 /// A worker sees time pass only while its thread runs. When the host keeps it off
 /// its CPU (another process on the vCPU) or a poll runs past a tick, several periods
-/// may be due at once. Delivering them all (as until session 23) charged the running
+/// may be due at once. Delivering them all would charge the running
 /// task a tick of its time slice for each, all at the same instant, for time in
-/// which it did not run: 2.4's and O(1)'s quanta then ran out after a stall, and the
-/// runtime's decisions depended on how loaded the host was, which the simulator's
+/// which it did not run: 2.4's and O(1)'s quanta would run out after a stall, and the
+/// runtime's decisions would depend on how loaded the host was, which the simulator's
 /// machine does not model. Linux does the same as here: after a stalled vCPU the
 /// tick handler catches `jiffies` up but calls `update_process_times` once.
 pub(super) fn due_tick(now: u64, next: u64, tick_ns: u64) -> Option<(u64, u64)> {
@@ -82,9 +82,9 @@ pub(super) fn ticks_earned(cpu_ns: u64, periods: u64, tick_ns: u64) -> u64 {
 /// Linux, as a guest, leaves such time (`steal`) out of `rq_clock_task`, the clock that
 /// charges the running task (CFS's vruntime); the runtime's task clock does the same
 /// ([`schedlab_core::Platform::task_clock`]), so that a stall of the worker's thread
-/// is not run time of the task it was polling. Until session 24 it was: a 4 ms stall
-/// gave that task 4 ms of vruntime, four times fair's wake-up granularity, and every
-/// wake-up on its CPU then preempted it, on the runtime only.
+/// is not run time of the task it was polling. Counted as run time, a 4 ms stall would
+/// give that task 4 ms of vruntime, four times fair's wake-up granularity, and every
+/// wake-up on its CPU would then preempt it, on the runtime only.
 pub(super) fn steal_in(wall_ns: u64, cpu_ns: u64, parked_ns: u64) -> u64 {
     wall_ns.saturating_sub(cpu_ns).saturating_sub(parked_ns)
 }
@@ -296,10 +296,10 @@ impl PolicySched {
     /// the worker went idle, then park until the next tick or an unpark. Ticks of an
     /// idle CPU run here (`tick(None)` + `balance`). Returns when the flag is set (or at
     /// shutdown), never merely because time passed: an idle worker does not call
-    /// `schedule()` on its own, so it takes no run-queue lock while it waits (until
-    /// session 22 it did, every 2,048 `pause`s of its spin and after every park, and
-    /// held the lock against the busy worker's wake-ups and switches: 0.5–1.8 µs of
-    /// lock wait per acquisition in a cross-worker ping-pong, where the simulator's
+    /// `schedule()` on its own, so it takes no run-queue lock while it waits (an idle
+    /// worker that called `schedule()` every 2,048 `pause`s of its spin and after every
+    /// park would hold the lock against the busy worker's wake-ups and switches: 0.5–1.8 µs
+    /// of lock wait per acquisition in a cross-worker ping-pong, where the simulator's
     /// idle CPU sleeps until its IPI). A policy that wants an idle CPU to look again
     /// (a wake-up placed there, a failed trylock, a balancer's pull) `resched`s it, on
     /// both engines.
@@ -356,7 +356,7 @@ impl PolicySched {
 }
 
 /// How many tasks a worker keeps references to ([`Recent`]): the two of a hand-off.
-/// (4 measured 15–19 % slower on MQS hackbench, `bench --only hackbench`, session 22:
+/// (4 measures 15–19 % slower on MQS hackbench, `bench --only hackbench`:
 /// many tasks, so the extra entries only hold references longer, never hit.)
 const RECENT: usize = 2;
 
