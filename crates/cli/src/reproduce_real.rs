@@ -145,10 +145,34 @@ pub fn measure(quick: bool, progress: bool, which: Parts) -> Measured {
         parts.push(part);
         j.insert("mpi".into(), mj);
     }
+    j.insert("fields".into(), fields(&j));
     let wall_s = t.elapsed().as_secs_f64();
     say(&format!("done in {wall_s:.1} s"));
     j.insert("wall_s".into(), json!(wall_s));
     Measured { json: serde_json::Value::Object(j), machine, parts, wall_s }
+}
+
+/// The quantities published cells can name (`MEASURED_FIELDS`), from the measurements:
+/// Converse's one-way time for a 256-byte message between two PEs and what the scheduler
+/// queue adds to it (the same ping-pong through the queue, one-way difference).
+fn fields(j: &serde_json::Map<String, serde_json::Value>) -> serde_json::Value {
+    let mean = |v: &serde_json::Value| {
+        let xs: Vec<f64> =
+            v.as_array().map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect()).unwrap_or_default();
+        (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+    };
+    let mut f = serde_json::Map::new();
+    let at_256 = j
+        .get("converse")
+        .and_then(|c| c["by_size"].as_array())
+        .and_then(|a| a.iter().find(|r| r["size"].as_u64() == Some(256)));
+    if let Some(r) = at_256 {
+        if let (Some(d), Some(q)) = (mean(&r["one_way_us"]["direct"]), mean(&r["one_way_us"]["via_queue"])) {
+            f.insert("converse.one_way_us.256".into(), json!(d));
+            f.insert("converse.queueing_overhead_us".into(), json!(q - d));
+        }
+    }
+    serde_json::Value::Object(f)
 }
 
 fn regenerate(quick: bool) -> String {

@@ -53,7 +53,9 @@ fn every_claim_has_a_predicate_that_holds_on_the_sources_numbers() {
             ClaimVerdict::Holds => {}
             // Checkable claims must hold on the source's own cells; a claim may be
             // uncheckable only for a reason other than missing cells.
-            ClaimVerdict::CannotCheck if !j.detail.starts_with("cells not run") && c.tables.iter().all(|t| t == "s7-converse") || c.tables.is_empty() => {}
+            ClaimVerdict::CannotCheck
+                if !j.detail.starts_with("cells not run") && c.tables.iter().all(|t| t == "s7-converse")
+                    || c.tables.is_empty() => {}
             _ => bad.push(format!("{}: {} — {}", c.id, j.verdict.word(), j.detail)),
         }
     }
@@ -65,7 +67,8 @@ fn a_claim_without_a_predicate_is_refused() {
     let dir = experiments().join("published");
     let tables = published::load_dir(&dir).unwrap();
     let text = std::fs::read_to_string(dir.join("claims.toml")).unwrap();
-    let extra = format!("{text}\n[[claim]]\nid = \"s1-new\"\nsource = \"S1\"\nquote_ref = \"q\"\nclaim = \"c\"\ntables = []\n");
+    let extra =
+        format!("{text}\n[[claim]]\nid = \"s1-new\"\nsource = \"S1\"\nquote_ref = \"q\"\nclaim = \"c\"\ntables = []\n");
     let e = claims::parse(&extra, &tables).unwrap_err();
     assert!(e.contains("\"s1-new\" has no predicate"), "{e}");
     let fewer = text.replacen("id = \"s1-numa-mqs-beats-dss\"", "id = \"s1-numa-mqs-beats-dss-typo\"", 1);
@@ -81,7 +84,8 @@ fn a_cell_of_an_unknown_experiment_stops_the_report_before_any_run() {
     std::fs::create_dir_all(tmp.path().join("published")).unwrap();
     for e in std::fs::read_dir(src.join("published")).unwrap() {
         let p = e.unwrap().path();
-        let text = std::fs::read_to_string(&p).unwrap().replace("experiment = \"chat-numa\"", "experiment = \"chat-numaa\"");
+        let text =
+            std::fs::read_to_string(&p).unwrap().replace("experiment = \"chat-numa\"", "experiment = \"chat-numaa\"");
         std::fs::write(tmp.path().join("published").join(p.file_name().unwrap()), text).unwrap();
     }
     let e = schedlab_lab::reproduce::run::load_published(tmp.path()).unwrap_err();

@@ -469,6 +469,13 @@ fn measured(rep: &Reproduction, b: &mut Vec<Block>) {
         return;
     };
     b.push(Block::Para(format!("Machine: {}. Measurements took {:.1} s.", m.machine, m.wall_s)));
+    b.push(Block::Heading {
+        level: 3,
+        text: "The real-machine figures of the sources beside this run".into(),
+        id: None,
+    });
+    b.push(Block::Para("S7's figures were measured in 2002 on 1 GHz Pentium III nodes over Myrinet; here two PEs of one process on this machine. The verdicts use the report's rule; a gap of this kind is the hardware's, which is why these cells are judged only here, never in the deterministic part.".into()));
+    b.push(Block::Table(measured_against_source(rep, m)));
     for (pi, p) in m.parts.iter().enumerate() {
         b.push(Block::Heading { level: 3, text: p.title.clone(), id: None });
         if !p.lines.is_empty() {
@@ -495,6 +502,47 @@ fn measured(rep: &Reproduction, b: &mut Vec<Block>) {
                 });
             }
         }
+    }
+}
+
+/// The published cells of the measured part beside `measured.json`'s `fields`.
+fn measured_against_source(rep: &Reproduction, m: &Measured) -> Table {
+    let mut rows = Vec::new();
+    for t in &rep.published {
+        for c in t.cells.iter().filter(|c| c.experiment == super::published::MEASURED_EXPERIMENT) {
+            let here = m.json["fields"][&c.metric].as_f64().map(|v| v / c.to_report);
+            let (verdict, ratio) = match (here, c.given) {
+                (None, _) => (Verdict::NotRun, None),
+                (Some(h), super::published::Given::Value(p)) => (judge(p, h), Some(h / p)),
+                (Some(h), super::published::Given::Bounds { at_least, at_most }) => (
+                    if at_least.is_none_or(|lo| h >= lo) && at_most.is_none_or(|hi| h <= hi) {
+                        Verdict::Agrees
+                    } else {
+                        Verdict::Outside
+                    },
+                    None,
+                ),
+            };
+            let tone = match verdict {
+                Verdict::Agrees => Tone::Agrees,
+                Verdict::NotRun => Tone::Plain,
+                _ => Tone::Differs,
+            };
+            rows.push(vec![
+                TCell::from(format!("{} {}: {} / {}", t.source, t.table, c.row, c.col)),
+                TCell::from(format!("`{}`", c.metric)),
+                TCell::from(c.given.show(&c.unit)),
+                TCell::from(
+                    here.map_or_else(|| "not measured (needs `--mpi`)".into(), |h| format!("{} {}", num(h), c.unit)),
+                ),
+                TCell::from(ratio.map_or_else(|| "—".into(), |r| format!("×{}", num(r)))),
+                TCell { text: format!("**{}**", verdict.mark()), tone },
+            ]);
+        }
+    }
+    Table {
+        head: vec!["cell".into(), "field".into(), "paper".into(), "here".into(), "ratio".into(), "verdict".into()],
+        rows,
     }
 }
 

@@ -11,7 +11,8 @@ pub const MEASURED: &str = "measured";
 
 /// The quantities the measured part reports that published cells (experiment
 /// `measured`) can name: `measured.json` has them under `fields`.
-pub const MEASURED_FIELDS: &[&str] = &["mpi.one_way_us.256", "converse.one_way_us.256", "converse.queueing_overhead_us"];
+pub const MEASURED_FIELDS: &[&str] =
+    &["mpi.one_way_us.256", "converse.one_way_us.256", "converse.queueing_overhead_us"];
 
 /// One table of a measured part, already formatted.
 #[derive(Clone, Debug, Default)]
