@@ -275,7 +275,7 @@ fn summary(rep: &Reproduction) -> Block {
         ],
         rows,
     )));
-    Block::Section { id: "summary".into(), wall: false, blocks }
+    Block::Section { id: "summary".into(), blocks }
 }
 
 /// The comparisons of a section that have no place in its tables (a peak, an
@@ -428,7 +428,7 @@ fn section(rep: &Reproduction, s: &Section, i: usize) -> Block {
         Tally::of(mine.iter().copied()).line()
     };
     b.push(Block::Para(format!("**Against the source:** {tally}.")));
-    Block::Section { id: e.name.to_string(), wall: false, blocks: b }
+    Block::Section { id: e.name.to_string(), blocks: b }
 }
 
 fn sources_para() -> String {
@@ -458,7 +458,7 @@ fn wall(rep: &Reproduction) -> Block {
     b.push(Block::Table(Table::plain(vec!["experiment".into(), "runs".into(), "wall s".into()], rows)));
     b.push(Block::Para(format!("Worker threads: {}.", rep.threads)));
     measured(rep, &mut b);
-    Block::Section { id: "wall-clock".into(), wall: true, blocks: b }
+    Block::Section { id: "wall-clock".into(), blocks: b }
 }
 
 fn measured(rep: &Reproduction, b: &mut Vec<Block>) {

@@ -195,7 +195,9 @@ pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), String> {
 fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), String> {
     let m = matches(c, &sweep.plan);
     let p = &sweep.plan;
-    let none = |what: &str, want: &Option<String>| format!("no {what} {:?} in this run of the experiment", want);
+    let none = |what: &str, want: &Option<String>| {
+        format!("no {what} `{}` in this run of the experiment", want.as_deref().unwrap_or("(any)"))
+    };
     if m.machines.is_empty() {
         return Err(none("machine", &c.machine));
     }

@@ -61,7 +61,6 @@ pub enum Block {
     /// A titled part with an anchor (`<section id>` in HTML).
     Section {
         id: String,
-        wall: bool,
         blocks: Vec<Block>,
     },
     /// Blocks side by side where the page is wide enough (a table and its plot).
@@ -135,7 +134,7 @@ fn md_block(b: &Block, s: &mut String) {
         Block::Details { summary, body } => {
             let _ = writeln!(s, "- {summary}: {body}\n");
         }
-        Block::Section { id, blocks, .. } => {
+        Block::Section { id, blocks } => {
             let _ = writeln!(s, "<a id=\"{id}\"></a>\n");
             for b in blocks {
                 md_block(b, s);
@@ -256,8 +255,10 @@ fn html_block(b: &Block, s: &mut String) {
                 esc(body)
             );
         }
-        Block::Section { id, wall, blocks } => {
-            let _ = writeln!(s, "<section id=\"{id}\"{}>", if *wall { " class=\"wall\"" } else { "" });
+        Block::Section { id, blocks } => {
+            // Styled by id only (`#wall-clock`): `<section id="wall-clock">` is where the
+            // deterministic part of the page ends.
+            let _ = writeln!(s, "<section id=\"{id}\">");
             for b in blocks {
                 html_block(b, s);
             }
@@ -286,7 +287,7 @@ th,td{border:1px solid #ccc;padding:.2em .6em}td{text-align:right}thead th{backg
 td.agrees{background:#eaf6ea}td.differs{background:#fbeaea}
 section{border-top:2px solid #888;margin-top:2em}dt{font-weight:bold;float:left;clear:left;width:7em}dd{margin-left:8em}
 .row{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}figure{margin:0}figcaption{font-size:85%;color:#444;max-width:860px}
-.costs{font-size:80%;color:#555}section.wall{border-top:4px double #b00;background:#fff8f0}code{background:#f4f4f4}";
+.costs{font-size:80%;color:#555}#wall-clock{border-top:4px double #b00;background:#fff8f0}code{background:#f4f4f4}";
 
 /// `index.html`.
 pub fn html(doc: &Doc) -> String {
@@ -318,7 +319,6 @@ mod tests {
             title: "T".into(),
             blocks: vec![Block::Section {
                 id: "s".into(),
-                wall: false,
                 blocks: vec![
                     Block::Heading { level: 2, text: "H".into(), id: None },
                     Block::Table(Table::plain(vec!["a".into(), "b".into()], vec![vec!["x".into(), "1|2".into()]])),

@@ -68,8 +68,8 @@ fn plan(entry: &Entry, opts: &Options) -> Result<Plan, LabError> {
 /// Run the selected experiments and build the report's sections.
 pub fn run(opts: &Options) -> Result<Reproduction, LabError> {
     let entries = select(&opts.only)?;
-    let (published, claim_list) = load_published(&opts.experiments)?;
     let plans: Vec<Plan> = entries.iter().map(|e| plan(e, opts)).collect::<Result<_, _>>()?;
+    let (published, claim_list) = load_published(&opts.experiments)?;
     let total: usize = plans.iter().map(|p| p.runs().len()).sum();
     let tty = opts.progress && std::io::stderr().is_terminal();
     let multi = tty.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
