@@ -97,15 +97,15 @@ fn check_avg(pol: &Eevdf<NullPlatform>, cpu: CpuId) -> Result<(), String> {
 
 #[test]
 fn slice_scales_with_the_cpu_count_as_the_kernel() {
-    // 1 + ilog2(min(ncpus, 8)) × 0.70 ms.
+    // 1 + ilog2(min(ncpus, 8)) × 0.75 ms.
     for (n, f) in [(1, 1), (2, 2), (3, 2), (4, 3), (7, 3), (8, 4), (16, 4)] {
         let (_, pol) = build(n, "eevdf");
-        assert_eq!(pol.slice(), 700_000 * f, "{n} CPUs");
+        assert_eq!(pol.slice(), 750_000 * f, "{n} CPUs");
         assert_eq!(Scaling::Log.factor(n), f);
     }
-    assert_eq!(build(8, "eevdf:scaling=none").1.slice(), 700_000);
-    assert_eq!(build(8, "eevdf:scaling=linear,base_slice=750us").1.slice(), 8 * 750_000);
-    assert_eq!(build(32, "eevdf:scaling=linear").1.slice(), 8 * 700_000);
+    assert_eq!(build(8, "eevdf:scaling=none").1.slice(), 750_000);
+    assert_eq!(build(8, "eevdf:scaling=linear,base_slice=700us").1.slice(), 8 * 700_000);
+    assert_eq!(build(32, "eevdf:scaling=linear").1.slice(), 8 * 750_000);
     assert_eq!(*build(1, "eevdf").1.config(), EevdfConfig::default());
 }
 

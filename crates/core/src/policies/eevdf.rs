@@ -1,6 +1,7 @@
 //! `eevdf`: Linux's Earliest Eligible Virtual Deadline First scheduler (the fair class
 //! from 6.6 on), read from Linux v6.12 `kernel/sched/fair.c` and
-//! `kernel/sched/features.h` (the 6.12.y stable series). The algorithm is Stoica and
+//! `kernel/sched/features.h` (in the 6.12.y stable series; where that series moved a
+//! default, v6.12's is kept and the later one is an option). The algorithm is Stoica and
 //! Abdel-Wahab's, "Earliest Eligible Virtual Deadline First: A Flexible and Accurate
 //! Mechanism for Proportional Share Resource Allocation", Old Dominion University
 //! TR-95-22, 1995.
@@ -43,8 +44,9 @@
 //!   running task, the woken task preempts it if it is now what `pick_eevdf` would
 //!   choose, the running task included (so subject to run-to-parity). A woken task on
 //!   an idle CPU kicks it.
-//! * **Slice**: `base_slice` (0.70 ms in v6.12's `sysctl_sched_base_slice`; 0.75 ms in
-//!   v6.6) times the kernel's CPU-count factor (`update_sysctl`,
+//! * **Slice**: `base_slice` (0.75 ms, v6.12's `sysctl_sched_base_slice`; 0.70 ms from
+//!   commit 2ae891b82695, "sched: Reduce the default slice to avoid tasks getting an
+//!   extra tick", v6.15 and the 6.12.y stable series) times the kernel's CPU-count factor (`update_sysctl`,
 //!   `get_update_sysctl_factor`): `1 + ilog2(min(ncpus, 8))` under the default
 //!   `SCHED_TUNABLESCALING_LOG`, `min(ncpus, 8)` under `linear`, 1 under `none`.
 //!
@@ -131,7 +133,7 @@ impl Scaling {
 /// The `eevdf:` options; times in ns. Defaults are v6.12's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EevdfConfig {
-    /// `normalized_sysctl_sched_base_slice` (0.70 ms), before the CPU-count factor.
+    /// `normalized_sysctl_sched_base_slice` (0.75 ms), before the CPU-count factor.
     pub base_slice: u64,
     /// `sysctl_sched_tunable_scaling` (`log`).
     pub scaling: Scaling,
@@ -152,7 +154,7 @@ pub struct EevdfConfig {
 impl Default for EevdfConfig {
     fn default() -> Self {
         EevdfConfig {
-            base_slice: 700_000,
+            base_slice: 750_000,
             scaling: Scaling::Log,
             place_lag: true,
             place_deadline_initial: true,

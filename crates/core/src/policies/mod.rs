@@ -386,7 +386,7 @@ mod tests {
             "fair:min_granularity=1500ns,wakeup_granularity=2s",
             "fair:yield=tail",
             "eevdf",
-            "eevdf:base_slice=750us",
+            "eevdf:base_slice=700us",
             "eevdf:scaling=none,place_lag=off,place_deadline_initial=off,run_to_parity=off,delay_dequeue=off",
             "eevdf:base_slice=3ms,scaling=linear,imbalance_pct=110",
         ] {
@@ -466,7 +466,7 @@ mod tests {
             assert!(e.contains(named), "{bad}: {e}");
         }
         assert_eq!(
-            PolicySpec::parse("eevdf:base_slice=700us,scaling=log,place_lag=on,delay_dequeue=on").unwrap().canonical(),
+            PolicySpec::parse("eevdf:base_slice=750us,scaling=log,place_lag=on,delay_dequeue=on").unwrap().canonical(),
             "eevdf"
         );
         for (bad, named) in [
