@@ -250,7 +250,9 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
 // ---------------------------------------------------------- data structures ------
 
 /// One task's `sched_entity`, guarded by the lock of the queue the task is on (or
-/// owned by its waker while it is on none). A line of its own, as `fair`'s.
+/// owned by its waker while it is on none). Line-aligned, as `fair`'s, so that two
+/// tasks' entities never share a line on the runtime (it spans two 64-byte lines; the
+/// simulator prices it as the task's line).
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Entity {
