@@ -480,3 +480,32 @@ fn a_reader_that_closes_the_pipe_early_ends_schedlab_quietly() {
     const SIGPIPE: i32 = 13; // Linux and the BSDs
     assert_eq!(o.status.signal(), Some(SIGPIPE), "{:?}", o.status);
 }
+
+/// `eevdf` on the simulator: the three message-passing benchmarks run to completion
+/// with the policy's invariants checked, and the same twice; `schedlab list` shows its
+/// options with their defaults; a bad option exits with 2, naming it.
+#[test]
+fn eevdf_runs_deterministically_and_lists_its_defaults() {
+    for w in ["chat:rooms=2,messages=20", "hackbench:groups=2,loops=20", "pingpong:rounds=500"] {
+        let run = || sim("smp-8", "eevdf", w, &["--format", "json", "--check"]);
+        let (a, b) = (run(), run());
+        assert!(a.status.success(), "{w}: {}", stderr(&a));
+        let mut va: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+        let mut vb: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+        assert_eq!(va["policy"], "eevdf");
+        for v in [&mut va, &mut vb] {
+            let o = v.as_object_mut().unwrap();
+            o.remove("wall_s");
+            o.remove("events_per_sec");
+        }
+        assert_eq!(va, vb, "{w}");
+    }
+    let o = schedlab(&["list"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for key in ["base_slice=... (default 750us)", "scaling=... (default log)", "delay_dequeue=... (default on)"] {
+        assert!(out.contains(key), "{key} missing from {out}");
+    }
+    let o = sim("smp-2", "eevdf:run_to_parity=maybe", "pingpong", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("run_to_parity='maybe'"), "{}", stderr(&o));
+}

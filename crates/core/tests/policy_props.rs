@@ -1,4 +1,4 @@
-//! Property and stress tests run against every policy (the 2.4 family, O(1) and fair): random sequences of
+//! Property and stress tests run against every policy (the 2.4 family, O(1), fair and eevdf): random sequences of
 //! fork / wakeup / schedule / tick / yield on random small machines must keep each
 //! policy's structural invariants, never run one task on two CPUs, and never lose or
 //! duplicate a runnable task.
@@ -287,6 +287,22 @@ proptest! {
         run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
     }
 
+    /// eevdf with its defaults, with every placement feature off, and with a long
+    /// unscaled slice and eager balancing.
+    #[test]
+    fn eevdf_keeps_invariants_under_random_operations(
+        ncpus in 1usize..=8,
+        variant in 0usize..3,
+        ops in proptest::collection::vec(op(), 1..250),
+    ) {
+        let spec = [
+            "eevdf",
+            "eevdf:place_lag=off,place_deadline_initial=off,run_to_parity=off,delay_dequeue=off",
+            "eevdf:base_slice=20ms,scaling=none,imbalance_pct=100",
+        ][variant];
+        run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
+    }
+
     /// fair with its defaults, with compat yield, with short slices, no wake-up
     /// granularity and eager balancing, and with long slices and reluctant balancing.
     #[test]
@@ -455,6 +471,17 @@ fn o1_concurrent_stress_never_runs_a_task_twice() {
 fn fair_concurrent_stress_never_runs_a_task_twice() {
     // 1 ms per iteration: slices run out, loads shift, idle and busy CPUs pull.
     for spec in ["fair", "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100,yield=tail"] {
+        for _ in 0..2 {
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
+            stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);
+        }
+    }
+}
+
+#[test]
+fn eevdf_concurrent_stress_never_runs_a_task_twice() {
+    // 1 ms per iteration: slices run out, blocked tasks stay delayed, CPUs pull.
+    for spec in ["eevdf", "eevdf:base_slice=100us,run_to_parity=off,delay_dequeue=off,imbalance_pct=100"] {
         for _ in 0..2 {
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);

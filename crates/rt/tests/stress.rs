@@ -85,3 +85,7 @@ fn stress_pmqs_lbp() {
 fn stress_fair() {
     stress("fair");
 }
+#[test]
+fn stress_eevdf() {
+    stress("eevdf");
+}

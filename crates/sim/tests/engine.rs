@@ -10,7 +10,14 @@ const POLICIES: &[&str] = &["dss", "mqs"];
 /// PMQS with each balancer; pool=1 divides every CPU count.
 /// Per-CPU policies with their own invariants (O(1)'s bitmaps match its lists, every
 /// queued task is in exactly one array), in the random-workload property below.
-const PER_CPU: &[&str] = &["o1", "o1:scale=off,expired_prio_guard=on,starvation_limit=3", "fair", "fair:yield=tail"];
+const PER_CPU: &[&str] = &[
+    "o1",
+    "o1:scale=off,expired_prio_guard=on,starvation_limit=3",
+    "fair",
+    "fair:yield=tail",
+    "eevdf",
+    "eevdf:run_to_parity=off,delay_dequeue=off,place_lag=off",
+];
 const PMQS: &[&str] =
     &["pmqs:pool=1,lb=off", "pmqs:pool=1,lb=ip", "pmqs:pool=1,lb=lbp,period=10", "pmqs:pool=1,lb=lbc"];
 

@@ -166,12 +166,10 @@ impl Default for FairConfig {
 /// Largest time option: 10 s.
 const MAX_TIME_NS: u64 = 10_000_000_000;
 
-/// What `Spec::get_str` returns for an absent key (never a valid value).
-const ABSENT: &str = "\u{0}";
-
-/// `6ms`, `750us`, `2s`, `1500ns` or a bare number of ns.
-fn parse_time(key: &str, s: &str) -> Result<u64, SpecError> {
-    let bad = || SpecError(format!("policy 'fair': {key}='{s}' is not a time (a number with ns, us, ms or s)"));
+/// `6ms`, `750us`, `2s`, `1500ns` or a bare number of ns, as policy `policy`'s option
+/// `key` (shared with `eevdf`).
+pub(crate) fn parse_time(policy: &str, key: &str, s: &str) -> Result<u64, SpecError> {
+    let bad = || SpecError(format!("policy '{policy}': {key}='{s}' is not a time (a number with ns, us, ms or s)"));
     let (digits, mult) = if let Some(d) = s.strip_suffix("ns") {
         (d, 1)
     } else if let Some(d) = s.strip_suffix("us") {
@@ -186,12 +184,12 @@ fn parse_time(key: &str, s: &str) -> Result<u64, SpecError> {
     let v: u64 = digits.trim().parse().map_err(|_| bad())?;
     match v.checked_mul(mult) {
         Some(ns) if ns <= MAX_TIME_NS => Ok(ns),
-        _ => Err(SpecError(format!("policy 'fair': {key}={s} is out of range (at most 10s)"))),
+        _ => Err(SpecError(format!("policy '{policy}': {key}={s} is out of range (at most 10s)"))),
     }
 }
 
 /// The canonical form of a time: the largest unit that shows it exactly.
-fn show_time(ns: u64) -> String {
+pub(crate) fn show_time(ns: u64) -> String {
     match ns {
         0 => "0".to_string(),
         _ if ns.is_multiple_of(1_000_000_000) => format!("{}s", ns / 1_000_000_000),
@@ -202,13 +200,27 @@ fn show_time(ns: u64) -> String {
 }
 
 fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<u64, SpecError> {
-    let raw = spec.get_str(key, ABSENT);
-    if raw == ABSENT {
+    time_opt_for("fair", spec, key, default, positive)
+}
+
+/// Time option `key` of policy `policy` (absent: `default`; `positive`: 0 is refused).
+pub(crate) fn time_opt_for(
+    policy: &str,
+    spec: &mut Spec,
+    key: &str,
+    default: u64,
+    positive: bool,
+) -> Result<u64, SpecError> {
+    // The default in its canonical form, so that `schedlab list` shows it; given
+    // explicitly it parses back to the same value.
+    let shown = show_time(default);
+    let raw = spec.get_str(key, &shown);
+    if raw == shown {
         return Ok(default);
     }
-    let v = parse_time(key, &raw)?;
+    let v = parse_time(policy, key, &raw)?;
     if positive && v == 0 {
-        return Err(SpecError(format!("policy 'fair': {key}={raw} must be positive")));
+        return Err(SpecError(format!("policy '{policy}': {key}={raw} must be positive")));
     }
     Ok(v)
 }
@@ -357,6 +369,70 @@ pub struct Fair<P: Platform> {
     /// Observations: tasks moved by balancing, wake-up preemptions.
     pulled: AtomicU64,
     wakeup_preemptions: AtomicU64,
+}
+
+// ------------------------------------------------------------ placement ------
+// Shared with `eevdf`, whose wake-up placement is the same.
+
+fn is_idle<P: Platform>(common: &SchedCommon, p: &P, cpu: CpuId) -> bool {
+    p.charge(Work::Examine);
+    p.touch(Line::CpuData(cpu), Access::Read);
+    common.cpu(cpu).curr().is_none() && common.queue_len(cpu) == 0
+}
+
+/// `select_task_rq`: the previous CPU if it is idle, else an idle CPU allowed for
+/// `t` (the previous CPU's node first, then the others, each in CPU order from
+/// `prev` on), else the previous CPU (or the first allowed CPU if `prev` is not).
+pub(crate) fn select_cpu<P: Platform>(common: &SchedCommon, p: &P, t: TaskId, prev: CpuId) -> CpuId {
+    let n = common.ncpus();
+    let allowed = common.tasks.get(t).cpus_allowed();
+    if allowed.contains(prev) && is_idle(common, p, prev) {
+        return prev;
+    }
+    let node = common.topo.node_of[prev];
+    for same_node in [true, false] {
+        for k in 1..n {
+            let c = (prev + k) % n;
+            if (common.topo.node_of[c] == node) == same_node && allowed.contains(c) && is_idle(common, p, c) {
+                return c;
+            }
+        }
+    }
+    home_cpu(common, t, prev)
+}
+
+/// `prev` if `t` may run there, else its first allowed CPU.
+pub(crate) fn home_cpu(common: &SchedCommon, t: TaskId, prev: CpuId) -> CpuId {
+    let allowed = common.tasks.get(t).cpus_allowed();
+    if allowed.contains(prev) {
+        prev
+    } else {
+        (0..common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(prev)
+    }
+}
+
+/// The busiest queue other than `this` by `load` among those with a task waiting (at
+/// least two linked), if its load is above `floor`.
+pub(crate) fn find_busiest<P: Platform>(
+    common: &SchedCommon,
+    p: &P,
+    this: CpuId,
+    floor: u64,
+    load: impl Fn(CpuId) -> u64,
+) -> Option<CpuId> {
+    let mut best: Option<(CpuId, u64)> = None;
+    for i in 0..common.ncpus() {
+        if i == this {
+            continue;
+        }
+        p.charge(Work::Examine);
+        p.touch(Line::Queue(i), Access::Read);
+        let l = load(i);
+        if common.queue_len(i) >= 2 && l > floor && best.is_none_or(|(_, b)| l > b) {
+            best = Some((i, l));
+        }
+    }
+    best.map(|(i, _)| i)
 }
 
 // ------------------------------------------------------------- the policy ------
@@ -592,41 +668,12 @@ impl<P: Platform> Fair<P> {
 
     // ---- placement -------------------------------------------------------------------
 
-    fn is_idle(&self, p: &P, cpu: CpuId) -> bool {
-        p.charge(Work::Examine);
-        p.touch(Line::CpuData(cpu), Access::Read);
-        self.common.cpu(cpu).curr().is_none() && self.common.queue_len(cpu) == 0
-    }
-
-    /// `select_task_rq`: the previous CPU if it is idle, else an idle CPU allowed for
-    /// `t` (the previous CPU's node first, then the others, each in CPU order from
-    /// `prev` on), else the previous CPU (or the first allowed CPU if `prev` is not).
     fn select_cpu(&self, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-        let n = self.common.ncpus();
-        let allowed = self.common.tasks.get(t).cpus_allowed();
-        if allowed.contains(prev) && self.is_idle(p, prev) {
-            return prev;
-        }
-        let node = self.common.topo.node_of[prev];
-        for same_node in [true, false] {
-            for k in 1..n {
-                let c = (prev + k) % n;
-                if (self.common.topo.node_of[c] == node) == same_node && allowed.contains(c) && self.is_idle(p, c) {
-                    return c;
-                }
-            }
-        }
-        self.home_cpu(t, prev)
+        select_cpu(&self.common, p, t, prev)
     }
 
-    /// `prev` if `t` may run there, else its first allowed CPU.
     fn home_cpu(&self, t: TaskId, prev: CpuId) -> CpuId {
-        let allowed = self.common.tasks.get(t).cpus_allowed();
-        if allowed.contains(prev) {
-            prev
-        } else {
-            (0..self.common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(prev)
-        }
+        home_cpu(&self.common, t, prev)
     }
 
     // ---- schedule -----------------------------------------------------------------------
@@ -706,19 +753,7 @@ impl<P: Platform> Fair<P> {
     /// The busiest other queue by published weighted load among those with a task
     /// waiting (at least two linked), if its load is above `floor`.
     fn find_busiest(&self, p: &P, this: CpuId, floor: u64) -> Option<CpuId> {
-        let mut best: Option<(CpuId, u64)> = None;
-        for i in 0..self.common.ncpus() {
-            if i == this {
-                continue;
-            }
-            p.charge(Work::Examine);
-            p.touch(Line::Queue(i), Access::Read);
-            let load = self.published[i].load.load(Relaxed);
-            if self.common.queue_len(i) >= 2 && load > floor && best.is_none_or(|(_, b)| load > b) {
-                best = Some((i, load));
-            }
-        }
-        best.map(|(i, _)| i)
+        find_busiest(&self.common, p, this, floor, |i| self.published[i].load.load(Relaxed))
     }
 
     /// `newidle_balance`: this CPU's queue is empty; pull the busiest queue's leftmost

@@ -16,6 +16,7 @@
 //! the same constructor with [`Configured`].
 
 pub mod dss;
+pub mod eevdf;
 pub mod fair;
 pub mod fast;
 pub mod mqs;
@@ -37,6 +38,7 @@ pub fn walk(v: &mut impl KindVisitor) {
     v.visit::<pmqs::Kind>();
     v.visit::<o1::Kind>();
     v.visit::<fair::Kind>();
+    v.visit::<eevdf::Kind>();
     v.visit::<fast::Kind>();
 }
 
@@ -383,6 +385,10 @@ mod tests {
             "fair:latency=4ms,min_granularity=500us,wakeup_granularity=0,imbalance_pct=110",
             "fair:min_granularity=1500ns,wakeup_granularity=2s",
             "fair:yield=tail",
+            "eevdf",
+            "eevdf:base_slice=700us",
+            "eevdf:scaling=none,place_lag=off,place_deadline_initial=off,run_to_parity=off,delay_dequeue=off",
+            "eevdf:base_slice=3ms,scaling=linear,imbalance_pct=110",
         ] {
             let p = PolicySpec::parse(s).unwrap();
             assert_eq!(p.canonical(), s);
@@ -459,8 +465,22 @@ mod tests {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named), "{bad}: {e}");
         }
+        assert_eq!(
+            PolicySpec::parse("eevdf:base_slice=750us,scaling=log,place_lag=on,delay_dequeue=on").unwrap().canonical(),
+            "eevdf"
+        );
+        for (bad, named) in [
+            ("eevdf:base_slice=0", "base_slice=0"),
+            ("eevdf:base_slice=1h", "base_slice='1h'"),
+            ("eevdf:scaling=cubic", "scaling='cubic'"),
+            ("eevdf:run_to_parity=yes", "run_to_parity='yes'"),
+            ("eevdf:latency=6ms", "unknown key 'latency'"),
+        ] {
+            let e = PolicySpec::parse(bad).unwrap_err().0;
+            assert!(e.contains(named) && e.contains("eevdf"), "{bad}: {e}");
+        }
         let e = PolicySpec::parse("cfs").unwrap_err().0;
-        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fair, fast"), "{e}");
+        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fair, eevdf, fast"), "{e}");
     }
 
     #[test]
@@ -470,7 +490,7 @@ mod tests {
             assert_eq!(spec.name(), e.name, "{e:?}");
             assert_eq!(spec.canonical(), e.example, "examples are canonical");
         }
-        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fair", "fast"]);
+        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fair", "eevdf", "fast"]);
         let natives: Vec<_> = entries().into_iter().filter(|e| e.runtime_native).map(|e| e.name).collect();
         assert_eq!(natives, ["fast"]);
         assert!(PolicySpec::parse("fast").unwrap().runtime_native());
