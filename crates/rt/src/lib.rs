@@ -52,6 +52,9 @@
 //! stats.rs                       per-worker counters
 //! trace.rs                       the scheduling trace: per-worker buffers of core's trace events
 //! sync.rs                        the loom shim
+//! time.rs                        timers (sleep, interval, timeout) on async-io's reactor
+//! net.rs                         sockets (TCP, UDP, Unix) on async-io's reactor
+//! io.rs                          the async read/write traits and their extension methods
 //! ```
 //!
 //! A task knows its scheduler only through [`task`]'s `Schedule` trait; each scheduler
@@ -71,6 +74,10 @@ mod builder;
 pub mod channel;
 mod context;
 mod give_way;
+#[cfg(not(loom))]
+pub mod io;
+#[cfg(not(loom))]
+pub mod net;
 #[doc(hidden)]
 pub mod park;
 pub mod resched;
@@ -81,6 +88,8 @@ mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
+#[cfg(not(loom))]
+pub mod time;
 mod trace;
 
 pub use builder::{Builder, DEFAULT_HZ, DEFAULT_IDLE_SPIN};
