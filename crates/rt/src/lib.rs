@@ -20,6 +20,12 @@
 //! [`channel`] is the runtime's own unbounded MPSC channel (one lock, batched
 //! receive); runtime-agnostic channels work too.
 //!
+//! [`time`] (`sleep`, `interval`, `timeout`) and [`net`] (TCP, UDP and Unix sockets,
+//! with [`io`]'s read/write traits) are `async-io`'s timers and sockets: its reactor
+//! thread fires a task's waker, which takes the scheduler's ordinary wake path, so
+//! under a core policy a task waiting on I/O sleeps and wakes through the policy
+//! (docs/runtime.md; docs/architecture.md, "The runtime's I/O path").
+//!
 //! ## Files, one concern each
 //!
 //! ```text

@@ -478,3 +478,41 @@ fn block_on_and_one_worker() {
     ));
     assert_eq!(v.unwrap().unwrap(), *b"hi");
 }
+
+/// docs/runtime.md's example, as written there.
+#[test]
+fn runtime_md_example() -> Result<(), Box<dyn std::error::Error>> {
+    use schedlab_rt::net::{TcpListener, TcpStream};
+    use schedlab_rt::time::{sleep, timeout};
+    use schedlab_rt::{spawn, Builder};
+    use std::time::Duration;
+
+    let rt = Builder::new().workers(2).policy("o1").build()?;
+    let echoed = rt.block_on(async {
+        let listener = TcpListener::bind(([127, 0, 0, 1], 0))?;
+        let addr = listener.get_ref().local_addr()?;
+        spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    let mut s = &stream;
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        if s.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let mut client = TcpStream::connect(addr).await?;
+        let mut reply = [0u8; 5];
+        for _ in 0..3 {
+            client.write_all(b"hello").await?;
+            timeout(Duration::from_secs(5), client.read_exact(&mut reply)).await??;
+            sleep(Duration::from_millis(10)).await;
+        }
+        Ok::<_, std::io::Error>(reply)
+    })?;
+    assert_eq!(&echoed, b"hello");
+    Ok(())
+}
