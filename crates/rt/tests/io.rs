@@ -180,8 +180,8 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 /// A task that sleeps 1 ms at a time, with two CPU hogs on every worker (each
 /// computes ~20 µs between yields). Lateness is measured from the deadline to the
 /// moment the reactor fired the waker (`fired`) and to the task's next poll (`ran`:
-/// what a server sees). Medians over 200 sleeps; the host is a shared VM, so only
-/// the median is held to 2 ms and the 90th percentile to a generous bound.
+/// what a server sees). Over 200 sleeps; the host is a shared VM, so only the
+/// medians are held to 2 ms, and the 90th percentile to a generous bound.
 #[test]
 fn timer_wakes_within_2ms_under_load_every_scheduler() {
     const SLEEPS: usize = 200;
@@ -233,8 +233,10 @@ fn timer_wakes_within_2ms_under_load_every_scheduler() {
             "{p}: lateness ms over {SLEEPS} sleeps: fired p50 {:.3} p90 {:.3} p99 {:.3}; ran p50 {:.3} p90 {:.3} p99 {:.3}",
             f[0], f[1], f[2], r[0], r[1], r[2]
         );
-        assert!(r[0] < 2.0, "{p}: median lateness {:.3} ms", r[0]);
-        assert!(r[1] < 20.0, "{p}: p90 lateness {:.3} ms", r[1]);
+        assert!(f[0] < 2.0, "{p}: median lateness to the wake {:.3} ms", f[0]);
+        assert!(r[0] < 2.0, "{p}: median lateness to the poll {:.3} ms", r[0]);
+        // Generous: fair's 90th percentile has been seen at 10 ms on a loaded host.
+        assert!(r[1] < 50.0, "{p}: p90 lateness to the poll {:.3} ms", r[1]);
     }
 }
 
