@@ -26,7 +26,7 @@
 //!   elsewhere they go to that worker's **home** queue, and on their worker they leave
 //!   the LIFO slot for a private queue (`Local::pinned`), not the deque.
 //! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
-//!   first, so a busy local queue cannot starve outside wakes.
+//!   first, so a busy local queue cannot starve placement hints and outside spawns.
 //! * Stealing starts at a random victim (xorshift per worker).
 //! * Idle: spin for `spin` (default 50 µs: a futex wake of an idle vCPU costs tens of
 //!   µs here), then register as a sleeper, re-check, park ([`Idle`]). Producers
