@@ -5,7 +5,8 @@
 //! decided by a pluggable scheduler:
 //!
 //! * **`"fast"`** (default; a runtime-native entry of `schedlab_core`'s policy registry): per-worker lock-free
-//!   deques + a LIFO "next task" slot with a starvation cap, per-worker inboxes and a
+//!   deques + a LIFO "next task" slot with a starvation cap, per-worker runnext queues
+//!   for wakes from outside the workers (the reactor's), per-worker inboxes and a
 //!   global injection queue, random-start work stealing, spin-then-park idle workers.
 //!   See `scheduler/fast/` for how it differs from Tokio's scheduler.
 //! * **any core policy** — `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, …: the
@@ -19,6 +20,12 @@
 //!
 //! [`channel`] is the runtime's own unbounded MPSC channel (one lock, batched
 //! receive); runtime-agnostic channels work too.
+//!
+//! [`time`] (`sleep`, `interval`, `timeout`) and [`net`] (TCP, UDP and Unix sockets,
+//! with [`io`]'s read/write traits) are `async-io`'s timers and sockets: its reactor
+//! thread fires a task's waker, which takes the scheduler's ordinary wake path, so
+//! under a core policy a task waiting on I/O sleeps and wakes through the policy
+//! (docs/runtime.md; docs/architecture.md, "The runtime's I/O path").
 //!
 //! ## Files, one concern each
 //!
@@ -52,6 +59,9 @@
 //! stats.rs                       per-worker counters
 //! trace.rs                       the scheduling trace: per-worker buffers of core's trace events
 //! sync.rs                        the loom shim
+//! time.rs                        timers (sleep, interval, timeout) on async-io's reactor
+//! net.rs                         sockets (TCP, UDP, Unix) on async-io's reactor
+//! io.rs                          the async read/write traits and their extension methods
 //! ```
 //!
 //! A task knows its scheduler only through [`task`]'s `Schedule` trait; each scheduler
@@ -71,6 +81,10 @@ mod builder;
 pub mod channel;
 mod context;
 mod give_way;
+#[cfg(not(loom))]
+pub mod io;
+#[cfg(not(loom))]
+pub mod net;
 #[doc(hidden)]
 pub mod park;
 pub mod resched;
@@ -81,6 +95,8 @@ mod stats;
 mod sync;
 #[doc(hidden)]
 pub mod task;
+#[cfg(not(loom))]
+pub mod time;
 mod trace;
 
 pub use builder::{Builder, DEFAULT_HZ, DEFAULT_IDLE_SPIN};

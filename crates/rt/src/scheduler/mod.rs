@@ -155,7 +155,9 @@ impl Handle {
                 fq.register(&task, here);
                 match opts.worker {
                     Some(w) => fq.schedule_on(task, w),
-                    None => self.schedule(task),
+                    // From a worker: its LIFO slot, as a wake.
+                    None if here.is_some_and(|w| w != context::NO_WORKER) => self.schedule(task),
+                    None => fq.inject(task),
                 }
             }
             Scheduler::Policy(p) => p.spawn(task, opts.worker, home),

@@ -6,19 +6,27 @@
 //!   stays on one core with hot caches and no cross-core wake-up.
 //! * **Starvation cap**: after [`LIFO_CAP`] consecutive LIFO picks the worker looks
 //!   whether something else is waiting (local deque or private queue, inbox, home
-//!   queue or injector non-empty) and if so demotes the LIFO task; if not, it starts
+//!   queue, runnext or injector non-empty) and if so demotes the LIFO task; if not, it starts
 //!   a new streak (one look per `LIFO_CAP + 1` picks, not one per pick), so work that
 //!   arrives waits at most `LIFO_CAP` more LIFO picks. Tokio
 //!   always demotes the LIFO task after 3 picks, which pushes a ping-pong pair onto
 //!   the stealable queue and bounces it between cores; here the cap only bites when
 //!   another task would otherwise starve.
-//! * A global **injector** for wakes from outside the runtime, and a per-worker
+//! * **runnext**: a task woken from outside the runtime's workers (the reactor's
+//!   thread firing a timer or a socket, a `block_on` caller, a plain thread) goes to
+//!   one worker's `runnext` queue (round robin), which that worker takes from before
+//!   its deque at every pick: it runs after the current poll, not behind every
+//!   runnable yielder (as Go's `runnext`, which holds the goroutine readied by a
+//!   P's timers and network poller). Bounded: at most [`RUNNEXT_CAP`] runnext picks
+//!   in a row while other work waits, then one ordinary pick. A wake from a worker
+//!   has its runnext already: the LIFO slot. Stealable by idle workers.
+//! * A global **injector** for spawns from outside the runtime, and a per-worker
 //!   **inbox** for placement hints (`spawn_on`); both are stealable.
 //! * Tasks **pinned** to a worker are never where a thief looks: woken or spawned
 //!   elsewhere they go to that worker's **home** queue, and on their worker they leave
 //!   the LIFO slot for a private queue (`Local::pinned`), not the deque.
 //! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
-//!   first, so a busy local queue cannot starve outside wakes.
+//!   first, so a busy local queue cannot starve placement hints and outside spawns.
 //! * Stealing starts at a random victim (xorshift per worker).
 //! * Idle: spin for `spin` (default 50 µs: a futex wake of an idle vCPU costs tens of
 //!   µs here), then register as a sleeper, re-check, park ([`Idle`]). Producers
@@ -43,17 +51,25 @@ use crate::task::Task;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use idle::Idle;
 use owned::OwnedTasks;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Consecutive LIFO-slot picks allowed while other work waits.
 pub const LIFO_CAP: u32 = 3;
 /// Every this many picks, check the inbox and the injector first.
 pub const GLOBAL_INTERVAL: u32 = 61;
+/// Consecutive runnext picks allowed while other work waits.
+pub const RUNNEXT_CAP: u32 = 3;
 
 /// The state all workers of a fast scheduler share.
 pub(crate) struct Fast {
     injector: Injector<Task>,
     inboxes: Box<[Injector<Task>]>,
+    /// Per worker: tasks woken from outside the workers, to run next (`worker.rs`,
+    /// `Fast::take_runnext`).
+    runnext: Box<[Injector<Task>]>,
+    /// Round robin over the workers for outside wakes.
+    next_runnext: AtomicUsize,
     /// Per worker: tasks pinned to it, woken or spawned elsewhere. Only that worker
     /// takes from it (a thief could only hand them back).
     homes: Box<[Injector<Task>]>,
@@ -73,6 +89,8 @@ impl Fast {
         Fast {
             injector: Injector::new(),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
+            runnext: (0..n).map(|_| Injector::new()).collect(),
+            next_runnext: AtomicUsize::new(0),
             homes: (0..n).map(|_| Injector::new()).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle: Idle::new(n),
@@ -115,17 +133,34 @@ impl Fast {
         }
     }
 
-    /// [`Fast::schedule`] from a thread that is not a worker (the injector), or of a
-    /// pinned task away from its home worker (that worker's inbox).
+    /// [`Fast::schedule`] from a thread that is not a worker (a worker's runnext
+    /// queue), or of a pinned task away from its home worker (that worker's home queue).
     #[inline(never)]
     fn schedule_elsewhere(&self, task: Task) {
         match task.header().home() {
             Some(home) => self.schedule_on(task, home),
             None => {
-                self.injector.push(task);
-                self.idle.notify_one();
+                // Round robin: one outside waker (the reactor's thread) does not load
+                // one worker. That worker runs it next; if it sleeps, wake it, else let
+                // an idle worker steal it (it looks at every runnext queue).
+                let w = self.next_runnext.fetch_add(1, Relaxed) % self.runnext.len();
+                self.runnext[w].push(task);
+                if !self.idle.wake_worker(w) {
+                    self.idle.notify_one();
+                }
             }
         }
+    }
+
+    /// A task spawned from outside the workers: the injector (a worker takes a batch
+    /// at a time into its deque), not a runnext queue, so that a loop spawning many
+    /// tasks from `block_on` is not run one steal per task ahead of everything else.
+    pub fn inject(&self, task: Task) {
+        if task.header().home().is_some() {
+            return self.schedule_elsewhere(task);
+        }
+        self.injector.push(task);
+        self.idle.notify_one();
     }
 
     /// Placement hint: `task` should start on worker `w`.
@@ -155,10 +190,11 @@ impl Fast {
 
     pub fn debug_state(&self) -> String {
         format!(
-            "live={:?} injector={} inboxes={:?} homes={:?} stealers={:?} spinning={} idle={:?}",
+            "live={:?} injector={} inboxes={:?} runnext={:?} homes={:?} stealers={:?} spinning={} idle={:?}",
             self.owned.states(),
             self.injector.len(),
             self.inboxes.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.runnext.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.homes.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.stealers.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.idle.num_spinning(),
@@ -175,7 +211,8 @@ impl Fast {
                 t.cancel();
             }
         }
-        for q in std::iter::once(&self.injector).chain(self.inboxes.iter()).chain(self.homes.iter()) {
+        let queues = std::iter::once(&self.injector).chain(self.inboxes.iter()).chain(self.runnext.iter());
+        for q in queues.chain(self.homes.iter()) {
             loop {
                 match q.steal() {
                     Steal::Success(t) => t.cancel(),

@@ -2,7 +2,7 @@
 //! deque, now and then the global queues), poll, and when there is nothing: steal,
 //! spin, sleep.
 
-use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP};
+use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{lend, Polled, Task};
@@ -27,6 +27,8 @@ pub(crate) struct Local {
     /// running pair, which a thief steals again (a loop seen under callgrind).
     pinned: RefCell<VecDeque<Task>>,
     lifo_streak: Cell<u32>,
+    /// Consecutive picks from this worker's runnext queue (see [`RUNNEXT_CAP`]).
+    runnext_streak: Cell<u32>,
     rng: Cell<u32>,
     /// The task polled last (identity only, for the switch count).
     last_polled: Cell<*const ()>,
@@ -62,6 +64,7 @@ impl Fast {
             lifo: Cell::new(None),
             pinned: RefCell::new(VecDeque::new()),
             lifo_streak: Cell::new(0),
+            runnext_streak: Cell::new(0),
             rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
             last_polled: Cell::new(std::ptr::null()),
         };
@@ -112,7 +115,7 @@ impl Fast {
             }
             let last = self.idle.stop_spinning();
             if let Some(t) = found {
-                if last && (!l.deque.is_empty() || !self.injector.is_empty()) {
+                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext[l.index].is_empty()) {
                     self.idle.notify_one();
                 }
                 self.run_task(l, t);
@@ -151,6 +154,7 @@ impl Fast {
                 && l.pinned.borrow().is_empty()
                 && self.inboxes[l.index].is_empty()
                 && self.homes[l.index].is_empty()
+                && self.runnext[l.index].is_empty()
                 && self.injector.is_empty()
             {
                 l.lifo_streak.set(0);
@@ -159,12 +163,34 @@ impl Fast {
             l.queue_local(t);
         }
         l.lifo_streak.set(0);
+        if let Some(t) = self.take_runnext(l) {
+            return Some(t);
+        }
         // Alternate between the two queues so that neither starves the other.
         if tick & 1 == 0 {
             l.deque.pop().or_else(|| l.pop_pinned())
         } else {
             l.pop_pinned().or_else(|| l.deque.pop())
         }
+    }
+
+    /// The next task of this worker's runnext queue, unless it is empty or has had
+    /// [`RUNNEXT_CAP`] picks in a row (then one ordinary pick comes first, so that a
+    /// stream of outside wakes cannot starve the worker's queues).
+    #[inline]
+    fn take_runnext(&self, l: &Local) -> Option<Task> {
+        let q = &self.runnext[l.index];
+        if q.is_empty() {
+            return None;
+        }
+        let streak = l.runnext_streak.get();
+        if streak >= RUNNEXT_CAP {
+            l.runnext_streak.set(0);
+            return None;
+        }
+        let t = steal_one(q)?;
+        l.runnext_streak.set(streak + 1);
+        Some(t)
     }
 
     fn steal_global(&self, l: &Local) -> Option<Task> {
@@ -192,7 +218,14 @@ impl Fast {
 
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
-        if let Some(t) = l.lifo.take().or_else(|| l.deque.pop()).or_else(|| l.pop_pinned()) {
+        if let Some(t) = l.lifo.take() {
+            return Some(t);
+        }
+        // Its own runnext regardless of the streak: a worker about to sleep must see
+        // every queue it is woken for.
+        let runnext = || steal_one(&self.runnext[l.index]);
+        if let Some(t) = runnext().or_else(|| l.deque.pop()).or_else(|| l.pop_pinned()) {
+            l.runnext_streak.set(0);
             return Some(t);
         }
         if let Some(t) = self.steal_global(l) {
@@ -216,11 +249,12 @@ impl Fast {
                     continue;
                 }
                 // One victim queue at a time: a steal that succeeds must be returned.
-                for s in 0..2 {
-                    let r = if s == 0 {
-                        self.stealers[v].steal_batch_and_pop(&l.deque)
-                    } else {
-                        self.inboxes[v].steal_batch_and_pop(&l.deque)
+                // A victim's runnext first, one task: it is waiting for a CPU now.
+                for s in 0..3 {
+                    let r = match s {
+                        0 => self.runnext[v].steal(),
+                        1 => self.stealers[v].steal_batch_and_pop(&l.deque),
+                        _ => self.inboxes[v].steal_batch_and_pop(&l.deque),
                     };
                     match r {
                         Steal::Success(t) => return Some(t),
@@ -270,6 +304,17 @@ impl Fast {
         }
         if !lent {
             drop(ManuallyDrop::into_inner(t));
+        }
+    }
+}
+
+/// One task from `q`, if any (retrying a contended steal).
+fn steal_one(q: &crossbeam_deque::Injector<Task>) -> Option<Task> {
+    loop {
+        match q.steal() {
+            Steal::Success(t) => return Some(t),
+            Steal::Retry => continue,
+            Steal::Empty => return None,
         }
     }
 }
