@@ -106,6 +106,7 @@ fn stack(title: &str, parts: &[(String, String)]) -> String {
         out,
         "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">"
     );
+    let _ = writeln!(out, "<title>{}</title>", escape(title));
     let _ = writeln!(out, "<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/>");
     let _ = writeln!(
         out,
