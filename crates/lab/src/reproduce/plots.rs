@@ -21,7 +21,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub const W: u32 = 860;
 /// Height of a plot, title and caption lines included.
 pub const H: u32 = 384;
-const LEGEND_W: u32 = 200;
+const LEGEND_W: u32 = 215;
 /// The title line above the chart.
 const TITLE_H: u32 = 28;
 /// The caption line under the chart.
@@ -205,9 +205,11 @@ fn linear_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, usize) {
     (ticks, decimals)
 }
 
-/// A linear tick in `decimals` places, `+` on positive percentages, never `-0`.
+/// A linear tick in at most `decimals` places (`2`, `2.5`: no trailing zeros), `+` on
+/// positive percentages, never `-0`.
 fn tick(v: f64, decimals: usize, pct: bool) -> String {
     let r = format!("{v:.decimals$}");
+    let r = if r.contains('.') { r.trim_end_matches('0').trim_end_matches('.').to_string() } else { r };
     let r = if r.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') { r.replace('-', "") } else { r };
     if pct && v > 0.0 && r.chars().any(|c| c.is_ascii_digit() && c != '0') {
         format!("+{r}")
@@ -449,13 +451,16 @@ fn published(p: &Panel, row: usize, col: usize) -> Option<f64> {
     p.published.get(row).and_then(|r| r.get(col)).copied().flatten().filter(|v| v.is_finite())
 }
 
+/// A drawing area of a plot.
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
 /// Split the whole plot into title line, chart area, legend column and caption line;
 /// draw the title and the caption.
 fn frame<'a>(
     root: &DrawingArea<SVGBackend<'a>, Shift>,
     title: &str,
     caption: &str,
-) -> Result<(DrawingArea<SVGBackend<'a>, Shift>, DrawingArea<SVGBackend<'a>, Shift>), String> {
+) -> Result<(Area<'a>, Area<'a>), String> {
     root.fill(&WHITE).map_err(e)?;
     let (top, rest) = root.split_vertically(TITLE_H);
     let (body, bottom) = rest.split_vertically(H - TITLE_H - CAPTION_H);
@@ -508,7 +513,16 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
             extents.push((series.len() + i, (c.min / sc).abs().max((c.max / sc).abs())));
         }
     }
-    let cut = clip_at(&extents);
+    // Only a percentage is cut: there one balancer's +660 % is the outlier of a
+    // comparison, while an absolute view's 20× (vanilla's miss ratio against 4 colours)
+    // is the finding itself, and is drawn whole.
+    // A published value is never cut: the axis reaches every one.
+    let top = extents.iter().map(|(_, v)| *v).fold(0f64, f64::max);
+    let pub_max = (0..series.len())
+        .flat_map(|s| (0..groups.len()).filter_map(move |g| pub_at(g, s)))
+        .map(f64::abs)
+        .fold(0f64, f64::max);
+    let cut = if pct { clip_at(&extents).map(|c| c.max(pub_max * 1.05)).filter(|c| *c < top) } else { None };
     let clamp = |v: f64| cut.map_or(v, |c| v.clamp(-c, c));
     // The range from the signed values (the extents are magnitudes).
     let mut vals: Vec<f64> = Vec::new();
@@ -660,7 +674,12 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
         None => (0..p.rows.len()).map(|i| i as f64).collect(),
     };
     let (x0, x1) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-    let (x0, x1) = if x0.is_finite() { (x0, x1.max(x0 + 1.0)) } else { (0.0, 1.0) };
+    // One x alone sits in the middle of the axis.
+    let (x0, x1) = match (x0.is_finite(), x1 > x0) {
+        (false, _) => (0.0, 1.0),
+        (true, true) => (x0, x1),
+        (true, false) => (x0 - 1.0, x0 + 1.0),
+    };
     let pad = (x1 - x0) * 0.05;
     let sc = t.scale;
     let refs: Vec<(f64, &str)> = references(t).into_iter().map(|(v, l)| (v / sc, l)).collect();
@@ -700,8 +719,8 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
     let xdec = if xt.iter().all(|x| x.fract() == 0.0) { 0 } else { 1 };
     let xt = if xt.len() <= 13 { xt } else { linear_ticks(x0, x1, 10).0 };
     let n = p.cols.len();
-    // Offsets of at most ±1 % of the x span: marks of equal values sit side by side.
-    let dx = |c: usize| (x1 - x0) * 0.005 * (c as f64 - (n.max(1) - 1) as f64 / 2.0);
+    // Offsets of 1.2 % of the x span per series: marks of equal values sit side by side.
+    let dx = |c: usize| (x1 - x0) * 0.012 * (c as f64 - (n.max(1) - 1) as f64 / 2.0);
     let mut caption = String::from("Points: mean over seeds; whiskers: min..max over seeds");
     if any_paper {
         caption.push_str("; ◇ the source's published value");
@@ -741,14 +760,14 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
                 .draw_series([PathElement::new(vec![(x0 - pad, 0.0), (x1 + pad, 0.0)], BLACK.stroke_width(1))])
                 .map_err(e)?;
         }
-        let rs = TextStyle::from(("sans-serif", 12).into_font()).color(&GREY).pos(Pos::new(HPos::Left, VPos::Bottom));
+        let rs = TextStyle::from(("sans-serif", 12).into_font()).color(&GREY).pos(Pos::new(HPos::Right, VPos::Bottom));
         for (v, label) in &refs {
             let y = fy(*v);
             chart
                 .draw_series([DashedPathElement::new(vec![(x0 - pad, y), (x1 + pad, y)], 6, 4, GREY.stroke_width(1))])
                 .map_err(e)?;
-            let (px, py) = chart.backend_coord(&(x0 - pad, y));
-            root.draw(&Text::new(label.to_string(), (px + 6, py - 3), rs.clone())).map_err(e)?;
+            let (px, py) = chart.backend_coord(&(x1 + pad, y));
+            root.draw(&Text::new(label.to_string(), (px - 6, py - 3), rs.clone())).map_err(e)?;
         }
         let half = (x1 - x0).max(1.0) * 0.006;
         let mut points = Vec::new();
@@ -762,7 +781,7 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
                 .collect();
             let line: Vec<(f64, f64)> = pts.iter().map(|(x, v)| (*x, fy(v.mean / sc))).collect();
             if s.dashed {
-                chart.draw_series(DashedLineSeries::new(line, 7, 4, s.colour.stroke_width(2).into())).map_err(e)?;
+                chart.draw_series(DashedLineSeries::new(line, 7, 4, s.colour.stroke_width(2))).map_err(e)?;
             } else {
                 chart.draw_series(LineSeries::new(line, s.colour.stroke_width(2))).map_err(e)?;
             }
