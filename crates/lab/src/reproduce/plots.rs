@@ -760,14 +760,15 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
                 .draw_series([PathElement::new(vec![(x0 - pad, 0.0), (x1 + pad, 0.0)], BLACK.stroke_width(1))])
                 .map_err(e)?;
         }
-        let rs = TextStyle::from(("sans-serif", 12).into_font()).color(&GREY).pos(Pos::new(HPos::Right, VPos::Bottom));
+        let rs = TextStyle::from(("sans-serif", 12).into_font()).color(&GREY).pos(Pos::new(HPos::Left, VPos::Bottom));
         for (v, label) in &refs {
             let y = fy(*v);
             chart
                 .draw_series([DashedPathElement::new(vec![(x0 - pad, y), (x1 + pad, y)], 6, 4, GREY.stroke_width(1))])
                 .map_err(e)?;
-            let (px, py) = chart.backend_coord(&(x1 + pad, y));
-            root.draw(&Text::new(label.to_string(), (px - 6, py - 3), rs.clone())).map_err(e)?;
+            // At the left, where the fewest clients wait least.
+            let (px, py) = chart.backend_coord(&(x0 - pad, y));
+            root.draw(&Text::new(label.to_string(), (px + 6, py - 3), rs.clone())).map_err(e)?;
         }
         let half = (x1 - x0).max(1.0) * 0.006;
         let mut points = Vec::new();
