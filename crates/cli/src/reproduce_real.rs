@@ -383,11 +383,12 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
         rows.push(vec![size_label(size), spread(&d, 3), spread(&q, 3), spread(&per_msg, 0)]);
         js.push(json!({ "size": size, "one_way_us": { "direct": d, "via_queue": q } }));
     }
-    let plot = schedlab_lab::plot::loglog_lines_svg_text(
-        "",
+    let plot = schedlab_lab::reproduce::plots::size_lines_captioned(
+        "Converse ping-pong on this machine: one-way time against message size",
         "message size",
         "average one-way time (µs)",
         &[("handler replies at once".into(), line_d), ("through the scheduler queue".into(), line_q)],
+        &format!("Points: mean over {} repetitions (the table gives min..max); log–log scale", s.reps),
     );
     let (plot, mut notes) = match plot {
         Ok(svg) => (Some(svg), Vec::new()),

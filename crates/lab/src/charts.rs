@@ -8,8 +8,8 @@
 //!   the value itself for each `also` field, one group per workload, a bar per policy,
 //!   one panel per machine.
 //!
-//! Each panel is one chart; the panels of a field are stacked in one SVG under their
-//! headings.
+//! Each panel is one chart titled by its heading; the panels of a field are stacked
+//! in one SVG under the sweep's title.
 
 use crate::reproduce::catalog::{self, Dim, Entry, Plot, Summary, Unit, Value, View};
 use crate::reproduce::tables::unit_of;
@@ -19,9 +19,6 @@ use std::fmt::Write;
 
 /// An experiment outside the catalog: no source, no aliases, no views of its own.
 const GENERIC: Entry = Entry { name: "", file: "", source: "", form: "", aliases: &[], views: &[] };
-
-/// Height of a panel's heading strip above its chart.
-const HEADING_H: u32 = 30;
 
 /// The view `metric` is drawn through: the catalog's, else a generic one.
 fn view_of(entry: Option<&'static Entry>, metric: &str, is_main: bool) -> View {
@@ -47,7 +44,7 @@ fn view_of(entry: Option<&'static Entry>, metric: &str, is_main: bool) -> View {
 }
 
 /// The chart of one field (`metric`: the sweep's main metric or one of its `also`
-/// fields) as one SVG document, panels stacked under their headings.
+/// fields) as one SVG document, panels stacked, each titled by its heading.
 pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, String> {
     let plan = &sweep.plan;
     let entry = catalog::find(&plan.name);
@@ -66,12 +63,14 @@ pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, String> {
     };
     let mut parts = Vec::new();
     for p in &t.panels {
+        // The panel's heading is its plot's title.
+        let heading = panel_heading(&t, p, base_unit, &tp_unit);
         let svg = match view.plot {
-            Plot::Lines { x_label } => plots::lines(&t, p, t.pct, x_label)?,
-            Plot::Bars { groups_are_cols } => plots::bars(&t, p, t.pct, groups_are_cols)?,
+            Plot::Lines { x_label } => plots::lines_titled(&t, p, t.pct, x_label, &heading)?,
+            Plot::Bars { groups_are_cols } => plots::bars_titled(&t, p, t.pct, groups_are_cols, &heading)?,
             Plot::None => unreachable!("view_of gives every view a plot"),
         };
-        parts.push((panel_heading(&t, p, base_unit, &tp_unit), svg));
+        parts.push(svg);
     }
     Ok(stack(&plan.title, &parts))
 }
@@ -96,16 +95,18 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// Nest each panel's `<svg>` under a heading, one below the other, in one document.
-fn stack(title: &str, parts: &[(String, String)]) -> String {
+/// Nest each panel's `<svg>` (which carries its heading as its title), one below the
+/// other, in one document under the sweep's title.
+fn stack(title: &str, parts: &[String]) -> String {
     let width = plots::W;
     let title_h = 34;
-    let height = title_h + parts.len() as u32 * (HEADING_H + plots::H);
+    let height = title_h + parts.len() as u32 * plots::H;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">"
     );
+    let _ = writeln!(out, "<title>{}</title>", escape(title));
     let _ = writeln!(out, "<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/>");
     let _ = writeln!(
         out,
@@ -113,14 +114,7 @@ fn stack(title: &str, parts: &[(String, String)]) -> String {
         escape(title)
     );
     let mut y = title_h;
-    for (heading, svg) in parts {
-        let _ = writeln!(
-            out,
-            "<text x=\"10\" y=\"{}\" font-family=\"sans-serif\" font-size=\"14\">{}</text>",
-            y + 20,
-            escape(heading)
-        );
-        y += HEADING_H;
+    for svg in parts {
         // The panel's own document, placed by its x/y (nested <svg> is plain SVG 1.1).
         let body = svg.trim_start().strip_prefix("<svg").unwrap_or(svg);
         let _ = writeln!(out, "<svg x=\"0\" y=\"{y}\"{body}");

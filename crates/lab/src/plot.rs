@@ -11,7 +11,19 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 /// Run-queue lengths over virtual time (one line per queue, the mean in black) and,
 /// below, the per-sample deviation of the queue lengths from their mean.
 pub fn rq_series_svg(path: &Path, title: &str, s: &RqSeries) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1000, 720)).into_drawing_area();
+    let svg = rq_series_svg_text(title, s)?;
+    std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`rq_series_svg`] as SVG text, with its `<title>`.
+pub fn rq_series_svg_text(title: &str, s: &RqSeries) -> Result<String, String> {
+    let mut svg = String::new();
+    rq_series_draw(&mut svg, title, s)?;
+    Ok(crate::reproduce::plots::with_title(&svg, title))
+}
+
+fn rq_series_draw(out: &mut String, title: &str, s: &RqSeries) -> Result<(), String> {
+    let root = SVGBackend::with_string(out, (1000, 720)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (upper, lower) = root.split_vertically(460);
     let t_ms: Vec<f64> = s.t_ns.iter().map(|&t| t as f64 / 1e6).collect();

@@ -224,23 +224,32 @@ pub const CATALOG: &[Entry] = &[
             pct("throughput", "WebBench throughput", Dim::Machine, Dim::Workload, Dim::Policy, Plot::Bars {
                 groups_are_cols: false,
             }),
-            abs(
-                "rq_traversal_miss_ratio",
-                "L2 miss ratio during the run-queue walk",
-                Unit::Ratio,
-                Dim::Machine,
-                Dim::Workload,
-                Dim::Policy,
-            ),
-            abs("bus_transactions.total", "bus transactions, all", Unit::Count, Dim::Machine, Dim::Workload, Dim::Policy),
-            abs(
-                "bus_transactions.task",
-                "bus transactions on task lines",
-                Unit::Count,
-                Dim::Machine,
-                Dim::Workload,
-                Dim::Policy,
-            ),
+            View {
+                plot: Plot::Bars { groups_are_cols: false },
+                ..abs(
+                    "rq_traversal_miss_ratio",
+                    "L2 miss ratio during the run-queue walk",
+                    Unit::Ratio,
+                    Dim::Machine,
+                    Dim::Workload,
+                    Dim::Policy,
+                )
+            },
+            View {
+                plot: Plot::Bars { groups_are_cols: false },
+                ..abs("bus_transactions.total", "bus transactions, all", Unit::Count, Dim::Machine, Dim::Workload, Dim::Policy)
+            },
+            View {
+                plot: Plot::Bars { groups_are_cols: false },
+                ..abs(
+                    "bus_transactions.task",
+                    "bus transactions on task lines",
+                    Unit::Count,
+                    Dim::Machine,
+                    Dim::Workload,
+                    Dim::Policy,
+                )
+            },
         ],
     },
     Entry {
