@@ -176,11 +176,10 @@ pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), String> {
         return missing("workload", &c.workload);
     }
     match c.compare {
-        Compare::ColourThreshold => {
-            if !plan.policy_specs.iter().any(|p| colours_of(p).is_some()) {
-                return Err("no dss:colours=N policy".into());
-            }
+        Compare::ColourThreshold if !plan.policy_specs.iter().any(|p| colours_of(p).is_some()) => {
+            return Err("no dss:colours=N policy".into());
         }
+        Compare::ColourThreshold => {}
         _ if m.policies.is_empty() => return missing("policy", &c.policy),
         _ => {}
     }
@@ -350,19 +349,15 @@ pub fn compare(tables: &[PubTable], sections: &[Section]) -> Vec<Comparison> {
 /// The (panel, row, column) labels of one run coordinate in a view's tables.
 fn place(
     entry: &Entry,
-    view_row: super::catalog::Dim,
-    view_col: super::catalog::Dim,
-    panel: super::catalog::Dim,
+    view: &super::catalog::View,
     sweep: &Sweep,
-    m: usize,
-    pi: usize,
-    w: usize,
+    (m, pi, w): (usize, usize, usize),
 ) -> (Option<String>, Option<String>, Option<String>) {
     let p = &sweep.plan;
     let l = |d| {
         labels::along(d, &p.machine_specs[m], &p.machines[m], &p.policy_specs[pi], &p.workload_specs[w], entry.aliases)
     };
-    (l(panel), l(view_row), l(view_col))
+    (l(view.panel), l(view.row), l(view.col))
 }
 
 /// Put the published values of `tables` beside the reproduced cells of a section's
@@ -380,10 +375,10 @@ pub fn annotate(
                 if vt.metric != c.metric {
                     continue;
                 }
-                let kind_fits = match (view.value, c.compare) {
-                    (ViewValue::Pct, Compare::Pct) | (ViewValue::Abs(_), Compare::Value | Compare::Peak) => true,
-                    _ => false,
-                };
+                let kind_fits = matches!(
+                    (view.value, c.compare),
+                    (ViewValue::Pct, Compare::Pct) | (ViewValue::Abs(_), Compare::Value | Compare::Peak)
+                );
                 if !kind_fits {
                     continue;
                 }
@@ -392,7 +387,7 @@ pub fn annotate(
                 else {
                     continue;
                 };
-                let (pn, rn, cn) = place(entry, view.row, view.col, view.panel, sweep, mi, pi, wi);
+                let (pn, rn, cn) = place(entry, view, sweep, (mi, pi, wi));
                 let Some(panel) = vt.panels.iter_mut().find(|p| Some(&p.title) == pn.as_ref() || pn.is_none()) else {
                     continue;
                 };

@@ -174,7 +174,7 @@ pub fn inline(s: &str) -> String {
                 let _ = write!(out, "<a href=\"{}\">{}</a>", esc(href), inline(text));
                 rest = after;
             } else {
-                out.push_str("[");
+                out.push('[');
                 rest = &rest[1..];
             }
         } else {

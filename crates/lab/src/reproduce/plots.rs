@@ -948,6 +948,8 @@ mod tests {
             baseline: None,
             baseline_rows: vec![],
             published: vec![],
+            others_published: vec![],
+            summary_published: vec![],
         }
     }
 
