@@ -121,6 +121,12 @@ for i, s in enumerate(p.svgs):
     if s["texts"] == 0:
         problems.append(f"plot without any label: {what}")
 
+# The reproduction study: the claims summary is rendered, and where a reproduced cell
+# has a published value beside it, the plots draw the source's markers.
+if "Summary: the sources' claims, judged" not in dom:
+    problems.append("the claims summary is not in the rendered page")
+if " · paper " in md and "the source's published value" not in dom:
+    problems.append("published values beside the tables, but no plot draws the source's markers")
 for m in problems:
     print(f"ci-browser: {m}", file=sys.stderr)
 print(f"ci-browser: {len(want)} headings, {len(p.svgs)} plots checked in the rendered DOM; "

@@ -496,6 +496,8 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
     };
     let n_groups = groups.len() + usize::from(!p.others.is_empty());
     let sc = t.scale;
+    // The published value of an off-grid policy (DSS beside a PMQS grid).
+    let other_pub = |i: usize| p.others_published.get(i).copied().flatten().filter(|v| v.is_finite()).map(|v| v / sc);
     // Magnitudes per series (the off-grid policies each their own series).
     let mut extents: Vec<(usize, f64)> = Vec::new();
     for s in 0..series.len() {
@@ -512,6 +514,9 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
         if let Some(c) = c {
             extents.push((series.len() + i, (c.min / sc).abs().max((c.max / sc).abs())));
         }
+        if let Some(v) = other_pub(i) {
+            extents.push((series.len() + i, v.abs()));
+        }
     }
     // Only a percentage is cut: there one balancer's +660 % is the outlier of a
     // comparison, while an absolute view's 20× (vanilla's miss ratio against 4 colours)
@@ -520,6 +525,7 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
     let top = extents.iter().map(|(_, v)| *v).fold(0f64, f64::max);
     let pub_max = (0..series.len())
         .flat_map(|s| (0..groups.len()).filter_map(move |g| pub_at(g, s)))
+        .chain((0..p.others.len()).filter_map(other_pub))
         .map(f64::abs)
         .fold(0f64, f64::max);
     let cut = if pct { clip_at(&extents).map(|c| c.max(pub_max * 1.05)).filter(|c| *c < top) } else { None };
@@ -539,6 +545,10 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
                 any_paper = true;
             }
         }
+    }
+    for v in (0..p.others.len()).filter_map(other_pub) {
+        vals.push(clamp(v));
+        any_paper = true;
     }
     let (lo, hi) = y_range(&vals, pct);
     let (yt, dec) = linear_ticks(lo, hi, 8);
@@ -617,6 +627,12 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
             for (i, (name, c)) in p.others.iter().enumerate() {
                 let Some(c) = c else { continue };
                 bar(g as f64 + off + i as f64 * w, w, *c, style_of(name).colour)?;
+            }
+            for i in 0..p.others.len() {
+                if let Some(v) = other_pub(i) {
+                    let x = g as f64 + off + i as f64 * w + w * 0.425;
+                    paper_mark(&root, chart.backend_coord(&(x, clamp(v))))?;
+                }
             }
         }
         // The published values over the bars, so that a bar never hides one.
