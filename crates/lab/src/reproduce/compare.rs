@@ -9,7 +9,7 @@
 use super::catalog::{Entry, Value as ViewValue};
 use super::labels;
 use super::published::{workload_matches, Compare, Given, PubCell, PubTable, MEASURED_EXPERIMENT};
-use super::tables::{Cell, ViewTables};
+use super::tables::{spread, Cell, ViewTables};
 use super::Section;
 use crate::table::pct_diff;
 use crate::Sweep;
@@ -146,18 +146,6 @@ fn matches(c: &PubCell, p: &crate::Plan) -> Matches {
     }
 }
 
-fn mean_spread(xs: &[f64]) -> Option<Cell> {
-    if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
-        return None;
-    }
-    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-    Some(Cell {
-        mean,
-        min: xs.iter().copied().fold(f64::INFINITY, f64::min),
-        max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    })
-}
-
 /// The colours of a `dss:colours=N` spec.
 fn colours_of(spec: &str) -> Option<u32> {
     let (kind, opts) = spec.split_once(':')?;
@@ -218,7 +206,7 @@ fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), 
                     max: d.max,
                 })
             } else {
-                mean_spread(&vals)
+                spread(&vals)
             };
             let cell = cell.ok_or("a run failed or the field is missing")?;
             Ok((cell, format!("`{}` on `{}`", p.workload_specs[wi], p.machine_specs[mi]), None))
@@ -227,7 +215,7 @@ fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), 
             let Some(&pi) = m.policies.first() else { return Err(none("policy", &c.policy)) };
             let mut best: Option<(Cell, usize)> = None;
             for &wi in &m.workloads {
-                let cell = mean_spread(&sweep.values_of(&c.metric, mi, pi, wi)).ok_or("a run failed")?;
+                let cell = spread(&sweep.values_of(&c.metric, mi, pi, wi)).ok_or("a run failed")?;
                 if best.is_none_or(|(b, _)| cell.mean > b.mean) {
                     best = Some((cell, wi));
                 }
@@ -239,7 +227,7 @@ fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), 
         Compare::ColourThreshold => {
             let b = base.ok_or("the experiment has no baseline run")?;
             let wi = m.workloads[0];
-            let vanilla = mean_spread(&sweep.values_of(&c.metric, mi, b, wi)).ok_or("the baseline run failed")?;
+            let vanilla = spread(&sweep.values_of(&c.metric, mi, b, wi)).ok_or("the baseline run failed")?;
             let mut tested: Vec<(u32, usize)> =
                 (0..p.policies.len()).filter_map(|i| colours_of(&p.policy_specs[i]).map(|n| (n, i))).collect();
             tested.sort_unstable();
@@ -250,7 +238,7 @@ fn reproduce(c: &PubCell, sweep: &Sweep) -> Result<(Cell, String, Option<f64>), 
             // The equation's c rounded up to a colour count the experiment tests.
             let published = tested.iter().map(|(n, _)| f64::from(*n)).find(|n| *n >= want);
             for &(n, pi) in &tested {
-                let x = mean_spread(&sweep.values_of(&c.metric, mi, pi, wi)).ok_or("a run failed")?;
+                let x = spread(&sweep.values_of(&c.metric, mi, pi, wi)).ok_or("a run failed")?;
                 if x.mean <= 0.5 * vanilla.mean {
                     let v = f64::from(n);
                     let note = format!(

@@ -61,7 +61,8 @@ pub struct ViewTables {
     pub pct: bool,
 }
 
-fn spread(xs: &[f64]) -> Option<Cell> {
+/// Mean and min..max of `xs`; `None` when empty or a value is not finite (a failed run).
+pub(crate) fn spread(xs: &[f64]) -> Option<Cell> {
     if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
         return None;
     }
