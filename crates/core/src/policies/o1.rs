@@ -1,5 +1,8 @@
-//! O(1): Ingo Molnar's scheduler as of early 2002 (2.5.3–2.5.8, the -J/-K series;
-//! spec §2.1, §8), the scheduler of the NetBench starvation report (§2.2).
+//! O(1): Ingo Molnar's scheduler of 2002 (spec §2.1, §8), the scheduler of the
+//! NetBench starvation report (§2.2), in three eras (`era=`, [`Era`]): `j7`, the
+//! kernel the report ran (the -J7 patch of 25 Jan 2002); `2.5`, mid 2002 (the default);
+//! `2.6`, with 2.6's starvation changes. Every constant and switch is an option that
+//! overrides its era's value.
 //!
 //! * **Per-CPU runqueues**, each under its own lock, each with two *priority arrays*
 //!   (`active`, `expired`): 140 FIFO lists (RT 0..99, SCHED_OTHER 100..139; lower is
@@ -38,9 +41,10 @@
 //! * A forked child never preempts on its wake-up (`wake_up_forked_process` has no
 //!   preemption test) — except that a child put on an *idle* CPU (only the engines'
 //!   parentless root task or a runtime spawn with a CPU hint can be) kicks that CPU.
-//! * `load_balance` walks each priority list from its tail towards its head and, on a
-//!   busy CPU, pulls up to `imbalance` tasks over both arrays (spec §2.1). The mid-2002
-//!   text looks only at each list's tail and pulls at most one task per array.
+//! * `load_balance` (eras `2.5`, `2.6`) walks each priority list from its tail towards
+//!   its head and, on a busy CPU, pulls up to `imbalance` tasks over both arrays, as
+//!   from 2.5.27 (July 2002); before that (era `j7`) it looked only at each list's tail
+//!   and pulled at most one task per array.
 //! * `load_balance` runs outside the local runqueue lock and takes both locks in
 //!   ascending CPU order (the kernel holds the local lock and re-takes it in order only
 //!   when a trylock of the busiest queue fails); it therefore always re-reads the local
@@ -52,10 +56,26 @@
 //! * `sched_exit` (the parent reclaiming an exiting child's slice and sleep_avg) is not
 //!   modelled: the engines have no `wait()` in which the parent would reap the child.
 //!
-//! Fix options of issue 11: `expired_prio_guard=on` adds 2.6's clause (a task is also
-//! expired when its static priority is worse than the best static priority already
-//! waiting in the expired array, `best_expired_prio`); `scale=off` makes the starvation
-//! deadline `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
+//! Fix options: `expired_prio_guard=on` adds 2.6's clause (a task is also expired when
+//! its static priority is worse than the best static priority already waiting in the
+//! expired array, `best_expired_prio`); `scale=off` makes the starvation deadline
+//! `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
+//!
+//! What differs between the eras ([`Era`] names the sources):
+//!
+//! * `j7`: `PRIO_BONUS_RATIO` 70 (a bonus of ±14), `INTERACTIVE_DELTA` 3, and
+//!   `TASK_INTERACTIVE` as `prio ≤ PRIO_INTERACTIVE || (prio < PRIO_CPU_HOG && prio ≤
+//!   static_prio − 3)` ([`InteractiveRule::J7`]); `load_balance` looks at the tail of
+//!   each list only and takes at most one task per array ([`BalanceScan::Tail`]).
+//! * `2.6`: `sleep_avg` is kept in ticks here (2.6 keeps nanoseconds): the run time
+//!   charged at switch-out and the run-queue wait credited at pick are converted with
+//!   a per-task sub-tick remainder. Every wake-up is credited at `ON_RUNQUEUE_WEIGHT`
+//!   (2.6's `activated == 1`, a wake-up from process context): the engines do not
+//!   tell interrupt wake-ups (`activated == 2`, full credit) apart. 2.6's
+//!   `interactive_credit`, its `INTERACTIVE_SLEEP` cap on a long sleep's credit and the
+//!   sleep credit scaled by `MAX_BONUS − CURRENT_BONUS` are not modelled; timeslices,
+//!   `sched_yield` and the rest are those of the 2002 model.
+//! * All eras keep the January 2002 `sched_yield` (above).
 //!
 //! Costs reported to the platform: a `Work::ListOp` per enqueue/dequeue, a
 //! `Work::Recalc` per `effective_prio`/timeslice computation, one `Work::Goodness` for the
@@ -80,7 +100,7 @@ pub struct Kind;
 impl PolicyKind for Kind {
     const NAME: &'static str = "o1";
     const SUMMARY: &'static str =
-        "Linux 2.5's O(1) scheduler, early 2002: per-CPU active/expired priority arrays, sleep_avg interactivity, load_balance";
+        "Linux 2.5's O(1) scheduler (eras: j7 = the -J7 patch of Jan 2002, 2.5 = mid 2002, 2.6): per-CPU active/expired priority arrays, sleep_avg interactivity, load_balance";
     type Config = O1Config;
 
     fn build<P: Platform>(cfg: &O1Config, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
