@@ -101,6 +101,7 @@ fn every_section_is_present() {
         "netbench-up",
         "netbench-4way",
         "netbench-starvation",
+        "netbench-live",
     ];
     for (i, n) in names.iter().enumerate() {
         assert!(md.contains(&format!("\n## {}. {n}: ", i + 1)), "report.md lacks the section of {n}");

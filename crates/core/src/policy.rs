@@ -66,6 +66,12 @@ pub trait Policy<P: Platform>: Send + Sync {
     fn stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Observation (free, uncharged): the policy's own figures for task `t` (`name`,
+    /// value), in a fixed order, also after `t` exited. Engines summarise them per role
+    /// at the end of a run.
+    fn task_stats(&self, _t: TaskId) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Check the policy's structural invariants (each live task on at most one queue,
     /// list lengths consistent, ...). For tests and `--check` runs; may be slow.
     fn check_invariants(&self) -> Result<(), String>;

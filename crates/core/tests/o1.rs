@@ -431,3 +431,216 @@ fn runqueue_lengths_are_published_per_cpu() {
     assert_eq!(pol.queue_len(0), 2);
     assert!(!pol.tasks().get(0).live());
 }
+
+// ------------------------------------------------------------------- eras --------
+
+#[test]
+fn each_era_sets_its_kernels_constants_and_options_override_them() {
+    let tun = |spec: &str| *build(1, spec).1.tunables();
+    let j7 = tun("o1:era=j7");
+    // -J7 (sched.h of 25 Jan 2002): 10/300 ms, 2 s, 2 s, ratio 70, delta 3, the
+    // PRIO_INTERACTIVE/PRIO_CPU_HOG rule at 20/60 %, the tail-only balance.
+    assert_eq!((j7.min_timeslice, j7.max_timeslice, j7.max_sleep_avg, j7.starvation_limit), (1, 30, 200, 200));
+    assert_eq!((j7.prio_bonus_ratio, j7.interactive_delta), (70, 3));
+    assert_eq!(
+        (j7.interactive_rule, j7.prio_interactive_ratio, j7.prio_cpu_hog_ratio),
+        (o1::InteractiveRule::J7, 20, 60)
+    );
+    assert_eq!(
+        (j7.balance, j7.busy_rebalance, j7.child_penalty, j7.parent_penalty),
+        (o1::BalanceScan::Tail, 25, 95, 100)
+    );
+    assert!(!j7.expired_prio_guard && !j7.stamp_any && !j7.charge_run && j7.runqueue_credit == 0 && j7.scale);
+    // 2.5 (mid 2002) is the default: ratio 25, delta 2, DELTA(p), the list walk.
+    let v25 = tun("o1:era=2.5");
+    assert_eq!(v25, tun("o1"));
+    assert_eq!((v25.prio_bonus_ratio, v25.interactive_delta, v25.max_timeslice), (25, 2, 30));
+    assert_eq!((v25.interactive_rule, v25.balance), (o1::InteractiveRule::Delta, o1::BalanceScan::Walk));
+    assert!(!v25.expired_prio_guard && !v25.stamp_any && !v25.charge_run && v25.runqueue_credit == 0);
+    // 2.6: 200 ms, MAX_SLEEP_AVG = STARVATION_LIMIT = 1 s, HZ/5, and every starvation
+    // change on.
+    let v26 = tun("o1:era=2.6");
+    assert_eq!((v26.max_timeslice, v26.max_sleep_avg, v26.starvation_limit, v26.busy_rebalance), (20, 100, 100, 20));
+    assert_eq!((v26.prio_bonus_ratio, v26.interactive_delta), (25, 2));
+    assert!(v26.expired_prio_guard && v26.stamp_any && v26.charge_run && v26.runqueue_credit == 30);
+    // An option overrides its era's value; the canonical spec names the era and only
+    // the options that differ from it.
+    let j = tun("o1:era=j7,prio_bonus_ratio=25,balance=walk");
+    assert_eq!((j.prio_bonus_ratio, j.interactive_delta, j.balance), (25, 3, o1::BalanceScan::Walk));
+    let canon = |s: &str| PolicySpec::parse(s).unwrap().canonical();
+    assert_eq!(canon("o1:era=2.5"), "o1");
+    assert_eq!(canon("o1:era=j7,prio_bonus_ratio=70,interactive_delta=3"), "o1:era=j7");
+    assert_eq!(canon("o1:era=j7,prio_bonus_ratio=25"), "o1:era=j7,prio_bonus_ratio=25");
+    assert_eq!(canon("o1:era=2.6,expired_prio_guard=off"), "o1:era=2.6,expired_prio_guard=off");
+    assert_eq!(
+        canon("o1:prio_bonus_ratio=70,interactive=j7,balance=tail"),
+        "o1:prio_bonus_ratio=70,interactive=j7,balance=tail"
+    );
+    for s in ["o1:era=j7,prio_bonus_ratio=25", "o1:era=2.6,runqueue_credit=0,charge_run=off", "o1:balance=tail"] {
+        assert_eq!(canon(&canon(s)), canon(s), "{s}: the canonical spec parses back to itself");
+    }
+    for bad in ["o1:era=2.4", "o1:balance=head", "o1:interactive=yes", "o1:runqueue_credit=101"] {
+        let e = PolicySpec::parse(bad).err().unwrap_or_else(|| panic!("{bad} accepted"));
+        let key = bad.split(':').nth(1).unwrap().split('=').next().unwrap();
+        assert!(e.to_string().contains(key), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn j7_task_interactive_uses_prio_interactive_and_prio_cpu_hog() {
+    let t = *build(1, "o1:era=j7").1.tunables();
+    // Bonus 28·sleep_avg/200 − 14: ±14.
+    assert_eq!((t.bonus(0), t.bonus(100), t.bonus(200)), (-14, 0, 14));
+    let rated = |nice: i8, avg: u64| {
+        let sp = nice_to_prio(nice);
+        t.interactive(t.effective_prio(sp, avg), sp)
+    };
+    // nice 0: prio ≤ 117 (bonus ≥ 3, sleep_avg ≥ 122) and < 124.
+    assert!(!rated(0, 121) && rated(0, 122));
+    // nice −20: prio ≤ PRIO_INTERACTIVE = 108 from bonus −8 (sleep_avg ≥ 43).
+    assert!(!rated(-20, 42) && rated(-20, 43));
+    // nice 19 never: prio ≥ 125 is not below PRIO_CPU_HOG = 124.
+    assert!((0..=200).all(|s| !rated(19, s)));
+    // nice 10 (static 130): the delta clause alone would take prio ≤ 127, but
+    // PRIO_CPU_HOG wants prio < 124: bonus ≥ 7, sleep_avg ≥ 150.
+    assert!(!rated(10, 149) && rated(10, 150));
+    // The mid-2002 rule on the same constants differs: nice 10 needs prio ≤ 130 −
+    // (10·28/40 + 3) = 120, sleep_avg ≥ 172.
+    let d = *build(1, "o1:era=j7,interactive=delta").1.tunables();
+    let sp = nice_to_prio(10);
+    assert!(!d.interactive(d.effective_prio(sp, 171), sp) && d.interactive(d.effective_prio(sp, 172), sp));
+}
+
+#[test]
+fn a_forked_child_inherits_the_parents_sleep_avg_share() {
+    for era in ["o1:era=j7", "o1", "o1:era=2.6"] {
+        let (mut p, pol) = build(1, era);
+        let max = pol.tunables().max_sleep_avg;
+        // A root that never slept (NetBench's fork=root) passes on nothing.
+        fork(&pol, &mut p, 0, 0, &nice(0), None);
+        assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+        fork(&pol, &mut p, 0, 1, &nice(0), Some(0));
+        assert_eq!(pol.task_view(1).sleep_avg, 0, "{era}");
+        // A daemon that slept in accept() for MAX_SLEEP_AVG passes on 95 % of it.
+        assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), Some(1));
+        p.set_now(p.clock.load(std::sync::atomic::Ordering::Relaxed) + max * JIFFY);
+        assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Blocked), None);
+        common::wake(&pol, &mut p, 0, 0);
+        assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+        assert_eq!(pol.task_view(0).sleep_avg, max, "{era}");
+        fork(&pol, &mut p, 0, 2, &nice(0), Some(0));
+        let child = pol.task_view(2);
+        assert_eq!(child.sleep_avg, max * 95 / 100, "{era}");
+        let t = pol.tunables();
+        assert_eq!(child.prio, t.effective_prio(120, max * 95 / 100), "{era}");
+        assert!(t.interactive(child.prio, 120), "{era}: the child starts interactive");
+        check(&pol);
+    }
+}
+
+/// CPU 0 runs task 1 with task 0 in its expired array and 2..7 queued in one active
+/// list (task 6 at its tail, bound to CPU 0 when `bind_tail`); CPU 1 runs task 7.
+/// Returns which tasks CPU 1's busy rebalance tick pulled.
+fn busy_pull(spec: &str, bind_tail: bool) -> Vec<TaskId> {
+    let (mut p, pol) = build(2, spec);
+    for t in 0..7 {
+        let params =
+            if bind_tail && t == 6 { TaskParams { cpus_allowed: CpuMask::single(0), ..nice(0) } } else { nice(0) };
+        fork(&pol, &mut p, 0, t, &params, None);
+    }
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    run_slice(&pol, &mut p, 0, 0);
+    assert_eq!(queued(&pol, 0), Some((0, ArrayKind::Expired)), "{spec}: a hog without sleep_avg expires");
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    fork(&pol, &mut p, 1, 7, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(7));
+    p.cpu = 1;
+    let busy = pol.tunables().busy_rebalance;
+    for k in [2, 3] {
+        p.set_now(k * busy * JIFFY);
+        pol.balance(&p);
+        check(&pol);
+    }
+    (0..7).filter(|&t| pol.tasks().get(t).processor() == 1).collect()
+}
+
+#[test]
+fn the_early_2002_load_balance_pulls_one_task_per_array_from_list_tails() {
+    // Loads 7 vs 1: imbalance 3. The July 2002 walk pulls three: the expired task,
+    // then the active list from its tail.
+    assert_eq!(busy_pull("o1", false), [0, 5, 6]);
+    // Before, only each list's tail is looked at and one task per array is taken.
+    assert_eq!(busy_pull("o1:era=j7", false), [0, 6]);
+    assert_eq!(busy_pull("o1:balance=tail", false), [0, 6]);
+    // A tail that may not move hides the rest of its list from the early scan.
+    assert_eq!(busy_pull("o1:era=j7", true), [0]);
+    assert_eq!(busy_pull("o1", true), [0, 4, 5]);
+}
+
+#[test]
+fn task_stats_report_sleep_avg_and_the_longest_wait_with_its_array() {
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    fork(&pol, &mut p, 0, 1, &nice(0), None);
+    p.set_now(3 * JIFFY);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    let get = |t: TaskId, k: &str| pol.task_stats(t).into_iter().find(|(n, _)| *n == k).unwrap().1;
+    assert_eq!(get(0, "first_wait_ns"), 3 * JIFFY);
+    // Task 0 runs its slice out into the expired array and waits there while task 1
+    // runs its slice (then task 0 runs again after the swap).
+    let n = run_slice(&pol, &mut p, 0, 0);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Runnable), Some(1));
+    assert_eq!(get(1, "first_wait_ns"), (3 + n) * JIFFY);
+    let m = run_slice(&pol, &mut p, 0, 1);
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Runnable), Some(0));
+    assert_eq!((get(0, "max_wait_ns"), get(0, "max_wait_expired")), (m * JIFFY, 1));
+    assert_eq!((get(1, "max_wait_ns"), get(1, "max_wait_expired")), ((3 + n) * JIFFY, 0));
+    assert_eq!(get(0, "sleep_avg_ticks"), pol.task_view(0).sleep_avg);
+}
+
+#[test]
+fn era_2_6_charges_run_time_and_credits_run_queue_waiting() {
+    let (mut p, pol) = build(1, "o1:era=2.6");
+    let now = |p: &NullPlatform| p.clock.load(std::sync::atomic::Ordering::Relaxed);
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    fork(&pol, &mut p, 0, 1, &nice(0), None);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    // Task 0 sleeps 50 ticks: sleep_avg 50.
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), Some(1));
+    p.set_now(50 * JIFFY);
+    common::wake(&pol, &mut p, 0, 0);
+    assert_eq!(pol.task_view(0).sleep_avg, 50);
+    // It waits 10 ticks behind task 1; when picked, ON_RUNQUEUE_WEIGHT's 38/128 of
+    // the wait (29.7 ms) counts as sleep: 2 ticks, the remainder is kept.
+    p.set_now(60 * JIFFY);
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Blocked), Some(0));
+    assert_eq!(pol.task_view(0).sleep_avg, 52);
+    // It runs 5 ticks: no per-tick decrement; the run time is charged at switch-out.
+    for _ in 0..5 {
+        tick(&pol, &mut p, 0, Some(0));
+    }
+    assert_eq!(pol.task_view(0).sleep_avg, 52);
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), None);
+    assert_eq!(pol.task_view(0).sleep_avg, 47);
+    // Woken at once, it waits 20 ticks behind task 1: 59.4 ms + the 9.7 ms kept.
+    common::wake(&pol, &mut p, 0, 1);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(1));
+    common::wake(&pol, &mut p, 0, 0);
+    p.set_now(now(&p) + 20 * JIFFY);
+    assert_eq!(sched(&pol, &mut p, 0, Some(1), PrevState::Blocked), Some(0));
+    assert_eq!(pol.task_view(0).sleep_avg, 53);
+    // 2002 eras: no credit, one tick of sleep_avg per tick run.
+    let (mut p, pol) = build(1, "o1");
+    fork(&pol, &mut p, 0, 0, &nice(0), None);
+    p.set_now(50 * JIFFY);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    assert_eq!(sched(&pol, &mut p, 0, Some(0), PrevState::Blocked), None);
+    p.set_now(100 * JIFFY);
+    common::wake(&pol, &mut p, 0, 0);
+    p.set_now(110 * JIFFY);
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    assert_eq!(pol.task_view(0).sleep_avg, 50);
+    tick(&pol, &mut p, 0, Some(0));
+    assert_eq!(pol.task_view(0).sleep_avg, 49);
+    check(&pol);
+}

@@ -712,6 +712,52 @@ impl<'w> Engine<'w> {
         Some(buf.finish(meta))
     }
 
+    /// The policy's per-task figures, summarised per role (min, mean, max over the
+    /// role's tasks, names in the policy's order).
+    fn role_stats(&self) -> Vec<crate::report::RoleStats> {
+        use crate::report::{RoleStats, StatSummary};
+        let mut out = Vec::new();
+        for (r, role) in self.roles.iter().enumerate() {
+            let mut names: Vec<&'static str> = Vec::new();
+            let mut acc: Vec<(u64, u64, u128)> = Vec::new();
+            let mut tasks = 0u64;
+            for (id, t) in self.tasks.iter().enumerate() {
+                if t.role as usize != r {
+                    continue;
+                }
+                let stats = self.policy.task_stats(id as schedlab_core::TaskId);
+                if stats.is_empty() {
+                    continue;
+                }
+                tasks += 1;
+                for (k, v) in stats {
+                    let i = names.iter().position(|n| *n == k).unwrap_or_else(|| {
+                        names.push(k);
+                        acc.push((u64::MAX, 0, 0));
+                        names.len() - 1
+                    });
+                    let a = &mut acc[i];
+                    *a = (a.0.min(v), a.1.max(v), a.2 + v as u128);
+                }
+            }
+            if tasks == 0 {
+                continue;
+            }
+            let stats = names
+                .iter()
+                .zip(&acc)
+                .map(|(n, &(min, max, sum))| StatSummary {
+                    name: n.to_string(),
+                    min,
+                    mean: (sum as f64 / tasks as f64 * 1000.0).round() / 1000.0,
+                    max,
+                })
+                .collect();
+            out.push(RoleStats { role: role.clone(), tasks, stats });
+        }
+        out
+    }
+
     /// The report of a finished run.
     fn report(self, m: &Machine, spec: &impl PolicySource, seed: u64, wall_s: f64) -> Report {
         let virtual_ns = self.end_time.max(1);
@@ -734,6 +780,7 @@ impl<'w> Engine<'w> {
             bus: self.plat.bus_stats(),
             queues: self.policy.nr_queues(),
             policy_stats: self.policy.stats(),
+            role_stats: self.role_stats(),
         };
         self.rec.report(run)
     }

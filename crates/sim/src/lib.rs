@@ -47,4 +47,4 @@ pub use config::{Progress, ProgressFn, SimConfig, SimError};
 pub use cost::CostModel;
 pub use engine::{simulate, simulate_traced};
 pub use machine::{CostParams, Machine, MachineError, TickPhase};
-pub use report::{Report, RqSeries};
+pub use report::{Report, RoleStats, RqSeries, StatSummary};

@@ -77,6 +77,7 @@ pub(crate) struct RunEnd<'a> {
     /// The policy's number of run queues (columns of the run-queue series).
     pub queues: usize,
     pub policy_stats: Vec<(&'static str, u64)>,
+    pub role_stats: Vec<crate::report::RoleStats>,
 }
 
 impl Recorder {
@@ -248,6 +249,7 @@ impl Recorder {
             },
             locks: Report::lock_reports(&run.locks, virtual_ns),
             policy_stats: run.policy_stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            role_stats: run.role_stats,
             rq_traversal_miss_ratio: round3(
                 run.bus.locked_task_misses as f64 / run.bus.locked_task_reads.max(1) as f64,
             ),

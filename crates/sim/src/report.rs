@@ -48,6 +48,25 @@ pub struct Responses {
     pub timed_out: u64,
 }
 
+/// One of the policy's per-task figures ([`schedlab_core::Policy::task_stats`]) over
+/// the tasks of one role, taken at the end of the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatSummary {
+    pub name: String,
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+}
+
+/// The policy's per-task figures summarised per role (`role_stats.smbd.stats.
+/// sleep_avg_ticks.mean`), in the order roles first appear.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleStats {
+    pub role: String,
+    pub tasks: u64,
+    pub stats: Vec<StatSummary>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueLen {
     /// Mean over timer-tick samples of the mean length of the policy's run queues
@@ -116,6 +135,9 @@ pub struct Report {
     /// The policy's own counters ([`schedlab_core::Policy::stats`]), when it has any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub policy_stats: Vec<(String, u64)>,
+    /// The policy's per-task figures per role, when it has any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub role_stats: Vec<RoleStats>,
     /// L2 misses over L2 reads of task-structure hot lines made while a lock is held
     /// (the policy walking or editing a run queue under its lock): the paper's
     /// equation 1. 0 when no such read happened.
@@ -327,6 +349,11 @@ impl Report {
         if !self.policy_stats.is_empty() {
             let stats: Vec<String> = self.policy_stats.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(s, "  policy counters   {}", stats.join("   "));
+        }
+        for r in &self.role_stats {
+            let stats: Vec<String> =
+                r.stats.iter().map(|x| format!("{} {}/{:.1}/{}", x.name, x.min, x.mean, x.max)).collect();
+            let _ = writeln!(s, "  {:<17} {} (min/mean/max over {} tasks)", r.role, stats.join("   "), r.tasks);
         }
         let q = &self.runqueue_len;
         let _ =

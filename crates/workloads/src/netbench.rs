@@ -1,7 +1,7 @@
 //! NetBench: an SMB file server under throttled clients, with a `ps` probe — the
 //! workload of the January 2002 O(1) starvation report (S10 in docs/sources.md).
 //!
-//! `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,io_ns=..,bytes=..,timeout_ns=..,probes=..,probe_every_ns=..,ps=..]`
+//! `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,io_ns=..,bytes=..,timeout_ns=..,probes=..,probe_every_ns=..,ps=..,fork=root|daemon,idle_ns=..,accept_ns=..,mode=fresh|live,case_ns=..,per_case=..]`
 //!
 //! | task | process | program |
 //! |------|---------|---------|
@@ -53,7 +53,31 @@
 //! * `probes=30`, `probe_every_ns=2000000000` (a `ps` every 2 s for the first minute),
 //!   `ps=7000000` cycles (10 ms at 700 MHz: `ps` reading `/proc` for ~100 processes).
 //!
-//! `expected_tasks = 1 + 2N + (probes > 0) + probes`, `expected_messages = 2·N·ops`.
+//! **Who forks the smbds** (`fork=`). `fork=root` (the default): the root forks
+//! every `smbd` and `nic` at time 0 without having slept, so under O(1) every smbd
+//! starts with `sleep_avg` 0 (a child inherits its parent's, times `CHILD_PENALTY`).
+//! `fork=daemon`: as Samba runs, a `daemon` task (SCHED_OTHER, its own mm) forks them:
+//! it first sleeps `idle_ns` (the server idled before the test: 2 s, O(1)'s
+//! `MAX_SLEEP_AVG` of 2002), then for each client sleeps `accept_ns` (a blocking
+//! `accept()`, 1 ms) and forks `smbd` c and then `nic` c (the client's connection and
+//! its interrupt path; the `nic`'s fork halves the daemon's timeslice like any fork,
+//! its only effect on the daemon). The root then only forks the daemon and the probe.
+//!
+//! **Cases** (`mode=`). `mode=fresh` (the default): all N clients start together on a
+//! fresh server, `ops` operations each — one NetBench test case per run. `mode=live`:
+//! as NetBench runs a test, clients join one live server `per_case` (4) at a time,
+//! one batch per case, `case_ns` (3 minutes) apart; each client stays to the end of
+//! the last case, doing `case_ns / think_ns` operations for each case it is present
+//! in (`ops` when `think_ns = 0`), so a loaded case lasts longer than `case_ns`. The
+//! run for N clients plays the cases 4, 8, …, N; the smbds of the last batch have the
+//! role `smbd` (the ones a case adds, meeting a run queue of earlier, long-lived
+//! smbds), the earlier ones `smbd_early`. A live sweep over N gives per-case figures
+//! for the smbds that join in that case; throughput and time-outs are over the run.
+//! The batches are timed by the forking task (the daemon, or the root with
+//! `fork=root`), which sleeps `case_ns` between them.
+//!
+//! `expected_tasks = 1 + 2N + (probes > 0) + probes (+ 1 with the daemon)`,
+//! `expected_messages = 2 · Σ ops per client`.
 
 use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
@@ -61,8 +85,43 @@ use schedlab_core::{SchedClass, SpecError, TaskParams};
 use std::ops::RangeInclusive;
 
 /// Keys accepted in a `netbench:` spec, in canonical order.
-pub const KEYS: &[&str] =
-    &["clients", "ops", "think_ns", "work", "irq", "io_ns", "bytes", "timeout_ns", "probes", "probe_every_ns", "ps"];
+pub const KEYS: &[&str] = &[
+    "clients",
+    "ops",
+    "think_ns",
+    "work",
+    "irq",
+    "io_ns",
+    "bytes",
+    "timeout_ns",
+    "probes",
+    "probe_every_ns",
+    "ps",
+    "fork",
+    "idle_ns",
+    "accept_ns",
+    "mode",
+    "case_ns",
+    "per_case",
+];
+
+/// Who forks the smbds (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fork {
+    Root,
+    Daemon,
+}
+
+/// One case per run, or clients joining one live server (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Fresh,
+    Live,
+}
+
+/// Largest number of operations all clients of one run may do together: bounds a
+/// run's events and time.
+pub const MAX_TOTAL_OPS: u64 = 500_000_000;
 
 /// Bytes of an SMB request on the wire (the reply carries `bytes`).
 pub const REQUEST_BYTES: u32 = 128;
@@ -76,6 +135,7 @@ const NS: RangeInclusive<u64> = 0..=3_600_000_000_000;
 const CYCLES: RangeInclusive<u64> = 0..=100_000_000_000;
 const BYTES: RangeInclusive<u32> = 1..=1 << 24;
 const PROBES: RangeInclusive<u32> = 0..=1_000_000;
+const CASE_NS: RangeInclusive<u64> = 1..=3_600_000_000_000;
 
 /// Parameters of a NetBench run (see the module documentation for the defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +151,12 @@ pub struct NetbenchParams {
     pub probes: u32,
     pub probe_every_ns: u64,
     pub ps: u64,
+    pub fork: Fork,
+    pub idle_ns: u64,
+    pub accept_ns: u64,
+    pub mode: Mode,
+    pub case_ns: u64,
+    pub per_case: u32,
 }
 
 impl Default for NetbenchParams {
@@ -107,6 +173,12 @@ impl Default for NetbenchParams {
             probes: 30,
             probe_every_ns: 2_000_000_000,
             ps: 7_000_000,
+            fork: Fork::Root,
+            idle_ns: 2_000_000_000,
+            accept_ns: 1_000_000,
+            mode: Mode::Fresh,
+            case_ns: 180_000_000_000,
+            per_case: 4,
         }
     }
 }
@@ -127,6 +199,20 @@ impl NetbenchParams {
             probes: spec.get("probes", d.probes, PROBES)?,
             probe_every_ns: spec.get("probe_every_ns", d.probe_every_ns, NS)?,
             ps: spec.get("ps", d.ps, CYCLES)?,
+            fork: match spec.get_str("fork", "root").as_str() {
+                "root" => Fork::Root,
+                "daemon" => Fork::Daemon,
+                other => return Err(SpecError(format!("workload 'netbench': fork='{other}' is not root or daemon"))),
+            },
+            idle_ns: spec.get("idle_ns", d.idle_ns, NS)?,
+            accept_ns: spec.get("accept_ns", d.accept_ns, NS)?,
+            mode: match spec.get_str("mode", "fresh").as_str() {
+                "fresh" => Mode::Fresh,
+                "live" => Mode::Live,
+                other => return Err(SpecError(format!("workload 'netbench': mode='{other}' is not fresh or live"))),
+            },
+            case_ns: spec.get("case_ns", d.case_ns, CASE_NS)?,
+            per_case: spec.get("per_case", d.per_case, CLIENTS)?,
         };
         spec.finish(KEYS)?;
         Ok(p)
@@ -145,7 +231,60 @@ impl NetbenchParams {
         check_range(w, "timeout_ns", self.timeout_ns, &NS)?;
         check_range(w, "probes", self.probes, &PROBES)?;
         check_range(w, "probe_every_ns", self.probe_every_ns, &NS)?;
-        check_range(w, "ps", self.ps, &CYCLES)
+        check_range(w, "ps", self.ps, &CYCLES)?;
+        check_range(w, "idle_ns", self.idle_ns, &NS)?;
+        check_range(w, "accept_ns", self.accept_ns, &NS)?;
+        check_range(w, "case_ns", self.case_ns, &CASE_NS)?;
+        check_range(w, "per_case", self.per_case, &CLIENTS)?;
+        let ops = self.client_ops();
+        if let Some(c) = ops.iter().position(|&o| !OPS.contains(&o)) {
+            return Err(SpecError(format!(
+                "workload 'netbench': client {c} would do {} operations (at most {}): fewer clients or a shorter case_ns",
+                ops[c],
+                OPS.end()
+            )));
+        }
+        let total: u64 = ops.iter().map(|&o| o as u64).sum();
+        if total > MAX_TOTAL_OPS {
+            return Err(SpecError(format!(
+                "workload 'netbench': {total} operations in all (at most {MAX_TOTAL_OPS}): fewer clients, fewer ops or a shorter case_ns"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Number of cases of a live run.
+    pub fn cases(&self) -> u32 {
+        match self.mode {
+            Mode::Fresh => 1,
+            Mode::Live => self.clients.div_ceil(self.per_case.max(1)),
+        }
+    }
+
+    /// The case (0-based) in which client `c` joins.
+    pub fn case_of(&self, c: u32) -> u32 {
+        match self.mode {
+            Mode::Fresh => 0,
+            Mode::Live => c / self.per_case.max(1),
+        }
+    }
+
+    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
+    /// client is present in (live; `ops` per case when `think_ns = 0`).
+    pub fn client_ops(&self) -> Vec<u32> {
+        let per_case = match self.think_ns {
+            0 => self.ops as u64,
+            t => (self.case_ns / t).max(1),
+        };
+        (0..self.clients)
+            .map(|c| match self.mode {
+                Mode::Fresh => self.ops,
+                Mode::Live => {
+                    let n = per_case.saturating_mul((self.cases() - self.case_of(c)) as u64);
+                    n.min(u32::MAX as u64) as u32
+                }
+            })
+            .collect()
     }
 
     /// Canonical spec: `clients` always, other keys when not default.
@@ -168,6 +307,23 @@ impl NetbenchParams {
                 s += &format!(",{k}={v}");
             }
         }
+        if self.fork == Fork::Daemon {
+            s += ",fork=daemon";
+        }
+        for (k, v, dv) in [("idle_ns", self.idle_ns, d.idle_ns), ("accept_ns", self.accept_ns, d.accept_ns)] {
+            if v != dv {
+                s += &format!(",{k}={v}");
+            }
+        }
+        if self.mode == Mode::Live {
+            s += ",mode=live";
+        }
+        for (k, v, dv) in [("case_ns", self.case_ns, d.case_ns), ("per_case", self.per_case as u64, d.per_case as u64)]
+        {
+            if v != dv {
+                s += &format!(",{k}={v}");
+            }
+        }
         s
     }
 
@@ -175,7 +331,15 @@ impl NetbenchParams {
     pub fn footprint(&self) -> Footprint {
         let n = self.clients as u64;
         let probe = (self.probes > 0) as u64;
-        Footprint { tasks: 1 + 2 * n + probe + self.probes as u64, channels: 2 * n, ops: 14 * n + 8 }
+        let daemon = (self.fork == Fork::Daemon) as u64;
+        let cases = self.cases() as u64;
+        Footprint {
+            tasks: 1 + 2 * n + probe + self.probes as u64 + daemon,
+            channels: 2 * n,
+            // 12 per client (smbd, nic), 6 for probe and ps, and the forks: 2 per
+            // client and a sleep between cases, plus the daemon's sleeps.
+            ops: if daemon == 1 { 15 * n + cases + 10 } else { 14 * n + cases + 7 },
+        }
     }
 
     /// Build the workload (see the module documentation for its shape).
@@ -190,20 +354,47 @@ impl NetbenchParams {
         let (req, reply) = (|c: u32| 2 * c, |c: u32| 2 * c + 1);
         let nic_params = TaskParams { class: SchedClass::Fifo, rt_priority: NIC_RT_PRIORITY, mm: 0, ..in_mm(0) };
 
-        let mut root = Vec::with_capacity(2 * n as usize + 2);
-        for c in 0..n {
-            root.push(Op::Spawn { program: smbd(c), params: in_mm(2 + c) });
-            root.push(Op::Spawn { program: nic(c), params: nic_params });
+        let daemon = 3 + 2 * n;
+        let client_ops = p.client_ops();
+        // The forks of the smbds and nics, batch by batch (one batch when fresh); the
+        // daemon sleeps in accept() before each fork, the root does not sleep.
+        let mut forks = Vec::with_capacity(4 * n as usize + 2 * p.cases() as usize + 2);
+        let by_daemon = p.fork == Fork::Daemon;
+        if by_daemon && p.idle_ns > 0 {
+            forks.push(Op::Sleep { ns: p.idle_ns });
         }
-        if p.probes > 0 {
-            root.push(Op::Spawn { program: probe, params: in_mm(1) });
+        for c in 0..n {
+            if c > 0 && p.case_of(c) != p.case_of(c - 1) {
+                forks.push(Op::Sleep { ns: p.case_ns });
+            }
+            if by_daemon && p.accept_ns > 0 {
+                forks.push(Op::Sleep { ns: p.accept_ns });
+            }
+            forks.push(Op::Spawn { program: smbd(c), params: in_mm(2 + c) });
+            forks.push(Op::Spawn { program: nic(c), params: nic_params });
+        }
+        let probe_fork = (p.probes > 0).then_some(Op::Spawn { program: probe, params: in_mm(1) });
+        let mut root = Vec::with_capacity(forks.len() + 3);
+        if by_daemon {
+            root.push(Op::Spawn { program: daemon, params: in_mm(3 + n) });
+            root.extend(probe_fork);
+        } else if p.mode == Mode::Live {
+            // The root sleeps between the batches: the probe must start first.
+            root.extend(probe_fork);
+            root.extend_from_slice(&forks);
+        } else {
+            root.extend_from_slice(&forks);
+            root.extend(probe_fork);
         }
         root.push(Op::Exit);
+        forks.push(Op::Exit);
 
-        let mut programs = Vec::with_capacity(3 + 2 * n as usize);
+        let mut programs = Vec::with_capacity(4 + 2 * n as usize);
         programs.push(Program { role: "root".into(), ops: root });
         let mut bound = Vec::with_capacity(2 * n as usize);
+        let last_case = p.cases() - 1;
         for c in 0..n {
+            let ops_c = client_ops[c as usize];
             let mut body = vec![Op::Recv { chan: req(c) }];
             if p.work > 0 {
                 body.push(Op::Compute { cycles: p.work });
@@ -213,9 +404,10 @@ impl NetbenchParams {
             }
             body.push(Op::Send { chan: reply(c), bytes: p.bytes });
             let mut ops = Vec::with_capacity(body.len() + 2);
-            push_loop(&mut ops, p.ops, &body);
+            push_loop(&mut ops, ops_c, &body);
             ops.push(Op::Exit);
-            programs.push(Program { role: "smbd".into(), ops });
+            let role = if p.case_of(c) == last_case { "smbd" } else { "smbd_early" };
+            programs.push(Program { role: role.into(), ops });
 
             let mut body = Vec::with_capacity(4);
             if p.think_ns > 0 {
@@ -227,7 +419,7 @@ impl NetbenchParams {
             body.push(Op::Send { chan: req(c), bytes: REQUEST_BYTES });
             body.push(Op::Recv { chan: reply(c) });
             let mut ops = Vec::with_capacity(body.len() + 2);
-            push_loop(&mut ops, p.ops, &body);
+            push_loop(&mut ops, ops_c, &body);
             ops.push(Op::Exit);
             programs.push(Program { role: "nic".into(), ops });
             bound.push((smbd(c), c));
@@ -246,9 +438,13 @@ impl NetbenchParams {
         programs.push(Program { role: "probe".into(), ops });
         let ps_ops = if p.ps > 0 { vec![Op::Compute { cycles: p.ps }, Op::Exit] } else { vec![Op::Exit] };
         programs.push(Program { role: "ps".into(), ops: ps_ops });
+        if by_daemon {
+            programs.push(Program { role: "daemon".into(), ops: forks });
+        }
 
         let counted = (0..2 * n).map(|ch| ch % 2 == 1).collect();
         let (n64, probes) = (n as u64, p.probes as u64);
+        let total_ops: u64 = client_ops.iter().map(|&o| o as u64).sum();
         Ok(Workload {
             spec: self.canonical(),
             programs,
@@ -261,8 +457,8 @@ impl NetbenchParams {
                 per_count: (8 * p.bytes as u64, 1_000_000),
                 timeout_ns: Some(p.timeout_ns),
             },
-            expected_messages: 2 * n64 * p.ops as u64,
-            expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes,
+            expected_messages: 2 * total_ops,
+            expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes + by_daemon as u64,
             bound,
             working_set: Vec::new(),
         })

@@ -23,6 +23,9 @@ fn the_estimate_matches_the_built_workload() {
     for (n, probes, io) in [(1, 0, 0), (4, 30, 0), (7, 3, 500)] {
         specs.push(format!("netbench:clients={n},ops=3,probes={probes},io_ns={io}"));
     }
+    for extra in ["fork=daemon", "mode=live,case_ns=100000000", "fork=daemon,mode=live,case_ns=100000000,per_case=3"] {
+        specs.push(format!("netbench:clients=7,ops=3,probes=2,{extra}"));
+    }
     for (n, c, d) in [(1, 1, 1), (256, 256, 2), (10, 3, 4)] {
         specs.push(format!("webbench:servers={n},clients={c},requests=5,depth={d}"));
     }

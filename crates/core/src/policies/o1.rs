@@ -1,6 +1,8 @@
-//! O(1): Ingo Molnar's scheduler as of early 2002 (2.5.3–2.5.8, the -J/-K series;
-//! S11, S12, S13 in docs/sources.md), the scheduler of the NetBench starvation report
-//! (S10).
+//! O(1): Ingo Molnar's scheduler of 2002 (S11, S12, S13 in docs/sources.md), the
+//! scheduler of the NetBench starvation report (S10), in three eras (`era=`, [`Era`]): `j7`, the
+//! kernel the report ran (the -J7 patch of 25 Jan 2002); `2.5`, mid 2002 (the default);
+//! `2.6`, with 2.6's starvation changes. Every constant and switch is an option that
+//! overrides its era's value.
 //!
 //! * **Per-CPU runqueues**, each under its own lock, each with two *priority arrays*
 //!   (`active`, `expired`): 140 FIFO lists (RT 0..99, SCHED_OTHER 100..139; lower is
@@ -39,9 +41,10 @@
 //! * A forked child never preempts on its wake-up (`wake_up_forked_process` has no
 //!   preemption test) — except that a child put on an *idle* CPU (only the engines'
 //!   parentless root task or a runtime spawn with a CPU hint can be) kicks that CPU.
-//! * `load_balance` walks each priority list from its tail towards its head and, on a
-//!   busy CPU, pulls up to `imbalance` tasks over both arrays (S12). The mid-2002
-//!   text looks only at each list's tail and pulls at most one task per array.
+//! * `load_balance` (eras `2.5`, `2.6`) walks each priority list from its tail towards
+//!   its head and, on a busy CPU, pulls up to `imbalance` tasks over both arrays, as
+//!   from 2.5.27 (July 2002); before that (era `j7`) it looked only at each list's tail
+//!   and pulled at most one task per array.
 //! * `load_balance` runs outside the local runqueue lock and takes both locks in
 //!   ascending CPU order (the kernel holds the local lock and re-takes it in order only
 //!   when a trylock of the busiest queue fails); it therefore always re-reads the local
@@ -53,10 +56,26 @@
 //! * `sched_exit` (the parent reclaiming an exiting child's slice and sleep_avg) is not
 //!   modelled: the engines have no `wait()` in which the parent would reap the child.
 //!
-//! Fix options: `expired_prio_guard=on` adds 2.6's clause (a task is also
-//! expired when its static priority is worse than the best static priority already
-//! waiting in the expired array, `best_expired_prio`); `scale=off` makes the starvation
-//! deadline `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
+//! Fix options: `expired_prio_guard=on` adds 2.6's clause (a task is also expired when
+//! its static priority is worse than the best static priority already waiting in the
+//! expired array, `best_expired_prio`); `scale=off` makes the starvation deadline
+//! `STARVATION_LIMIT + 1` ticks whatever `nr_running`.
+//!
+//! What differs between the eras ([`Era`] names the sources):
+//!
+//! * `j7`: `PRIO_BONUS_RATIO` 70 (a bonus of ±14), `INTERACTIVE_DELTA` 3, and
+//!   `TASK_INTERACTIVE` as `prio ≤ PRIO_INTERACTIVE || (prio < PRIO_CPU_HOG && prio ≤
+//!   static_prio − 3)` ([`InteractiveRule::J7`]); `load_balance` looks at the tail of
+//!   each list only and takes at most one task per array ([`BalanceScan::Tail`]).
+//! * `2.6`: `sleep_avg` is kept in ticks here (2.6 keeps nanoseconds): the run time
+//!   charged at switch-out and the run-queue wait credited at pick are converted with
+//!   a per-task sub-tick remainder. Every wake-up is credited at `ON_RUNQUEUE_WEIGHT`
+//!   (2.6's `activated == 1`, a wake-up from process context): the engines do not
+//!   tell interrupt wake-ups (`activated == 2`, full credit) apart. 2.6's
+//!   `interactive_credit`, its `INTERACTIVE_SLEEP` cap on a long sleep's credit and the
+//!   sleep credit scaled by `MAX_BONUS − CURRENT_BONUS` are not modelled; timeslices,
+//!   `sched_yield` and the rest are those of the 2002 model.
+//! * All eras keep the January 2002 `sched_yield` (above).
 //!
 //! Costs reported to the platform: a `Work::ListOp` per enqueue/dequeue, a
 //! `Work::Recalc` per `effective_prio`/timeslice computation, one `Work::Goodness` for the
@@ -81,7 +100,7 @@ pub struct Kind;
 impl PolicyKind for Kind {
     const NAME: &'static str = "o1";
     const SUMMARY: &'static str =
-        "Linux 2.5's O(1) scheduler, early 2002: per-CPU active/expired priority arrays, sleep_avg interactivity, load_balance";
+        "Linux 2.5's O(1) scheduler (eras: j7 = the -J7 patch of Jan 2002, 2.5 = mid 2002, 2.6): per-CPU active/expired priority arrays, sleep_avg interactivity, load_balance";
     type Config = O1Config;
 
     fn build<P: Platform>(cfg: &O1Config, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
@@ -157,19 +176,91 @@ impl Span {
     }
 }
 
-/// The `o1:` options. Defaults are the early-2002 values (S12 in docs/sources.md); times are kept as
-/// given and converted to ticks when the policy is built for a machine's HZ.
+/// A kernel the options' defaults are taken from (`era=`); every option still
+/// overrides its era's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// The kernel of the NetBench report: the -J7 patch (2.5.3-pre5 / 2.4.17, 25–26
+    /// Jan 2002). Its constants (`PRIO_BONUS_RATIO` 70, `INTERACTIVE_DELTA` 3,
+    /// `PRIO_INTERACTIVE_RATIO` 20, `PRIO_CPU_HOG_RATIO` 60, 300 ms, 2 s, 2 s) as in
+    /// include/linux/sched.h of Ingo Molnar's "[patch] [sched] interactiveness updates
+    /// to -J4, 2.5.3-pre3" (LKML, 25 Jan 2002), which -J7 combines with eight other
+    /// patches ("[patch] O(1) scheduler, -J7", LKML, 25 Jan 2002), and as Jack Vogel's
+    /// "[PATCH]: O(1) 2.5.3-pre5 J7 Tuneable Parameters" (LKML, 26 Jan 2002) shows them
+    /// in J7's sched.h; its `TASK_INTERACTIVE` and the early-2002 `load_balance`.
+    J7,
+    /// Mid 2002 (kernel/sched.c of 2.5.27–2.5.59): `PRIO_BONUS_RATIO` 25,
+    /// `INTERACTIVE_DELTA` 2, `TASK_INTERACTIVE` by `DELTA(p)`, and Ingo Molnar's July
+    /// 2002 `load_balance` ("[patch] scheduler bits for 2.5.27, -B3", LKML, 22 Jul
+    /// 2002: "scan the whole list to find imbalance number of tasks, not just the tail
+    /// of the list"). The default.
+    V25,
+    /// 2.6's starvation changes (kernel/sched.c of 2.6.0–2.6.7): the `best_expired_prio`
+    /// clause, `expired_timestamp` set at every slice expiry, run-queue waiting credited
+    /// to `sleep_avg` (`ON_RUNQUEUE_WEIGHT` 30 %), `sleep_avg` charged by run time
+    /// instead of per tick, `MAX_TIMESLICE` 200 ms, `MAX_SLEEP_AVG` =
+    /// `AVG_TIMESLICE · MAX_BONUS` (1 s at HZ = 100), `STARVATION_LIMIT` =
+    /// `MAX_SLEEP_AVG`, `BUSY_REBALANCE_TICK` HZ/5.
+    V26,
+}
+
+impl Era {
+    pub const ALL: [Era; 3] = [Era::J7, Era::V25, Era::V26];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::J7 => "j7",
+            Era::V25 => "2.5",
+            Era::V26 => "2.6",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Era, SpecError> {
+        Era::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| SpecError(format!("policy 'o1': era='{s}' is not one of j7, 2.5, 2.6")))
+    }
+}
+
+/// How `TASK_INTERACTIVE` rates a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InteractiveRule {
+    /// January 2002 (-J4 to -J7): `prio ≤ PRIO_INTERACTIVE` or (`prio < PRIO_CPU_HOG`
+    /// and `prio ≤ NICE_TO_PRIO(nice) − INTERACTIVE_DELTA`), the two thresholds at
+    /// `PRIO_INTERACTIVE_RATIO` and `PRIO_CPU_HOG_RATIO` percent of the nice range.
+    J7,
+    /// Mid 2002 on: `prio ≤ static_prio − DELTA(p)`, `DELTA(p)` nice-scaled.
+    Delta,
+}
+
+/// Which tasks `load_balance` looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalanceScan {
+    /// Before July 2002: each list's tail only, at most one task from the expired
+    /// array and then one from the active array.
+    Tail,
+    /// From July 2002: each list from its tail towards its head, up to `imbalance`
+    /// tasks over both arrays.
+    Walk,
+}
+
+/// The `o1:` options. Defaults are those of [`Era::V25`] (the policy's behaviour
+/// before eras existed); times are kept as given and converted to ticks when the
+/// policy is built for a machine's HZ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct O1Config {
+    /// The kernel the other options' defaults come from.
+    pub era: Era,
     /// `MIN_TIMESLICE` (10 ms).
     pub min_timeslice: Span,
     /// `MAX_TIMESLICE` (300 ms; 180 ms before -J4, 200 ms in 2.6).
     pub max_timeslice: Span,
-    /// `MAX_SLEEP_AVG` (2 s).
+    /// `MAX_SLEEP_AVG` (2 s; 1 s in 2.6 at HZ = 100).
     pub max_sleep_avg: Span,
-    /// `STARVATION_LIMIT` (2 s; 10 s later).
+    /// `STARVATION_LIMIT` (2 s; `MAX_SLEEP_AVG` in 2.6).
     pub starvation_limit: Span,
-    /// `BUSY_REBALANCE_TICK` (HZ/4 = 250 ms; HZ/5 later).
+    /// `BUSY_REBALANCE_TICK` (HZ/4 = 250 ms; HZ/5 in 2.6).
     pub busy_rebalance: Span,
     /// `IDLE_REBALANCE_TICK` (HZ/1000, at least one tick).
     pub idle_rebalance: Span,
@@ -177,23 +268,43 @@ pub struct O1Config {
     /// is not pulled away. 2002's i386 value, `cacheflush_time/cpu_khz × HZ/1000`, is 0
     /// at HZ = 100 for every machine of the original experiments.
     pub cache_decay: Span,
-    /// `PRIO_BONUS_RATIO` (25 %; 70 in -J4).
+    /// `PRIO_BONUS_RATIO` (25 %; 70 in -J4 to -J7).
     pub prio_bonus_ratio: u32,
-    /// `INTERACTIVE_DELTA` (2; 3 in -J4).
+    /// `INTERACTIVE_DELTA` (2; 3 in -J4 to -J7).
     pub interactive_delta: i32,
+    /// `TASK_INTERACTIVE`'s form (`interactive=j7|delta`).
+    pub interactive: InteractiveRule,
+    /// `PRIO_INTERACTIVE_RATIO` (20 %; the J7 rule only).
+    pub prio_interactive_ratio: u32,
+    /// `PRIO_CPU_HOG_RATIO` (60 %; the J7 rule only).
+    pub prio_cpu_hog_ratio: u32,
     /// `CHILD_PENALTY` (95 %).
     pub child_penalty: u32,
     /// `PARENT_PENALTY` (100 %).
     pub parent_penalty: u32,
-    /// Fix option: 2.6's `best_expired_prio` clause of `EXPIRED_STARVING` (off in 2002).
+    /// `load_balance`'s scan (`balance=tail|walk`).
+    pub balance: BalanceScan,
+    /// 2.6's `best_expired_prio` clause of `EXPIRED_STARVING` (off in 2002).
     pub expired_prio_guard: bool,
-    /// `STARVATION_LIMIT` scaled by `nr_running`, as in 2002 (on); off is a fix option.
+    /// `STARVATION_LIMIT` scaled by `nr_running`, as in 2002 and 2.6 (on); off is a
+    /// fix option.
     pub scale: bool,
+    /// 2.6: `expired_timestamp` is set at every slice expiry, also when the task is
+    /// re-inserted into the active array (2002: only when a task is expired).
+    pub stamp_any: bool,
+    /// 2.6's `ON_RUNQUEUE_WEIGHT`: this percentage of the time a woken task waited on
+    /// the run queue is credited to its `sleep_avg` when it is picked (0: off, 2002).
+    pub runqueue_credit: u32,
+    /// 2.6: `sleep_avg` is charged the run time at each switch-out instead of one
+    /// tick per tick run (2002).
+    pub charge_run: bool,
 }
 
-impl Default for O1Config {
-    fn default() -> Self {
-        O1Config {
+impl O1Config {
+    /// The options of `era`.
+    pub fn era(era: Era) -> O1Config {
+        let v25 = O1Config {
+            era,
             min_timeslice: Span::Ms(10),
             max_timeslice: Span::Ms(300),
             max_sleep_avg: Span::Ms(2000),
@@ -203,11 +314,45 @@ impl Default for O1Config {
             cache_decay: Span::Ticks(0),
             prio_bonus_ratio: 25,
             interactive_delta: 2,
+            interactive: InteractiveRule::Delta,
+            prio_interactive_ratio: 20,
+            prio_cpu_hog_ratio: 60,
             child_penalty: 95,
             parent_penalty: 100,
+            balance: BalanceScan::Walk,
             expired_prio_guard: false,
             scale: true,
+            stamp_any: false,
+            runqueue_credit: 0,
+            charge_run: false,
+        };
+        match era {
+            Era::V25 => v25,
+            Era::J7 => O1Config {
+                prio_bonus_ratio: 70,
+                interactive_delta: 3,
+                interactive: InteractiveRule::J7,
+                balance: BalanceScan::Tail,
+                ..v25
+            },
+            Era::V26 => O1Config {
+                max_timeslice: Span::Ms(200),
+                max_sleep_avg: Span::Ms(1000),
+                starvation_limit: Span::Ms(1000),
+                busy_rebalance: Span::Ms(200),
+                expired_prio_guard: true,
+                stamp_any: true,
+                runqueue_credit: 30,
+                charge_run: true,
+                ..v25
+            },
         }
+    }
+}
+
+impl Default for O1Config {
+    fn default() -> Self {
+        O1Config::era(Era::V25)
     }
 }
 
@@ -242,8 +387,26 @@ fn on_off(b: bool) -> &'static str {
     }
 }
 
+fn choice_opt<T: Copy + PartialEq>(
+    spec: &mut Spec,
+    key: &str,
+    default: T,
+    choices: &[(&str, T)],
+) -> Result<T, SpecError> {
+    let name = choices.iter().find(|(_, v)| *v == default).map_or("", |(n, _)| *n);
+    let raw = spec.get_str(key, name);
+    choices.iter().find(|(n, _)| *n == raw).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        SpecError(format!("policy 'o1': {key}='{raw}' is not one of {}", names.join(", ")))
+    })
+}
+
+const INTERACTIVE_RULES: &[(&str, InteractiveRule)] = &[("j7", InteractiveRule::J7), ("delta", InteractiveRule::Delta)];
+const BALANCE_SCANS: &[(&str, BalanceScan)] = &[("tail", BalanceScan::Tail), ("walk", BalanceScan::Walk)];
+
 impl PolicyOptions for O1Config {
     const KEYS: &'static [&'static str] = &[
+        "era",
         "min_timeslice",
         "max_timeslice",
         "max_sleep_avg",
@@ -253,18 +416,29 @@ impl PolicyOptions for O1Config {
         "cache_decay",
         "prio_bonus_ratio",
         "interactive_delta",
+        "interactive",
+        "prio_interactive_ratio",
+        "prio_cpu_hog_ratio",
         "child_penalty",
         "parent_penalty",
+        "balance",
         "expired_prio_guard",
         "scale",
+        "stamp_any",
+        "runqueue_credit",
+        "charge_run",
     ];
-    const SYNTAX: &'static str = "min_timeslice=T,max_timeslice=T,max_sleep_avg=T,starvation_limit=T,\
-busy_rebalance=T,idle_rebalance=T,cache_decay=T,prio_bonus_ratio=N,interactive_delta=N,child_penalty=N,\
-parent_penalty=N,expired_prio_guard=on|off,scale=on|off (T: ticks, or Nms, Ns)";
+    const SYNTAX: &'static str = "era=j7|2.5|2.6,min_timeslice=T,max_timeslice=T,max_sleep_avg=T,starvation_limit=T,\
+busy_rebalance=T,idle_rebalance=T,cache_decay=T,prio_bonus_ratio=N,interactive_delta=N,interactive=j7|delta,\
+prio_interactive_ratio=N,prio_cpu_hog_ratio=N,child_penalty=N,parent_penalty=N,balance=tail|walk,\
+expired_prio_guard=on|off,scale=on|off,stamp_any=on|off,runqueue_credit=N,charge_run=on|off \
+(T: ticks, or Nms, Ns; the era sets every other option's default)";
 
     fn parse(spec: &mut Spec) -> Result<O1Config, SpecError> {
-        let d = O1Config::default();
+        let era = Era::parse(&spec.get_str("era", Era::V25.name()))?;
+        let d = O1Config::era(era);
         Ok(O1Config {
+            era,
             min_timeslice: span_opt(spec, "min_timeslice", d.min_timeslice, true)?,
             max_timeslice: span_opt(spec, "max_timeslice", d.max_timeslice, true)?,
             max_sleep_avg: span_opt(spec, "max_sleep_avg", d.max_sleep_avg, true)?,
@@ -274,17 +448,28 @@ parent_penalty=N,expired_prio_guard=on|off,scale=on|off (T: ticks, or Nms, Ns)";
             cache_decay: span_opt(spec, "cache_decay", d.cache_decay, false)?,
             prio_bonus_ratio: spec.get("prio_bonus_ratio", d.prio_bonus_ratio, 0..=100)?,
             interactive_delta: spec.get("interactive_delta", d.interactive_delta, -40..=40)?,
+            interactive: choice_opt(spec, "interactive", d.interactive, INTERACTIVE_RULES)?,
+            prio_interactive_ratio: spec.get("prio_interactive_ratio", d.prio_interactive_ratio, 0..=100)?,
+            prio_cpu_hog_ratio: spec.get("prio_cpu_hog_ratio", d.prio_cpu_hog_ratio, 0..=100)?,
             child_penalty: spec.get("child_penalty", d.child_penalty, 0..=100)?,
             parent_penalty: spec.get("parent_penalty", d.parent_penalty, 0..=100)?,
+            balance: choice_opt(spec, "balance", d.balance, BALANCE_SCANS)?,
             expired_prio_guard: switch_opt(spec, "expired_prio_guard", d.expired_prio_guard)?,
             scale: switch_opt(spec, "scale", d.scale)?,
+            stamp_any: switch_opt(spec, "stamp_any", d.stamp_any)?,
+            runqueue_credit: spec.get("runqueue_credit", d.runqueue_credit, 0..=100)?,
+            charge_run: switch_opt(spec, "charge_run", d.charge_run)?,
         })
     }
 
-    /// `o1` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
+    /// `o1`, then `era=` unless it is the default era, then the options that differ
+    /// from that era's values, in [`Self::KEYS`] order.
     fn canonical(&self, name: &str) -> String {
-        let d = O1Config::default();
+        let d = O1Config::era(self.era);
         let mut parts: Vec<String> = Vec::new();
+        if self.era != Era::V25 {
+            parts.push(format!("era={}", self.era.name()));
+        }
         let mut span = |key: &str, v: Span, dv: Span| {
             if v != dv {
                 parts.push(format!("{key}={}", v.show()));
@@ -297,23 +482,38 @@ parent_penalty=N,expired_prio_guard=on|off,scale=on|off (T: ticks, or Nms, Ns)";
         span("busy_rebalance", self.busy_rebalance, d.busy_rebalance);
         span("idle_rebalance", self.idle_rebalance, d.idle_rebalance);
         span("cache_decay", self.cache_decay, d.cache_decay);
-        let numbers = [
-            ("prio_bonus_ratio", self.prio_bonus_ratio as i64, d.prio_bonus_ratio as i64),
-            ("interactive_delta", self.interactive_delta as i64, d.interactive_delta as i64),
-            ("child_penalty", self.child_penalty as i64, d.child_penalty as i64),
-            ("parent_penalty", self.parent_penalty as i64, d.parent_penalty as i64),
-        ];
-        for (key, v, dv) in numbers {
+        let num = |parts: &mut Vec<String>, key: &str, v: i64, dv: i64| {
             if v != dv {
                 parts.push(format!("{key}={v}"));
             }
-        }
-        for (key, v, dv) in
-            [("expired_prio_guard", self.expired_prio_guard, d.expired_prio_guard), ("scale", self.scale, d.scale)]
-        {
+        };
+        let choice = |parts: &mut Vec<String>, key: &str, v: &str, dv: &str| {
+            if v != dv {
+                parts.push(format!("{key}={v}"));
+            }
+        };
+        let rule = |r: InteractiveRule| INTERACTIVE_RULES.iter().find(|(_, x)| *x == r).map_or("", |(n, _)| *n);
+        let scan = |b: BalanceScan| BALANCE_SCANS.iter().find(|(_, x)| *x == b).map_or("", |(n, _)| *n);
+        num(&mut parts, "prio_bonus_ratio", self.prio_bonus_ratio as i64, d.prio_bonus_ratio as i64);
+        num(&mut parts, "interactive_delta", self.interactive_delta as i64, d.interactive_delta as i64);
+        choice(&mut parts, "interactive", rule(self.interactive), rule(d.interactive));
+        num(&mut parts, "prio_interactive_ratio", self.prio_interactive_ratio as i64, d.prio_interactive_ratio as i64);
+        num(&mut parts, "prio_cpu_hog_ratio", self.prio_cpu_hog_ratio as i64, d.prio_cpu_hog_ratio as i64);
+        num(&mut parts, "child_penalty", self.child_penalty as i64, d.child_penalty as i64);
+        num(&mut parts, "parent_penalty", self.parent_penalty as i64, d.parent_penalty as i64);
+        choice(&mut parts, "balance", scan(self.balance), scan(d.balance));
+        for (key, v, dv) in [
+            ("expired_prio_guard", self.expired_prio_guard, d.expired_prio_guard),
+            ("scale", self.scale, d.scale),
+            ("stamp_any", self.stamp_any, d.stamp_any),
+        ] {
             if v != dv {
                 parts.push(format!("{key}={}", on_off(v)));
             }
+        }
+        num(&mut parts, "runqueue_credit", self.runqueue_credit as i64, d.runqueue_credit as i64);
+        if self.charge_run != d.charge_run {
+            parts.push(format!("charge_run={}", on_off(self.charge_run)));
         }
         if parts.is_empty() {
             name.to_string()
@@ -342,6 +542,13 @@ pub struct Tunables {
     pub parent_penalty: u64,
     pub expired_prio_guard: bool,
     pub scale: bool,
+    pub interactive_rule: InteractiveRule,
+    pub prio_interactive_ratio: i64,
+    pub prio_cpu_hog_ratio: i64,
+    pub balance: BalanceScan,
+    pub stamp_any: bool,
+    pub runqueue_credit: u64,
+    pub charge_run: bool,
 }
 
 impl Tunables {
@@ -366,6 +573,13 @@ impl Tunables {
             parent_penalty: cfg.parent_penalty as u64,
             expired_prio_guard: cfg.expired_prio_guard,
             scale: cfg.scale,
+            interactive_rule: cfg.interactive,
+            prio_interactive_ratio: cfg.prio_interactive_ratio as i64,
+            prio_cpu_hog_ratio: cfg.prio_cpu_hog_ratio as i64,
+            balance: cfg.balance,
+            stamp_any: cfg.stamp_any,
+            runqueue_credit: cfg.runqueue_credit as u64,
+            charge_run: cfg.charge_run,
         };
         if tun.min_timeslice > tun.max_timeslice {
             return Err(SpecError(format!(
@@ -427,12 +641,26 @@ impl Tunables {
         (static_prio as i64 - self.bonus(sleep_avg)).clamp(MAX_RT_PRIO as i64, MAX_PRIO as i64 - 1) as u8
     }
 
-    /// `TASK_INTERACTIVE(p)`: `prio ≤ static_prio − DELTA(p)` with `DELTA(p) =
-    /// nice·(MAX_USER_PRIO·RATIO/100)/40 + INTERACTIVE_DELTA` (C division, towards 0).
+    /// `TASK_INTERACTIVE(p)`. Mid 2002: `prio ≤ static_prio − DELTA(p)` with
+    /// `DELTA(p) = nice·(MAX_USER_PRIO·RATIO/100)/40 + INTERACTIVE_DELTA` (C division,
+    /// towards 0). -J7: `prio ≤ PRIO_INTERACTIVE`, or `prio < PRIO_CPU_HOG` and `prio ≤
+    /// static_prio − INTERACTIVE_DELTA`, with `PRIO_X = MAX_RT_PRIO +
+    /// MAX_USER_PRIO·X_RATIO/100` (108 and 124 at the -J7 ratios).
     pub fn interactive(&self, prio: u8, static_prio: u8) -> bool {
-        let nice = static_prio as i64 - 120;
-        let delta = nice * (MAX_USER_PRIO * self.prio_bonus_ratio / 100) / 40 + self.interactive_delta;
-        prio as i64 <= static_prio as i64 - delta
+        let (prio, static_prio) = (prio as i64, static_prio as i64);
+        match self.interactive_rule {
+            InteractiveRule::Delta => {
+                let nice = static_prio - 120;
+                let delta = nice * (MAX_USER_PRIO * self.prio_bonus_ratio / 100) / 40 + self.interactive_delta;
+                prio <= static_prio - delta
+            }
+            InteractiveRule::J7 => {
+                let rt = MAX_RT_PRIO as i64;
+                let prio_interactive = rt + MAX_USER_PRIO * self.prio_interactive_ratio / 100;
+                let prio_cpu_hog = rt + MAX_USER_PRIO * self.prio_cpu_hog_ratio / 100;
+                prio <= prio_interactive || (prio < prio_cpu_hog && prio <= static_prio - self.interactive_delta)
+            }
+        }
     }
 }
 
@@ -455,6 +683,25 @@ struct O1Task {
     sleep_timestamp: AtomicU64,
     /// Created and not yet woken: the wake-up is `wake_up_forked_process`.
     forked: AtomicBool,
+    /// Platform time (ns) the task was last picked: its run time is charged from here
+    /// (`charge_run`).
+    ran_since: AtomicU64,
+    /// Platform time + 1 of the wake-up whose run-queue wait is still to be credited
+    /// (2.6's `activated`; 0: none).
+    woke_at: AtomicU64,
+    /// Sub-tick remainders (ns) of the run time charged and the waiting credited.
+    charge_rem: AtomicU64,
+    credit_rem: AtomicU64,
+    /// Observation only (never read by the algorithm): platform time + 1 since which
+    /// the task waits on a run queue (0: not waiting), and whether that wait began in
+    /// the expired array.
+    ready_at: AtomicU64,
+    ready_expired: AtomicBool,
+    /// Wait from the fork's wake-up to the first run, + 1 (0: never ran).
+    first_wait: AtomicU64,
+    /// Longest wait on a run queue, and whether it began in the expired array.
+    max_wait: AtomicU64,
+    max_wait_expired: AtomicBool,
 }
 
 /// A `prio_array`: 140 FIFO lists, a bitmap of the non-empty ones, their total.
@@ -733,6 +980,66 @@ impl<P: Platform> O1<P> {
         }
         self.enqueue(p, rq, t, rq.active);
         self.set_nr_running(rq, rq.nr_running + 1);
+        self.note_ready(p, t, false);
+    }
+
+    /// Observation: `t` starts to wait on a run queue now, in the expired array or not.
+    fn note_ready(&self, p: &P, t: TaskId, expired: bool) {
+        let ot = self.task(t);
+        ot.ready_at.store(p.now() + 1, Relaxed);
+        ot.ready_expired.store(expired, Relaxed);
+    }
+
+    /// Observation: `t` is dispatched now; its wait ends.
+    fn note_run(&self, p: &P, t: TaskId) {
+        let ot = self.task(t);
+        let since = ot.ready_at.swap(0, Relaxed);
+        if since == 0 {
+            return;
+        }
+        let wait = p.now().saturating_sub(since - 1);
+        if ot.first_wait.load(Relaxed) == 0 {
+            ot.first_wait.store(wait + 1, Relaxed);
+        }
+        if wait > ot.max_wait.load(Relaxed) {
+            ot.max_wait.store(wait, Relaxed);
+            ot.max_wait_expired.store(ot.ready_expired.load(Relaxed), Relaxed);
+        }
+    }
+
+    /// Add `ns` to a sub-tick remainder and return the whole ticks it makes.
+    fn whole_ticks(&self, rem: &AtomicU64, ns: u64) -> u64 {
+        let total = rem.load(Relaxed) + ns;
+        rem.store(total % self.tick_ns, Relaxed);
+        total / self.tick_ns
+    }
+
+    /// 2.6's `schedule()` on a picked task woken from a sleep: `runqueue_credit` % of
+    /// the time it waited on the run queue since the wake-up counts as sleep, and its
+    /// priority is recomputed (it stays the task picked).
+    fn credit_wait(&self, p: &P, rq: &mut Runqueue, t: TaskId) {
+        let ot = self.task(t);
+        let woke = ot.woke_at.swap(0, Relaxed);
+        if woke == 0 || self.tun.runqueue_credit == 0 || self.is_rt(t) {
+            return;
+        }
+        let waited = p.now().saturating_sub(woke - 1);
+        // The kernel's fixed-point `delta · (ON_RUNQUEUE_WEIGHT · 128 / 100) / 128`.
+        let credit = waited.saturating_mul(self.tun.runqueue_credit * 128 / 100) / 128;
+        let ticks = self.whole_ticks(&ot.credit_rem, credit);
+        if ticks == 0 {
+            return;
+        }
+        p.touch(Line::Task(t), Access::Write);
+        let avg = (ot.sleep_avg.load(Relaxed) + ticks).min(self.tun.max_sleep_avg);
+        ot.sleep_avg.store(avg, Relaxed);
+        p.charge(Work::Recalc);
+        let prio = self.tun.effective_prio(ot.static_prio.load(Relaxed), avg);
+        if prio != ot.prio.load(Relaxed) {
+            let which = self.dequeue(p, rq, t).unwrap_or(rq.active);
+            ot.prio.store(prio, Relaxed);
+            self.enqueue(p, rq, t, which);
+        }
     }
 
     /// `deactivate_task`.
@@ -789,7 +1096,9 @@ impl<P: Platform> O1<P> {
             self.enqueue(p, rq, t, which);
             return true;
         }
-        ot.sleep_avg.store(ot.sleep_avg.load(Relaxed).saturating_sub(1), Relaxed);
+        if !self.tun.charge_run {
+            ot.sleep_avg.store(ot.sleep_avg.load(Relaxed).saturating_sub(1), Relaxed);
+        }
         if left > 0 {
             ot.time_slice.store(left, Relaxed);
             return false;
@@ -800,6 +1109,9 @@ impl<P: Platform> O1<P> {
         ot.prio.store(prio, Relaxed);
         ot.time_slice.store(self.tun.timeslice(static_prio), Relaxed);
         let interactive = self.tun.interactive(prio, static_prio);
+        if self.tun.stamp_any {
+            rq.expired_timestamp.get_or_insert(jiffies);
+        }
         let tr = &self.trace;
         if !interactive || self.expired_starving(rq, jiffies, static_prio) {
             let why = if interactive { &tr.expired_starving } else { &tr.expired_not_interactive };
@@ -824,9 +1136,19 @@ impl<P: Platform> O1<P> {
     /// also dates its cache) and, if it blocked or exited, its runqueue.
     fn put_prev(&self, p: &P, rq: &mut Runqueue, t: TaskId, state: PrevState, jiffies: u64) {
         p.touch(Line::Task(t), Access::Write);
-        self.task(t).sleep_timestamp.store(jiffies, Relaxed);
-        if state != PrevState::Runnable && self.common.tasks.get(t).on_rq() == Some(rq.cpu) {
+        let ot = self.task(t);
+        ot.sleep_timestamp.store(jiffies, Relaxed);
+        if self.tun.charge_run && !self.is_rt(t) {
+            // 2.6: `prev->sleep_avg -= run_time` (in ns there; here in whole ticks).
+            let ran = p.now().saturating_sub(ot.ran_since.load(Relaxed));
+            let ticks = self.whole_ticks(&ot.charge_rem, ran);
+            ot.sleep_avg.store(ot.sleep_avg.load(Relaxed).saturating_sub(ticks), Relaxed);
+        }
+        let on_rq = self.common.tasks.get(t).on_rq() == Some(rq.cpu);
+        if state != PrevState::Runnable && on_rq {
             self.deactivate(p, rq, t);
+        } else if on_rq {
+            self.note_ready(p, t, ot.array.load(Relaxed) as usize != rq.active);
         }
     }
 
@@ -852,7 +1174,13 @@ impl<P: Platform> O1<P> {
             }
             p.charge(Work::Goodness);
             let array = &rq.arrays[rq.active];
-            array.scan_from(0).and_then(|idx| array.queue[idx].first())
+            let next = array.scan_from(0).and_then(|idx| array.queue[idx].first());
+            if let Some(n) = next {
+                self.credit_wait(p, rq, n);
+                self.task(n).ran_since.store(p.now(), Relaxed);
+                self.note_run(p, n);
+            }
+            next
         };
         if next != prev {
             rq.nr_switches += 1;
@@ -910,7 +1238,10 @@ impl<P: Platform> O1<P> {
                 return 0;
             }
             let max = if idle { 1 } else { imbalance.max(1) as usize };
-            self.pull_tasks(p, here, there, max, jiffies, kick)
+            match self.tun.balance {
+                BalanceScan::Walk => self.pull_tasks(p, here, there, max, jiffies, kick),
+                BalanceScan::Tail => self.pull_tails(p, here, there, max, jiffies, kick),
+            }
         });
         self.pulled.fetch_add(pulled as u64, Relaxed);
         pulled
@@ -945,6 +1276,44 @@ impl<P: Platform> O1<P> {
                     }
                 }
                 idx = there.arrays[which].scan_from(i + 1);
+            }
+        }
+        moved
+    }
+
+    /// The pull of `load_balance` before July 2002: the expired array (if it has
+    /// tasks) and then the active one, best priority first, but only the *tail* of
+    /// each list is looked at (the scan stepped from the tail to the list head and
+    /// took that for the end of the list); after a pull a busy CPU with `imbalance`
+    /// left moves on to the active array, and a pull from the active array ends the
+    /// balance: at most one task per array.
+    fn pull_tails(
+        &self,
+        p: &P,
+        here: &mut Runqueue,
+        there: &mut Runqueue,
+        max: usize,
+        jiffies: u64,
+        kick: bool,
+    ) -> usize {
+        let mut moved = 0;
+        let expired = there.expired();
+        let from_expired = there.arrays[expired].nr_active > 0;
+        let arrays = [from_expired.then_some(expired), Some(there.active)];
+        for which in arrays.into_iter().flatten() {
+            let mut idx = there.arrays[which].scan_from(0);
+            while let Some(i) = idx {
+                if let Some(t) = there.arrays[which].queue[i].last() {
+                    if self.can_migrate(p, there, t, here.cpu, jiffies) {
+                        self.pull_task(p, here, there, t, kick);
+                        moved += 1;
+                        break;
+                    }
+                }
+                idx = there.arrays[which].scan_from(i + 1);
+            }
+            if moved == max {
+                break;
             }
         }
         moved
@@ -1104,6 +1473,13 @@ impl<P: Platform> Policy<P> for O1<P> {
         ot.sleep_avg.store(avg, Relaxed);
         ot.sleep_timestamp.store(jiffies, Relaxed);
         ot.forked.store(true, Relaxed);
+        for field in
+            [&ot.ran_since, &ot.woke_at, &ot.charge_rem, &ot.credit_rem, &ot.ready_at, &ot.first_wait, &ot.max_wait]
+        {
+            field.store(0, Relaxed);
+        }
+        ot.ready_expired.store(false, Relaxed);
+        ot.max_wait_expired.store(false, Relaxed);
     }
 
     /// `try_to_wake_up`: activate on the task's own CPU and preempt that CPU's task if
@@ -1120,6 +1496,9 @@ impl<P: Platform> Policy<P> for O1<P> {
             }
             let forked = ot.forked.swap(false, Relaxed);
             self.activate(p, rq, id, jiffies);
+            if !forked {
+                ot.woke_at.store(p.now() + 1, Relaxed);
+            }
             let preempt = if forked { rq.curr.is_none() } else { ot.prio.load(Relaxed) < self.curr_prio(p, rq) };
             if preempt {
                 p.resched(rq.cpu);
@@ -1219,6 +1598,19 @@ impl<P: Platform> Policy<P> for O1<P> {
             ("reinserted_over_expired", tr.reinserted_over_expired.load(Relaxed)),
             ("max_swap_wait_ticks", tr.max_swap_wait_ticks.load(Relaxed)),
             ("max_expired", tr.max_expired.load(Relaxed)),
+        ]
+    }
+
+    /// `sleep_avg_ticks` now; `first_wait_ns` from the fork's wake-up to the first run
+    /// (0 if it never ran); `max_wait_ns`, the longest wait on a run queue, and
+    /// `max_wait_expired`, 1 if that wait began in the expired array.
+    fn task_stats(&self, t: TaskId) -> Vec<(&'static str, u64)> {
+        let Some(ot) = self.o1.get(t as usize) else { return Vec::new() };
+        vec![
+            ("sleep_avg_ticks", ot.sleep_avg.load(Relaxed)),
+            ("first_wait_ns", ot.first_wait.load(Relaxed).saturating_sub(1)),
+            ("max_wait_ns", ot.max_wait.load(Relaxed)),
+            ("max_wait_expired", ot.max_wait_expired.load(Relaxed) as u64),
         ]
     }
 

@@ -291,6 +291,19 @@ pub const CATALOG: &[Entry] = &[
             ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
         }],
     },
+    Entry {
+        name: "netbench-live",
+        file: "experiments/netbench-live.toml",
+        source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor cases as the report ran them, clients joining one live server 4 at a time, each case 3 minutes",
+        form: "Longest time an smbd that a case adds waited to run (runnable → dispatched), per client count (rows), one column per scheduler, and the worst over the sweep; the smbds of earlier cases keep running beside them.",
+        aliases: &[("dss", "2.4 (DSS)")],
+        views: &[View {
+            summary: Summary::Worst,
+            plot: Plot::Lines { x_label: "clients" },
+            lower_is_better: true,
+            ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
+        }],
+    },
 ];
 
 /// The entry named `name`.

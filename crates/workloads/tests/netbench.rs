@@ -1,0 +1,83 @@
+//! NetBench's structure: who forks the smbds (`fork=root|daemon`) and the live server
+//! that clients join case by case (`mode=live`).
+
+use schedlab_workloads::{parse_workload, Op, Workload, WorkloadSpec};
+
+fn program<'a>(w: &'a Workload, role: &str) -> Vec<&'a [Op]> {
+    w.programs.iter().filter(|p| p.role == role).map(|p| p.ops.as_slice()).collect()
+}
+
+fn spawned(ops: &[Op]) -> Vec<u32> {
+    ops.iter().filter_map(|o| if let Op::Spawn { program, .. } = o { Some(*program) } else { None }).collect()
+}
+
+#[test]
+fn the_daemon_sleeps_before_it_forks_each_smbd() {
+    let w = parse_workload("netbench:clients=3,ops=5,fork=daemon,idle_ns=7,accept_ns=3").unwrap();
+    assert_eq!(w.spec, "netbench:clients=3,ops=5,fork=daemon,idle_ns=7,accept_ns=3");
+    let smbd = |c: u32| 1 + 2 * c;
+    let nic = |c: u32| 2 + 2 * c;
+    let daemon = program(&w, "daemon");
+    assert_eq!(daemon.len(), 1);
+    let mut expect = vec![Op::Sleep { ns: 7 }];
+    for c in 0..3 {
+        expect.push(Op::Sleep { ns: 3 });
+        let ops = &daemon[0][expect.len()..expect.len() + 2];
+        assert!(matches!(ops[0], Op::Spawn { program, .. } if program == smbd(c)), "{ops:?}");
+        assert!(matches!(ops[1], Op::Spawn { program, .. } if program == nic(c)), "{ops:?}");
+        expect.extend_from_slice(ops);
+    }
+    expect.push(Op::Exit);
+    assert_eq!(daemon[0], expect.as_slice());
+    // The root forks only the daemon and the probe; one task more than with fork=root.
+    assert_eq!(spawned(&w.programs[0].ops), [9, 7]);
+    let old = parse_workload("netbench:clients=3,ops=5").unwrap();
+    assert_eq!(w.expected_tasks, old.expected_tasks + 1);
+    assert_eq!(w.expected_messages, old.expected_messages);
+    assert!(program(&old, "daemon").is_empty(), "fork=root has no daemon");
+    assert_eq!(spawned(&old.programs[0].ops), [1, 2, 3, 4, 5, 6, 7], "the root forks all, then the probe");
+}
+
+#[test]
+fn live_clients_join_per_case_and_stay_to_the_end() {
+    // 10 clients, 4 per case: cases of 4, 4, 2; 1 s cases at 20 ms think: 50 ops per
+    // case present.
+    let s = "netbench:clients=10,fork=daemon,mode=live,case_ns=1000000000";
+    let w = parse_workload(s).unwrap();
+    assert_eq!(w.spec, s);
+    let p = match WorkloadSpec::parse(s).unwrap() {
+        WorkloadSpec::Netbench(p) => p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(p.cases(), 3);
+    let ops = p.client_ops();
+    assert_eq!(ops, [150, 150, 150, 150, 100, 100, 100, 100, 50, 50]);
+    assert_eq!(w.expected_messages, 2 * ops.iter().map(|&o| o as u64).sum::<u64>());
+    // The last batch are the `smbd`s, the earlier ones `smbd_early`.
+    assert_eq!((program(&w, "smbd").len(), program(&w, "smbd_early").len()), (2, 8));
+    // The daemon sleeps a case between the batches.
+    let daemon = program(&w, "daemon")[0];
+    let case_sleeps = daemon.iter().filter(|o| **o == Op::Sleep { ns: 1_000_000_000 }).count();
+    assert_eq!(case_sleeps, 2);
+    // The loop counts are the client's operations.
+    let first = program(&w, "smbd_early")[0];
+    assert_eq!(first[0], Op::Loop { count: 150, body: 3 });
+    // Fresh: every smbd is an `smbd`.
+    let fresh = parse_workload("netbench:clients=10,ops=7").unwrap();
+    assert_eq!((program(&fresh, "smbd").len(), program(&fresh, "smbd_early").len()), (10, 0));
+}
+
+#[test]
+fn bad_netbench_structure_options_are_named() {
+    for (spec, word) in [
+        ("netbench:clients=4,fork=parent", "fork"),
+        ("netbench:clients=4,mode=sometimes", "mode"),
+        ("netbench:clients=4,case_ns=0", "case_ns"),
+        ("netbench:clients=4,per_case=0", "per_case"),
+        // 4096 clients joining 1 at a time for an hour each: far too many operations.
+        ("netbench:clients=4096,per_case=1,mode=live,case_ns=3600000000000", "operations"),
+    ] {
+        let e = parse_workload(spec).err().unwrap_or_else(|| panic!("{spec} accepted")).0;
+        assert!(e.contains(word), "{spec}: {e}");
+    }
+}
