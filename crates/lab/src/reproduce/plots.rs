@@ -120,6 +120,9 @@ pub fn style_of(label: &str) -> Style {
             O1_GUARD
         } else if l.contains("scale=off") {
             O1_SCALE_OFF
+        } else if l.contains("era=j7") && !l.contains(',') {
+            // The report's kernel: the O(1) of its sections.
+            O1
         } else if words.len() > 1 || l.contains(':') {
             O1_OTHER
         } else {
@@ -663,16 +666,24 @@ pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, 
 }
 
 /// Horizontal reference lines of a view, in its raw unit: the starvation report's
-/// "within 1 second" and "more than 2 minutes" for a wait.
-fn references(t: &ViewTables) -> Vec<(f64, &'static str)> {
-    if t.metric.starts_with("waits.") && t.metric.ends_with("_ns") && !t.pct {
+/// "within 1 second" and "more than 2 minutes" for a wait, and the source's published
+/// summary of a column (a peak over the sweep, which has no place on the x axis).
+fn references(t: &ViewTables, p: &Panel) -> Vec<(f64, String)> {
+    let mut v = if t.metric.starts_with("waits.") && t.metric.ends_with("_ns") && !t.pct {
         vec![
-            (1e9, "1 s: 2.4 \u{201c}within 1 second\u{201d}"),
-            (120e9, "2 min: O(1) \u{201c}more than 2 minutes\u{201d}"),
+            (1e9, "1 s: 2.4 \u{201c}within 1 second\u{201d}".to_string()),
+            (120e9, "2 min: O(1) \u{201c}more than 2 minutes\u{201d}".to_string()),
         ]
     } else {
         Vec::new()
+    };
+    let name = p.summary.as_ref().map_or("summary", |(n, _)| n.as_str());
+    for (c, col) in p.cols.iter().enumerate() {
+        if let Some(x) = p.summary_published.get(c).copied().flatten().filter(|x| x.is_finite()) {
+            v.push((x, format!("◇ paper {name}, {col}")));
+        }
     }
+    v
 }
 
 /// One line per column over the rows as a numeric x axis, with whiskers. A wait is
@@ -698,12 +709,12 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
     };
     let pad = (x1 - x0) * 0.05;
     let sc = t.scale;
-    let refs: Vec<(f64, &str)> = references(t).into_iter().map(|(v, l)| (v / sc, l)).collect();
+    let refs: Vec<(f64, String)> = references(t, p).into_iter().map(|(v, l)| (v / sc, l)).collect();
     let mut raw: Vec<f64> = Vec::new();
     for c in p.cells.iter().flatten().flatten() {
         raw.extend([c.min / sc, c.max / sc, c.mean / sc]);
     }
-    let mut any_paper = false;
+    let mut any_paper = p.summary_published.iter().flatten().any(|x| x.is_finite());
     for r in 0..p.rows.len() {
         for c in 0..p.cols.len() {
             if let Some(v) = published(p, r, c) {
@@ -712,9 +723,14 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
             }
         }
     }
+    // The y range reaches a published summary line too.
+    raw.extend(p.summary_published.iter().flatten().filter(|x| x.is_finite()).map(|x| x / sc));
     let positive = !raw.is_empty() && raw.iter().all(|v| *v > 0.0);
     let (rmin, rmax) = raw.iter().fold((f64::MAX, 0f64), |(a, b), &v| (a.min(v), b.max(v)));
-    let log = !pct && positive && (!refs.is_empty() || rmax / rmin > 30.0);
+    // A wait is drawn on a log axis (its reference times span minutes); a published peak line
+    // alone does not make one.
+    let wait = t.metric.starts_with("waits.") && t.metric.ends_with("_ns");
+    let log = !pct && positive && (wait || rmax / rmin > 30.0);
     // On a log axis the chart's own coordinate is log10 of the value.
     let fy = |v: f64| if log { v.max(1e-300).log10() } else { v };
     let (lo, hi, yt, dec) = if log {
@@ -823,7 +839,7 @@ pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: 
             items.push(("paper".into(), Sample::Paper));
         }
         if !refs.is_empty() {
-            items.push(("the source's times".into(), Sample::Reference));
+            items.push((if wait { "the source's times" } else { "the source's peaks" }.into(), Sample::Reference));
         }
         legend(&right, &items)?;
         root.present().map_err(e)?;
