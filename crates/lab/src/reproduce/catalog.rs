@@ -284,12 +284,7 @@ pub const CATALOG: &[Entry] = &[
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor symptom, smbds and new tasks that cannot get a CPU under O(1)",
         form: "Longest time an smbd waited to run (runnable → dispatched) per client count (rows), one column per scheduler, and the worst over the sweep. The report saw client errors from 20 clients on under O(1) and > 2 min to start `ps`, sub-second under 2.4.",
         aliases: &[("dss", "2.4 (DSS)")],
-        views: &[View {
-            summary: Summary::Worst,
-            plot: Plot::Lines { x_label: "clients" },
-            lower_is_better: true,
-            ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
-        }],
+        views: SMBD_WAIT,
     },
     Entry {
         name: "netbench-live",
@@ -297,12 +292,7 @@ pub const CATALOG: &[Entry] = &[
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor cases as the report ran them, clients joining one live server 4 at a time, each case 3 minutes",
         form: "Longest time an smbd that a case adds waited to run (runnable → dispatched), per client count (rows), one column per scheduler, and the worst over the sweep; the smbds of earlier cases keep running beside them.",
         aliases: &[("dss", "2.4 (DSS)")],
-        views: &[View {
-            summary: Summary::Worst,
-            plot: Plot::Lines { x_label: "clients" },
-            lower_is_better: true,
-            ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
-        }],
+        views: SMBD_WAIT,
     },
 ];
 
@@ -322,4 +312,13 @@ const NETBENCH_THROUGHPUT: &[View] = &[View {
     summary: Summary::Peak,
     plot: Plot::Lines { x_label: "clients" },
     ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
+}];
+
+/// The longest wait of an smbd to run per client count, one line per scheduler, with the
+/// worst over the sweep: the starvation's form, for fresh and live servers alike.
+const SMBD_WAIT: &[View] = &[View {
+    summary: Summary::Worst,
+    plot: Plot::Lines { x_label: "clients" },
+    lower_is_better: true,
+    ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
 }];
