@@ -159,6 +159,25 @@ fn mqs_has_a_lock_per_cpu_and_less_contention_than_dss_on_numa() {
     assert!(wait(&mqs) < wait(&dss), "MQS total lock wait {} should be below DSS {}", wait(&mqs), wait(&dss));
 }
 
+#[test]
+fn pmqs_of_the_whole_machine_pays_for_its_shared_idle_bitmap() {
+    // Same decisions as MQS in the policy, but every idle transition writes one
+    // machine-wide word: more scheduler-line bus traffic, never less.
+    let w = parse_workload("chat:rooms=2,messages=20").unwrap();
+    let m = Machine::preset("smp-8").unwrap();
+    let mqs = run(&m, "mqs", &w, 1, false).unwrap();
+    let pmqs = run(&m, "pmqs:pool=8,lb=off", &w, 1, false).unwrap();
+    assert_conserved(&pmqs, &w);
+    assert!(
+        pmqs.bus_transactions.sched > mqs.bus_transactions.sched,
+        "PMQS sched-line transactions {} should exceed MQS {}",
+        pmqs.bus_transactions.sched,
+        mqs.bus_transactions.sched
+    );
+    let stat = |k: &str| pmqs.policy_stats.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+    assert_eq!(stat("balancer_moves"), Some(0), "one pool: nothing to balance");
+}
+
 fn machine_strategy() -> impl Strategy<Value = Machine> {
     (1usize..=8, 0usize..3, prop::sample::select(vec![100u32, 250, 1000]), 10u32..=120).prop_map(
         |(cpus, nodes_pow, hz, remote)| {
@@ -207,7 +226,8 @@ proptest! {
 fn progress_is_reported_and_changes_nothing() {
     use std::sync::{Arc, Mutex};
     let machine = Machine::preset("smp-8").unwrap();
-    let w = schedlab_workloads::parse_workload("chat:rooms=10,messages=100").unwrap();
+    // A few million events: several progress reports.
+    let w = schedlab_workloads::parse_workload("chat:rooms=10,messages=300").unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let cfg = SimConfig {

@@ -4,53 +4,61 @@
 //!
 //! A client process and a server process talk over loopback TCP. Each room has
 //! `users` users (20 in the original); each user is one connection served by **four
-//! threads**:
+//! threads**. The programs follow the benchmark's source, `chat_c.c` and `chat_s.c`
+//! (Bill Hartner, IBM, 2000, version 1.0.1):
 //!
 //! | task | process | program |
 //! |------|---------|---------|
-//! | `client_send`    | client (mm 1) | `Loop M { [Compute think]; Send c2s[u] }` |
-//! | `server_receive` | server (mm 2) | `Loop M { Recv c2s[u]; [Compute work]; Send queue[v] for each other user v of the room }` |
-//! | `server_send`    | server (mm 2) | `Loop M·(users−1) { Recv queue[u]; Send s2c[u] }` |
-//! | `client_receive` | client (mm 1) | `Loop M·(users−1) { Recv s2c[u] }` — **counted** |
+//! | `client_send`    | client (mm 1) | `Recv go_send[u]; Loop M { [Compute think]; Send c2s[u] }` |
+//! | `server_receive` | server (mm 2) | `Loop M { Recv c2s[u]; Send wake[u] }` — receives **counted** |
+//! | `server_send`    | server (mm 2) | `Loop M { Recv wake[u]; [Compute work]; Send s2c[v] for each other user v of the room }` |
+//! | `client_receive` | client (mm 1) | `Recv go_receive[u]; Loop M·(users−1) { Recv s2c[u] }` — receives **counted** |
 //!
 //! So every message a user sends is broadcast to the other `users − 1` users of its
-//! room: with the defaults a room delivers 20·M·19 messages (M = 100 → 38,000). The
-//! metric counts the deliveries to `client_receive` ("messages/s"), as the original
-//! client reports. All receives are blocking, so the scheduler runs extremely often.
+//! room: with the defaults a room delivers 20·M·19 messages (M = 100 → 38,000). As in
+//! the source, a user's `server_receive` reads its connection and signals its own
+//! `server_send` through a semaphore (`wake[u]`), and that one thread writes the
+//! message to the other users' connections. The metric is the client's: messages sent
+//! plus messages received, per second ("messages/s"; a sent message is counted when
+//! the server reads it). All receives are blocking, so the scheduler runs extremely
+//! often.
 //!
-//! **Channels.** User `u` (global index `room·users + i`) owns three channels:
-//! `c2s[u] = 3u` (its TCP connection, client → server), `queue[u] = 3u + 1` (the
-//! server-internal hand-off from every other user's `server_receive` to `u`'s
-//! `server_send`) and `s2c[u] = 3u + 2` (the connection, server → client). Every
-//! channel has exactly one receiver. `expected_messages` counts the messages of all
-//! three: `R·users·M·(1 + 2·(users−1))`.
+//! **Channels.** User `u` (global index `room·users + i`) owns five channels:
+//! `c2s[u] = 5u` (its TCP connection, client → server), `wake[u] = 5u + 1` (the room
+//! semaphore's slot of user u), `s2c[u] = 5u + 2` (the connection, server → client),
+//! and the client's start semaphore as seen by its two threads, `go_send[u] = 5u + 3`
+//! and `go_receive[u] = 5u + 4`. Every channel has exactly one receiver.
+//! `expected_messages = R·users·(M·(users + 1) + 2)`.
 //!
 //! **Costs.** Almost all of Chat's cost is kernel time — socket sends and blocking
 //! receives, wake-ups and context switches — which the engines charge per `Send` and
 //! `Recv` themselves. The user-mode compute in the programs is therefore small: `work`
-//! cycles (default [`DEFAULT_WORK`]) per message in `server_receive` for the broadcast
-//! loop's bookkeeping (looking up the room's members), and an optional client think
-//! time `think` (default 0) before each send.
+//! cycles (default [`DEFAULT_WORK`]) per message in `server_send` for the broadcast
+//! loop's bookkeeping, and an optional client think time `think` (default 0) before
+//! each send (the source has none).
 //!
-//! **Start-up.** The root task is the client launcher (mm 1). It spawns, in order:
-//! every server task (per user `server_send` then `server_receive` — the server is
-//! listening before any client connects), then every `client_receive`, then every
-//! `client_send`, i.e. downstream stages before the stages that feed them, so no task
-//! starts sending while its consumers do not yet exist. Channels are unbounded, so the
-//! order affects timing only, never correctness. The root then exits:
-//! `expected_tasks = 4·users·R + 1` (80R + 1 with the default 20 users).
+//! **Start.** The root task is the client's main thread (mm 1). As in the source,
+//! every thread exists before the test starts: the root spawns every server thread,
+//! then every client thread, which waits on the start semaphore; then it releases
+//! them all. The source releases them with one `semop`, and 2.4 has no kernel
+//! preemption, so every client thread is runnable before any of them runs on the
+//! releasing CPU; the root runs SCHED_FIFO so that the model's one release per thread
+//! is just as uninterrupted. The root then exits: `expected_tasks = 4·users·R + 1`
+//! (80R + 1 with the default 20 users).
 
 use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::spec::Spec;
-use schedlab_core::SpecError;
+use schedlab_core::{SchedClass, SpecError, TaskParams};
 use std::ops::RangeInclusive;
 
 /// Address space of the client process (client tasks and the root).
 pub const CLIENT_MM: u32 = 1;
 /// Address space of the server process.
 pub const SERVER_MM: u32 = 2;
-/// Default user-mode cycles `server_receive` spends per message on broadcast bookkeeping.
+/// Default user-mode cycles `server_send` spends per message on broadcast bookkeeping.
 pub const DEFAULT_WORK: u64 = 300;
+/// Real-time priority of the root while it sets the test up and releases the clients.
+pub const START_RT_PRIORITY: u8 = 1;
 
 /// Keys accepted in a `chat:` spec, in canonical order.
 pub const KEYS: &[&str] = &["rooms", "messages", "users", "bytes", "think", "work"];
@@ -133,8 +141,9 @@ impl ChatParams {
     /// parameters alone (checked against the built workload by the tests).
     pub fn footprint(&self) -> Footprint {
         let nu = self.rooms as u64 * self.users as u64;
-        let per_user = 2 + 3 + (self.users as u64 - 1) + 3 + 2 + 2; // four programs
-        Footprint { tasks: 4 * nu + 1, channels: 3 * nu, ops: 4 * nu + 1 + nu * per_user }
+        // client_send 4, server_receive 3, server_send 3 + users, client_receive 3.
+        let per_user = 4 + 3 + (3 + self.users as u64) + 3;
+        Footprint { tasks: 4 * nu + 1, channels: 5 * nu, ops: 6 * nu + 1 + nu * per_user }
     }
 
     /// Build the workload (see the module documentation for its shape).
@@ -142,9 +151,11 @@ impl ChatParams {
         self.check()?;
         let &ChatParams { rooms, messages: m, users, bytes, think, work } = self;
         let nusers = rooms * users; // ≤ 10^6
-        let c2s = |u: u32| 3 * u;
-        let queue = |u: u32| 3 * u + 1;
-        let s2c = |u: u32| 3 * u + 2;
+        let c2s = |u: u32| 5 * u;
+        let wake = |u: u32| 5 * u + 1;
+        let s2c = |u: u32| 5 * u + 2;
+        let go_send = |u: u32| 5 * u + 3;
+        let go_receive = |u: u32| 5 * u + 4;
         // ≤ 10^6 · 999 < 2^32, guaranteed by the ranges.
         let fanout = m * (users - 1);
 
@@ -158,17 +169,22 @@ impl ChatParams {
         let mut programs = Vec::with_capacity(1 + 4 * nusers as usize);
         let mut body = Vec::with_capacity(users as usize + 1);
 
-        // Root: servers, then client receivers, then client senders.
-        let mut root = Vec::with_capacity(4 * nusers as usize + 1);
+        // Root: the server's threads (each accepted connection gets its receive and
+        // send thread), then the client's, then the release of the client threads.
+        let mut root = Vec::with_capacity(6 * nusers as usize + 1);
         for u in 0..nusers {
-            for role in [SERVER_SEND, SERVER_RECEIVE] {
+            for role in [SERVER_RECEIVE, SERVER_SEND] {
                 root.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
             }
         }
-        for role in [CLIENT_RECEIVE, CLIENT_SEND] {
-            for u in 0..nusers {
+        for u in 0..nusers {
+            for role in [CLIENT_SEND, CLIENT_RECEIVE] {
                 root.push(Op::Spawn { program: prog(u, role), params: in_mm(CLIENT_MM) });
             }
+        }
+        for u in 0..nusers {
+            root.push(Op::Send { chan: go_send(u), bytes: 0 });
+            root.push(Op::Send { chan: go_receive(u), bytes: 0 });
         }
         root.push(Op::Exit);
         programs.push(Program { role: "root".into(), ops: root });
@@ -182,45 +198,47 @@ impl ChatParams {
                 body.push(Op::Compute { cycles: think });
             }
             body.push(Op::Send { chan: c2s(u), bytes });
-            let mut ops = Vec::with_capacity(1 + body.len());
+            let mut ops = Vec::with_capacity(2 + body.len());
+            ops.push(Op::Recv { chan: go_send(u) });
             push_loop(&mut ops, m, &body);
             programs.push(Program { role: "client_send".into(), ops });
 
-            // server_receive: broadcast to the other users of the room.
+            // server_receive: read the connection, signal this user's server_send.
+            let mut ops = Vec::with_capacity(3);
+            push_loop(&mut ops, m, &[Op::Recv { chan: c2s(u) }, Op::Send { chan: wake(u), bytes: 0 }]);
+            programs.push(Program { role: "server_receive".into(), ops });
+
+            // server_send: broadcast to the other users of the room.
             body.clear();
-            body.push(Op::Recv { chan: c2s(u) });
+            body.push(Op::Recv { chan: wake(u) });
             if work > 0 {
                 body.push(Op::Compute { cycles: work });
             }
             for v in (room_first..room_first + users).filter(|&v| v != u) {
-                body.push(Op::Send { chan: queue(v), bytes });
+                body.push(Op::Send { chan: s2c(v), bytes });
             }
             let mut ops = Vec::with_capacity(1 + body.len());
             push_loop(&mut ops, m, &body);
-            programs.push(Program { role: "server_receive".into(), ops });
-
-            // server_send
-            let mut ops = Vec::with_capacity(3);
-            push_loop(&mut ops, fanout, &[Op::Recv { chan: queue(u) }, Op::Send { chan: s2c(u), bytes }]);
             programs.push(Program { role: "server_send".into(), ops });
 
             // client_receive
-            let mut ops = Vec::with_capacity(2);
+            let mut ops = Vec::with_capacity(3);
+            ops.push(Op::Recv { chan: go_receive(u) });
             push_loop(&mut ops, fanout, &[Op::Recv { chan: s2c(u) }]);
             programs.push(Program { role: "client_receive".into(), ops });
         }
 
-        let channels = 3 * nusers;
-        let counted = (0..channels).map(|c| c % 3 == 2).collect();
+        let channels = 5 * nusers;
+        let counted = (0..channels).map(|c| c % 5 == 0 || c % 5 == 2).collect();
         let (nu, m, users) = (nusers as u64, m as u64, users as u64);
         Ok(Workload {
             spec: self.canonical(),
             programs,
             channels,
             root: 0,
-            root_params: in_mm(CLIENT_MM),
+            root_params: TaskParams { class: SchedClass::Fifo, rt_priority: START_RT_PRIORITY, ..in_mm(CLIENT_MM) },
             metric: Metric::counting("messages/s", counted),
-            expected_messages: nu * m * (1 + 2 * (users - 1)),
+            expected_messages: nu * (m * (users + 1) + 2),
             expected_tasks: 4 * nu + 1,
             bound: Vec::new(),
             working_set: Vec::new(),

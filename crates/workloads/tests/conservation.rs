@@ -43,12 +43,12 @@ fn chat_counts() {
         let t = check_static(&w);
         let (r, m) = (r as u64, m as u64);
         assert_eq!(w.expected_tasks, 80 * r + 1);
-        // 20 users · M messages · 19 receivers per room are delivered to clients.
-        assert_eq!(t.counted, r * 20 * m * 19);
-        // Client sends, server broadcasts, server→client sends.
-        assert_eq!(w.expected_messages, r * 20 * m + 2 * r * 20 * m * 19);
+        // The client's count: 20 users · M messages sent, and 19 deliveries of each.
+        assert_eq!(t.counted, r * 20 * m + r * 20 * m * 19);
+        // Client sends, semaphore signals, server→client sends, two start releases per user.
+        assert_eq!(w.expected_messages, 2 * r * 20 * m + r * 20 * m * 19 + 2 * r * 20);
         assert_eq!(w.metric.unit, "messages/s");
-        assert_eq!(w.channels as u64, 60 * r);
+        assert_eq!(w.channels as u64, 100 * r);
         // Client tasks in mm 1, server tasks in mm 2.
         for op in &w.programs[w.root as usize].ops {
             if let Op::Spawn { program, params } = op {
@@ -58,17 +58,18 @@ fn chat_counts() {
             }
         }
     }
-    // The configurations of the seed paper: deliveries.
+    // The configurations of the seed paper: messages sent plus deliveries, as the client counts.
     let d = |s: &str| static_totals(&parse_workload(s).unwrap()).counted;
-    assert_eq!(d("chat:rooms=10,messages=100"), 380_000);
-    assert_eq!(d("chat:rooms=20,messages=200"), 1_520_000);
-    assert_eq!(d("chat:rooms=30,messages=300"), 3_420_000);
+    assert_eq!(d("chat:rooms=10,messages=100"), 20_000 + 380_000);
+    assert_eq!(d("chat:rooms=20,messages=200"), 80_000 + 1_520_000);
+    assert_eq!(d("chat:rooms=30,messages=300"), 180_000 + 3_420_000);
 }
 
 #[test]
-fn chat_spawn_order_servers_then_receivers_then_senders() {
+fn chat_starts_every_thread_before_releasing_the_clients() {
     let w = parse_workload("chat:rooms=2,messages=3,users=3").unwrap();
-    let roles: Vec<&str> = w.programs[w.root as usize]
+    let root = &w.programs[w.root as usize];
+    let roles: Vec<&str> = root
         .ops
         .iter()
         .filter_map(|op| match op {
@@ -79,12 +80,19 @@ fn chat_spawn_order_servers_then_receivers_then_senders() {
     assert_eq!(roles.len(), 24);
     let rank = |r: &str| match r {
         "server_send" | "server_receive" => 0,
-        "client_receive" => 1,
-        "client_send" => 2,
+        "client_send" | "client_receive" => 1,
         other => panic!("unexpected role {other}"),
     };
     assert!(roles.windows(2).all(|p| rank(p[0]) <= rank(p[1])), "{roles:?}");
-    assert_eq!(w.programs[w.root as usize].ops.last(), Some(&Op::Exit));
+    // Every spawn comes before the first release, and every client thread waits for one.
+    let first_send = root.ops.iter().position(|op| matches!(op, Op::Send { .. })).unwrap();
+    assert!(root.ops[first_send..].iter().all(|op| !matches!(op, Op::Spawn { .. })));
+    assert_eq!(root.ops[first_send..].iter().filter(|op| matches!(op, Op::Send { .. })).count(), 12);
+    for p in w.programs.iter().filter(|p| p.role.starts_with("client")) {
+        assert!(matches!(p.ops[0], Op::Recv { .. }), "{}: {:?}", p.role, p.ops[0]);
+    }
+    assert_eq!(w.root_params.class, schedlab_core::SchedClass::Fifo);
+    assert_eq!(root.ops.last(), Some(&Op::Exit));
 }
 
 #[test]
@@ -96,13 +104,12 @@ fn chat_compute_options() {
     assert!(w
         .programs
         .iter()
-        .filter(|p| p.role == "server_receive")
-        .all(|p| !p.ops.iter().any(|op| matches!(op, Op::Compute { .. }))));
+        .all(|p| p.role == "client_send" || !p.ops.iter().any(|op| matches!(op, Op::Compute { .. }))));
     let w = parse_workload("chat:rooms=1,messages=2").unwrap();
     assert!(w
         .programs
         .iter()
-        .filter(|p| p.role == "server_receive")
+        .filter(|p| p.role == "server_send")
         .all(|p| p.ops.contains(&Op::Compute { cycles: 300 })));
 }
 
@@ -235,7 +242,7 @@ fn programs_are_compact() {
     assert_eq!(size(&small), size(&big));
     assert_eq!(big.expected_tasks, 2401);
     assert_eq!(big.programs.len(), 2401);
-    // Longest program besides the root: server_receive, Loop + Recv + Compute + 19 Sends.
+    // Longest program besides the root: server_send, Loop + Recv + Compute + 19 Sends.
     let longest = big.programs.iter().filter(|p| p.role != "root").map(|p| p.ops.len()).max();
     assert_eq!(longest, Some(22));
 }
@@ -264,7 +271,7 @@ proptest! {
             "chat:rooms={r},messages={m},users={u},think={think},work={work}"
         )).unwrap();
         let t = check_static(&w);
-        prop_assert_eq!(t.counted, (r * u * m * (u - 1)) as u64);
+        prop_assert_eq!(t.counted, (r * u * m * u) as u64);
         prop_assert_eq!(w.expected_tasks, 4 * (r * u) as u64 + 1);
         check_dynamic(&w, 1);
     }
