@@ -28,6 +28,9 @@ pub enum Line {
     /// (`fair`'s leftmost leaf): heap memory apart from the queue's header and lock,
     /// so a wake-up into another CPU's queue moves it between CPUs as well.
     Tree(usize),
+    /// A machine-wide word of scheduler state written by every CPU (PMQS's bitmap of
+    /// non-idle CPUs).
+    IdleMap,
 }
 
 /// Read or write of a [`Line`]; a write invalidates other CPUs' copies.

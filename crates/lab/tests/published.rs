@@ -92,3 +92,25 @@ fn a_cell_of_an_unknown_experiment_stops_the_report_before_any_run() {
     assert_eq!(e.exit_code(), 2);
     assert!(e.message().contains("s1-table6.toml") && e.message().contains("chat-numaa"), "{e}");
 }
+
+#[test]
+fn the_balancer_claim_reads_the_runs_counters() {
+    let dir = experiments().join("published");
+    let tables = published::load_dir(&dir).unwrap();
+    let list = claims::load(&dir, &tables).unwrap();
+    let claim = list.iter().find(|c| c.id == "s1-chat-balancing-moves-tasks-early").unwrap();
+    let judge = |moves, again| {
+        let o = claims::Observed {
+            chat_balancer_runs: 3,
+            chat_balancer_moves: moves,
+            chat_moved_again: again,
+            chat_moved_then_ran: moves - again,
+        };
+        claims::judge(claim, &Cells::reproduced(&tables, &[], o))
+    };
+    let j = judge(100, 30);
+    assert_eq!(j.verdict, ClaimVerdict::Holds, "{}", j.detail);
+    assert!(j.detail.starts_with("30 % of 100 balancer moves over 3 PMQS Chat runs"), "{}", j.detail);
+    assert_eq!(judge(100, 10).verdict, ClaimVerdict::Fails);
+    assert_eq!(judge(0, 0).verdict, ClaimVerdict::CannotCheck);
+}

@@ -385,9 +385,9 @@ impl SimPlatform {
         let mlp = cost.mlp;
         let store_buffer = cost.store_buffer;
         // Queue lines: enough for one run queue per CPU plus a global one; as many
-        // tree lines (`Line::Tree`) after the CPUs' data.
+        // tree lines (`Line::Tree`) after the CPUs' data, then `Line::IdleMap`.
         let queue_lines = ncpus + 1;
-        let ws_base = task_capacity + queue_lines + ncpus + queue_lines;
+        let ws_base = task_capacity + queue_lines + ncpus + queue_lines + 1;
         let nlines = ws_base + task_capacity * ws_lines;
         // One bit per node in `LineState::remote` (remote cache or LLC).
         let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
@@ -832,7 +832,8 @@ impl SimPlatform {
             Line::Task(t) => t as usize,
             Line::Queue(q) => self.task_lines + q.min(self.queue_lines - 1),
             Line::CpuData(c) => self.task_lines + self.queue_lines + c,
-            Line::Tree(q) => self.ws_base - self.queue_lines + q.min(self.queue_lines - 1),
+            Line::Tree(q) => self.ws_base - 1 - self.queue_lines + q.min(self.queue_lines - 1),
+            Line::IdleMap => self.ws_base - 1,
         }
     }
 
@@ -845,7 +846,7 @@ impl SimPlatform {
     fn class_of_line(&self, line: Line) -> usize {
         let class = match line {
             Line::Task(_) => CLASS_TASK,
-            Line::Queue(_) | Line::CpuData(_) | Line::Tree(_) => CLASS_SCHED,
+            Line::Queue(_) | Line::CpuData(_) | Line::Tree(_) | Line::IdleMap => CLASS_SCHED,
         };
         debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
         class

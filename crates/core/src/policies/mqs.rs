@@ -106,6 +106,10 @@ pub struct Mqs<P: Platform> {
     published: Box<[CachePadded<RqPublished>]>,
     /// Failed remote trylocks in phase 2 (the patch's `premature_idle` events).
     premature_idle: AtomicU64,
+    /// PMQS's machine-wide bitmap of non-idle CPUs (S2): one shared word, written by
+    /// every CPU that goes idle or stops being idle, read by `reschedule_idle()`. MQS
+    /// keeps the flag in each CPU's own runqueue data and has no such word.
+    idle_map: bool,
 }
 
 impl<P: Platform> Mqs<P> {
@@ -153,7 +157,14 @@ impl<P: Platform> Mqs<P> {
                 })
                 .collect(),
             premature_idle: AtomicU64::new(0),
+            idle_map: false,
         }
+    }
+
+    /// Keep PMQS's machine-wide bitmap of non-idle CPUs (S2), at any pool size.
+    pub fn with_idle_map(mut self) -> Self {
+        self.idle_map = true;
+        self
     }
 
     /// Observation (uncharged, takes the lock): queue `q`'s `(max_na_goodness, max_na_ptr)`.
@@ -291,11 +302,19 @@ impl<P: Platform> Mqs<P> {
     /// `max_na` of both queues is maintained. With `kick`, an idle `dst` CPU is sent a
     /// reschedule (a pull pass runs on `dst` itself and needs none). Returns the number
     /// of tasks moved.
-    pub(crate) fn migrate(&self, p: &P, src: usize, dst: usize, max: usize, kick: bool) -> usize {
+    pub(crate) fn migrate(
+        &self,
+        p: &P,
+        src: usize,
+        dst: usize,
+        max: usize,
+        kick: bool,
+        on_move: &mut dyn FnMut(TaskId),
+    ) -> usize {
         if src == dst || max == 0 {
             return 0;
         }
-        let moved = common::with_two_queues(p, &self.rqs, src, dst, |s, d| self.move_tasks(p, s, d, max));
+        let moved = common::with_two_queues(p, &self.rqs, src, dst, |s, d| self.move_tasks(p, s, d, max, on_move));
         if moved > 0 && kick {
             p.touch(Line::CpuData(dst), Access::Read);
             if self.common.cpu(dst).curr().is_none() {
@@ -306,7 +325,7 @@ impl<P: Platform> Mqs<P> {
     }
 
     /// The body of [`Mqs::migrate`], both queues locked.
-    fn move_tasks(&self, p: &P, s: &mut MqRq, d: &mut MqRq, max: usize) -> usize {
+    fn move_tasks(&self, p: &P, s: &mut MqRq, d: &mut MqRq, max: usize, on_move: &mut dyn FnMut(TaskId)) -> usize {
         let tasks = &self.common.tasks;
         let dst = d.list.queue();
         let mut victims = [0 as TaskId; 64];
@@ -334,6 +353,7 @@ impl<P: Platform> Mqs<P> {
             self.del_from_runqueue(p, s, t, true);
             tasks.get(t).set_processor(dst);
             self.add_to_runqueue(p, d, t, true);
+            on_move(t);
         }
         n
     }
@@ -437,6 +457,11 @@ impl<P: Platform> Mqs<P> {
         // PMQS: only the CPUs of the task's pool (its queue's), so that tasks leave a
         // pool only through a balancer. For MQS the pool is the whole machine.
         let pool = self.pool_of(tsk_cpu);
+        if self.idle_map {
+            // PMQS looks up the non-idle bitmap before it searches (S2: it is kept so
+            // that idle CPUs can be found quickly).
+            p.touch(Line::IdleMap, Access::Read);
+        }
         // Every CPU's `aligned_data` is at a known address and nothing here loads a
         // task line: the reads of the snapshot overlap.
         p.overlapped(|| self.snapshot(p, &mut list, pool, allowed, now, tsk_cpu));
@@ -635,12 +660,20 @@ impl<P: Platform> Mqs<P> {
                 ns.set_has_cpu(true);
                 p.charge(Work::Goodness);
                 cs.curr_na_goodness.store(na_goodness(ns), Relaxed);
-                pb.running_non_idle.store(true, Relaxed);
+                self.set_non_idle(p, pb, true);
             }
             None => {
                 cs.curr_na_goodness.store(MIN_GOODNESS, Relaxed);
-                pb.running_non_idle.store(false, Relaxed);
+                self.set_non_idle(p, pb, false);
             }
+        }
+    }
+
+    /// Record whether this CPU runs a task; with PMQS's bitmap, a change of state is a
+    /// locked bit operation on the machine-wide word.
+    fn set_non_idle(&self, p: &P, pb: &RqPublished, non_idle: bool) {
+        if pb.running_non_idle.swap(non_idle, Relaxed) != non_idle && self.idle_map {
+            p.touch(Line::IdleMap, Access::Write);
         }
     }
 

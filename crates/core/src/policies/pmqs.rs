@@ -191,6 +191,14 @@ pub struct Pmqs<P: Platform> {
     moved: AtomicU64,
     /// Balancer passes run (observation).
     passes: AtomicU64,
+    /// Per task: 1 + the time (ns) the balancer last moved it, 0 once it has run since
+    /// (observation: how soon a moved task runs, and whether it is moved again first).
+    moved_at: Box<[AtomicU64]>,
+    /// Moved tasks that then ran, and the sum of their move-to-run delays (ns).
+    moved_ran: AtomicU64,
+    move_to_run_ns: AtomicU64,
+    /// Moves of a task that had been moved and had not run since.
+    moved_again: AtomicU64,
 }
 
 impl<P: Platform> Pmqs<P> {
@@ -208,12 +216,16 @@ impl<P: Platform> Pmqs<P> {
             LbReading::Threshold => 1_000_000_000 / hz.max(1) as u64,
         };
         Ok(Pmqs {
-            inner: Mqs::with_pool(p, topo, capacity, hz, pool, cfg.sched),
+            inner: Mqs::with_pool(p, topo, capacity, hz, pool, cfg.sched).with_idle_map(),
             cfg,
             last_pass: AtomicU64::new(0),
             interval_ns,
             moved: AtomicU64::new(0),
             passes: AtomicU64::new(0),
+            moved_at: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            moved_ran: AtomicU64::new(0),
+            move_to_run_ns: AtomicU64::new(0),
+            moved_again: AtomicU64::new(0),
         })
     }
 
@@ -280,7 +292,13 @@ impl<P: Platform> Pmqs<P> {
                     break;
                 }
             }
-            let m = self.inner.migrate(p, src, dst, (len[src] - len[dst]) / 2, pull_to.is_none());
+            let now = p.now();
+            let mut note = |t: TaskId| {
+                if self.moved_at[t as usize].swap(now + 1, Relaxed) != 0 {
+                    self.moved_again.fetch_add(1, Relaxed);
+                }
+            };
+            let m = self.inner.migrate(p, src, dst, (len[src] - len[dst]) / 2, pull_to.is_none(), &mut note);
             if m == 0 {
                 skip[src] = true;
                 continue;
@@ -291,6 +309,16 @@ impl<P: Platform> Pmqs<P> {
         }
         self.moved.fetch_add(moved as u64, Relaxed);
         moved
+    }
+
+    /// Observation: `t` is about to run; if the balancer moved it since it last ran,
+    /// record how long it waited after the move.
+    fn note_runs(&self, p: &P, t: TaskId) {
+        let at = self.moved_at[t as usize].swap(0, Relaxed);
+        if at != 0 {
+            self.moved_ran.fetch_add(1, Relaxed);
+            self.move_to_run_ns.fetch_add(p.now().saturating_sub(at - 1), Relaxed);
+        }
     }
 
     /// IP: move the just-created task `id` to the least-loaded pool, then CPU.
@@ -353,10 +381,13 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
     }
 
     fn schedule(&self, p: &P, prev: Option<TaskId>, prev_state: PrevState) -> Option<TaskId> {
-        let next = self.inner.schedule(p, prev, prev_state);
+        let mut next = self.inner.schedule(p, prev, prev_state);
         if next.is_none() && self.cfg.lb == Balancer::Lbc && self.pass(p, Some(p.this_cpu()), None) > 0 {
             // LBC trigger (1): pulled work onto this idle CPU; run it now.
-            return self.inner.schedule(p, None, PrevState::Runnable);
+            next = self.inner.schedule(p, None, PrevState::Runnable);
+        }
+        if let Some(t) = next {
+            self.note_runs(p, t);
         }
         next
     }
@@ -388,6 +419,16 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
 
     fn nr_queues(&self) -> usize {
         self.inner.nr_queues()
+    }
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let ran = self.moved_ran.load(Relaxed);
+        vec![
+            ("balancer_passes", self.pass_count()),
+            ("balancer_moves", self.moved_count()),
+            ("moved_then_ran", ran),
+            ("moved_again_before_running", self.moved_again.load(Relaxed)),
+            ("move_to_run_mean_ns", self.move_to_run_ns.load(Relaxed).checked_div(ran).unwrap_or(0)),
+        ]
     }
     fn queue_len(&self, q: usize) -> usize {
         self.inner.queue_len(q)

@@ -69,15 +69,51 @@ pub struct Judged {
 pub struct Cells<'a> {
     tables: &'a [PubTable],
     reproduced: Option<&'a [Comparison]>,
+    /// What the runs observed beyond the tables (policy counters summed over the
+    /// runs a claim is about); empty when judging the sources' own numbers.
+    observed: Observed,
     missing: RefCell<Vec<String>>,
+}
+
+/// Counters of the reproduction's runs that claims about mechanisms read.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Observed {
+    /// PMQS Chat runs with a balancer (LBP or LBC), and over them: the balancer's moves,
+    /// the moves of a task moved before and not run since, and the moved tasks that ran.
+    pub chat_balancer_runs: u64,
+    pub chat_balancer_moves: u64,
+    pub chat_moved_again: u64,
+    pub chat_moved_then_ran: u64,
+}
+
+impl Observed {
+    /// Sum the balancer counters of the PMQS runs with a balancer in the Chat sections.
+    pub fn from_sections(sections: &[super::Section]) -> Observed {
+        let mut o = Observed::default();
+        for s in sections.iter().filter(|s| s.entry.name.starts_with("chat-")) {
+            for r in s.sweep.runs.iter().flatten() {
+                let rep = &r.report;
+                if !(rep.policy.starts_with("pmqs") && (rep.policy.contains("lb=lbp") || rep.policy.contains("lb=lbc")))
+                {
+                    continue;
+                }
+                let stat = |k: &str| rep.policy_stats.iter().find(|(n, _)| n == k).map_or(0, |(_, v)| *v);
+                o.chat_balancer_runs += 1;
+                o.chat_balancer_moves += stat("balancer_moves");
+                o.chat_moved_again += stat("moved_again_before_running");
+                o.chat_moved_then_ran += stat("moved_then_ran");
+            }
+        }
+        o
+    }
 }
 
 impl<'a> Cells<'a> {
     pub fn paper(tables: &'a [PubTable]) -> Cells<'a> {
-        Cells { tables, reproduced: None, missing: RefCell::new(vec![]) }
+        Cells { tables, reproduced: None, observed: Observed::default(), missing: RefCell::new(vec![]) }
     }
-    pub fn reproduced(tables: &'a [PubTable], cs: &'a [Comparison]) -> Cells<'a> {
-        Cells { tables, reproduced: Some(cs), missing: RefCell::new(vec![]) }
+    pub fn reproduced(tables: &'a [PubTable], cs: &'a [Comparison], observed: Observed) -> Cells<'a> {
+        Cells { tables, reproduced: Some(cs), observed, missing: RefCell::new(vec![]) }
     }
 
     fn table(&self, t: &str) -> Option<&PubTable> {
@@ -214,8 +250,28 @@ fn s1_numa_pool_helps_all_but_lbp45(c: &Cells) -> Result<Outcome, String> {
     Ok((ok, format!("mean over loads, pool 4 → 8: {}", parts.join("; "))))
 }
 
-fn s1_chat_balancing_moves_tasks_early(_: &Cells) -> Result<Outcome, String> {
-    Err("the simulator does not yet report balancer moves and how soon a moved task runs".into())
+/// "Moves tasks before they get a chance to run": a move of a task that the balancer
+/// had moved before and that has not run since. "Often" is read as at least one move
+/// in four, over every PMQS Chat run with a balancer.
+fn s1_chat_balancing_moves_tasks_early(c: &Cells) -> Result<Outcome, String> {
+    if c.reproduced.is_none() {
+        return Err("a statement about the balancer's moves: the source publishes no numbers for it".into());
+    }
+    let o = c.observed;
+    if o.chat_balancer_moves == 0 {
+        return Err("no PMQS Chat run with a balancer moved a task in this report".into());
+    }
+    let share = o.chat_moved_again as f64 / o.chat_balancer_moves as f64;
+    Ok((
+        share >= 0.25,
+        format!(
+            "{:.0} % of {} balancer moves over {} PMQS Chat runs moved a task again before it ran (\"often\" read as at least 25 %); {} moved tasks ran",
+            100.0 * share,
+            o.chat_balancer_moves,
+            o.chat_balancer_runs,
+            o.chat_moved_then_ran
+        ),
+    ))
 }
 
 fn s1_smp_pmqs_below_mqs(c: &Cells) -> Result<Outcome, String> {
@@ -518,7 +574,7 @@ pub fn judge(claim: &Claim, cells: &Cells) -> Judged {
 }
 
 /// Judge every claim over the reproduction.
-pub fn judge_all(claims: &[Claim], tables: &[PubTable], cs: &[Comparison]) -> Vec<Judged> {
-    let cells = Cells::reproduced(tables, cs);
+pub fn judge_all(claims: &[Claim], tables: &[PubTable], cs: &[Comparison], observed: Observed) -> Vec<Judged> {
+    let cells = Cells::reproduced(tables, cs, observed);
     claims.iter().map(|c| judge(c, &cells)).collect()
 }

@@ -121,7 +121,7 @@ pub fn run(opts: &Options) -> Result<Reproduction, LabError> {
         o.finish_and_clear();
     }
     let comparisons = compare::compare(&published, &sections);
-    let claims = claims::judge_all(&claim_list, &published, &comparisons);
+    let claims = claims::judge_all(&claim_list, &published, &comparisons, claims::Observed::from_sections(&sections));
     Ok(Reproduction {
         quick: opts.quick,
         sections,
