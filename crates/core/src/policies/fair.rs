@@ -77,6 +77,7 @@
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::linux_balance::{self, Balance};
 use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
 use crate::policy::{Policy, PrevState};
 use crate::spec::{Spec, SpecError};
@@ -113,9 +114,6 @@ pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     /*  10 */ 110, 87, 70, 56, 45, //
     /*  15 */ 36, 29, 23, 18, 15, //
 ];
-
-/// Most tasks one periodic balancing pass moves (`sysctl_sched_nr_migrate`).
-pub const NR_MIGRATE: usize = 32;
 
 /// The load weight of nice level `nice` (clamped to −20..=19).
 pub fn nice_to_weight(nice: i8) -> u64 {
@@ -371,70 +369,6 @@ pub struct Fair<P: Platform> {
     wakeup_preemptions: AtomicU64,
 }
 
-// ------------------------------------------------------------ placement ------
-// Shared with `eevdf`, whose wake-up placement is the same.
-
-fn is_idle<P: Platform>(common: &SchedCommon, p: &P, cpu: CpuId) -> bool {
-    p.charge(Work::Examine);
-    p.touch(Line::CpuData(cpu), Access::Read);
-    common.cpu(cpu).curr().is_none() && common.queue_len(cpu) == 0
-}
-
-/// `select_task_rq`: the previous CPU if it is idle, else an idle CPU allowed for
-/// `t` (the previous CPU's node first, then the others, each in CPU order from
-/// `prev` on), else the previous CPU (or the first allowed CPU if `prev` is not).
-pub(crate) fn select_cpu<P: Platform>(common: &SchedCommon, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-    let n = common.ncpus();
-    let allowed = common.tasks.get(t).cpus_allowed();
-    if allowed.contains(prev) && is_idle(common, p, prev) {
-        return prev;
-    }
-    let node = common.topo.node_of[prev];
-    for same_node in [true, false] {
-        for k in 1..n {
-            let c = (prev + k) % n;
-            if (common.topo.node_of[c] == node) == same_node && allowed.contains(c) && is_idle(common, p, c) {
-                return c;
-            }
-        }
-    }
-    home_cpu(common, t, prev)
-}
-
-/// `prev` if `t` may run there, else its first allowed CPU.
-pub(crate) fn home_cpu(common: &SchedCommon, t: TaskId, prev: CpuId) -> CpuId {
-    let allowed = common.tasks.get(t).cpus_allowed();
-    if allowed.contains(prev) {
-        prev
-    } else {
-        (0..common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(prev)
-    }
-}
-
-/// The busiest queue other than `this` by `load` among those with a task waiting (at
-/// least two linked), if its load is above `floor`.
-pub(crate) fn find_busiest<P: Platform>(
-    common: &SchedCommon,
-    p: &P,
-    this: CpuId,
-    floor: u64,
-    load: impl Fn(CpuId) -> u64,
-) -> Option<CpuId> {
-    let mut best: Option<(CpuId, u64)> = None;
-    for i in 0..common.ncpus() {
-        if i == this {
-            continue;
-        }
-        p.charge(Work::Examine);
-        p.touch(Line::Queue(i), Access::Read);
-        let l = load(i);
-        if common.queue_len(i) >= 2 && l > floor && best.is_none_or(|(_, b)| l > b) {
-            best = Some((i, l));
-        }
-    }
-    best.map(|(i, _)| i)
-}
-
 // ------------------------------------------------------------- the policy ------
 
 impl<P: Platform> Fair<P> {
@@ -666,16 +600,6 @@ impl<P: Platform> Fair<P> {
         }
     }
 
-    // ---- placement -------------------------------------------------------------------
-
-    fn select_cpu(&self, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-        select_cpu(&self.common, p, t, prev)
-    }
-
-    fn home_cpu(&self, t: TaskId, prev: CpuId) -> CpuId {
-        home_cpu(&self.common, t, prev)
-    }
-
     // ---- schedule -----------------------------------------------------------------------
 
     /// `put_prev_task`: a runnable `prev` goes back into the tree (at its accounted
@@ -720,93 +644,6 @@ impl<P: Platform> Fair<P> {
         rq.curr = Some(t);
         self.update_min_vruntime(rq);
         Some(t)
-    }
-
-    // ---- load balancing -------------------------------------------------------------
-
-    /// May `t`, queued on `there`, move to `cpu`? Allowed there and not running
-    /// anywhere (`task_running`).
-    fn can_migrate(&self, p: &P, t: TaskId, cpu: CpuId) -> bool {
-        p.touch(Line::Task(t), Access::Read);
-        let ts = self.common.tasks.get(t);
-        ts.cpus_allowed().contains(cpu) && !ts.has_cpu()
-    }
-
-    /// Move the queued `t` from `there` to `here`, keeping its lag.
-    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
-        p.touch(Line::Task(t), Access::Write);
-        let f = self.task(t);
-        let lag = f.vruntime.load(Relaxed) as i128 - there.min_vruntime as i128;
-        self.tree_remove(p, there, t);
-        self.account_sub(there, t);
-        self.update_min_vruntime(there);
-        if !self.is_rt(t) {
-            let v = here.min_vruntime as i128 + lag;
-            f.vruntime.store(v.clamp(FAIR_EPOCH as i128, u64::MAX as i128) as u64, Relaxed);
-        }
-        self.account_add(here, t);
-        self.tree_insert(p, here, t);
-        self.update_min_vruntime(here);
-        self.pulled.fetch_add(1, Relaxed);
-    }
-
-    /// The busiest other queue by published weighted load among those with a task
-    /// waiting (at least two linked), if its load is above `floor`.
-    fn find_busiest(&self, p: &P, this: CpuId, floor: u64) -> Option<CpuId> {
-        find_busiest(&self.common, p, this, floor, |i| self.published[i].load.load(Relaxed))
-    }
-
-    /// `newidle_balance`: this CPU's queue is empty; pull the busiest queue's leftmost
-    /// migratable task. Returns whether a task was pulled.
-    fn newidle_balance(&self, p: &P, this: CpuId) -> bool {
-        let Some(busiest) = self.find_busiest(p, this, 0) else { return false };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            if there.nr_running < 2 {
-                return false;
-            }
-            let cand = there.tree.iter().map(|&(_, t)| t).find(|&t| self.can_migrate(p, t, this));
-            match cand {
-                Some(t) => {
-                    self.clock(p, here);
-                    self.move_task(p, here, there, t);
-                    true
-                }
-                None => false,
-            }
-        })
-    }
-
-    /// The periodic balance: while the busiest queue's load exceeds this CPU's by more
-    /// than `imbalance_pct`, pull queued tasks lighter than the difference (at most
-    /// [`NR_MIGRATE`]). A pulled task kicks an idle CPU or may preempt its running task.
-    fn periodic_balance(&self, p: &P, this: CpuId) -> usize {
-        if self.common.ncpus() < 2 {
-            return 0;
-        }
-        p.touch(Line::Queue(this), Access::Read);
-        let here_load = self.published[this].load.load(Relaxed);
-        let pct = self.cfg.imbalance_pct as u128;
-        let exceeds = |there: u64, here: u64| there as u128 * 100 > here as u128 * pct;
-        let floor = (here_load as u128 * pct / 100).min(u64::MAX as u128) as u64;
-        let Some(busiest) = self.find_busiest(p, this, floor) else { return 0 };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            self.update_curr(p, here);
-            let mut moved = 0;
-            let mut last = None;
-            while moved < NR_MIGRATE && there.nr_running >= 2 && exceeds(there.load, here.load) {
-                let diff = there.load - here.load;
-                let cand =
-                    there.tree.iter().map(|&(_, t)| t).find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
-                let Some(t) = cand else { break };
-                self.move_task(p, here, there, t);
-                moved += 1;
-                last = Some(t);
-            }
-            if let Some(t) = last {
-                self.check_preempt(p, here, t);
-            }
-            moved
-        })
     }
 
     // ---- invariants -------------------------------------------------------------------
@@ -885,6 +722,64 @@ impl<P: Platform> Fair<P> {
     }
 }
 
+impl<P: Platform> Balance<P> for Fair<P> {
+    type Rq = Runqueue;
+
+    fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+    fn queues(&self) -> &[P::Lock<Runqueue>] {
+        &self.rqs
+    }
+    fn published_load(&self, cpu: CpuId) -> u64 {
+        self.published[cpu].load.load(Relaxed)
+    }
+    fn imbalance_pct(&self) -> u32 {
+        self.cfg.imbalance_pct
+    }
+    fn nr_running(rq: &Runqueue) -> usize {
+        rq.nr_running
+    }
+    fn load(rq: &Runqueue) -> u64 {
+        rq.load
+    }
+    /// From the left of the tree.
+    fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
+        rq.tree.iter().map(|&(_, t)| t).find(|&t| ok(t))
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        Fair::weight(self, t)
+    }
+
+    /// Move the queued `t` from `there` to `here`, keeping its lag: `vruntime −
+    /// there.min_vruntime + here.min_vruntime`.
+    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
+        p.touch(Line::Task(t), Access::Write);
+        let f = self.task(t);
+        let lag = f.vruntime.load(Relaxed) as i128 - there.min_vruntime as i128;
+        self.tree_remove(p, there, t);
+        self.account_sub(there, t);
+        self.update_min_vruntime(there);
+        if !self.is_rt(t) {
+            let v = here.min_vruntime as i128 + lag;
+            f.vruntime.store(v.clamp(FAIR_EPOCH as i128, u64::MAX as i128) as u64, Relaxed);
+        }
+        self.account_add(here, t);
+        self.tree_insert(p, here, t);
+        self.update_min_vruntime(here);
+        self.pulled.fetch_add(1, Relaxed);
+    }
+    fn sync_clock(&self, p: &P, rq: &mut Runqueue) {
+        self.clock(p, rq);
+    }
+    fn account_curr(&self, p: &P, rq: &mut Runqueue) {
+        self.update_curr(p, rq);
+    }
+    fn check_preempt(&self, p: &P, rq: &Runqueue, t: TaskId) {
+        Fair::check_preempt(self, p, rq, t)
+    }
+}
+
 impl<P: Platform> Policy<P> for Fair<P> {
     fn name(&self) -> &str {
         Kind::NAME
@@ -908,7 +803,7 @@ impl<P: Platform> Policy<P> for Fair<P> {
         f.forked.store(true, Relaxed);
     }
 
-    /// `try_to_wake_up`: choose a CPU ([`Fair::select_cpu`]; none for `sync`), place
+    /// `try_to_wake_up`: choose a CPU ([`linux_balance::select_cpu`]; none for `sync`), place
     /// the vruntime there, queue, and kick or preempt. The engines wake a sleeping task
     /// once (its waker owns it until it is queued); a task already queued is left alone.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
@@ -919,7 +814,11 @@ impl<P: Platform> Policy<P> for Fair<P> {
             return;
         }
         let prev = ts.processor();
-        let target = if sync { self.home_cpu(id, prev) } else { self.select_cpu(p, id, prev) };
+        let target = if sync {
+            linux_balance::home_cpu(&self.common, id, prev)
+        } else {
+            linux_balance::select_cpu(&self.common, p, id, prev)
+        };
         let forked = self.task(id).forked.swap(false, Relaxed);
         let lag = (!forked && target != prev).then(|| {
             p.touch(Line::Queue(prev), Access::Read);

@@ -19,6 +19,7 @@ pub mod dss;
 pub mod eevdf;
 pub mod fair;
 pub mod fast;
+pub mod linux_balance;
 pub mod mqs;
 pub mod o1;
 pub mod pmqs;
