@@ -7,7 +7,7 @@
 //! TR-95-22, 1995.
 //!
 //! * **Entities.** Each task has a weight from its nice level (the kernel's
-//!   `sched_prio_to_weight`, shared with `fair`), a `vruntime` advancing by
+//!   `sched_prio_to_weight`, shared with `cfs`), a `vruntime` advancing by
 //!   `delta_exec · 1024 / weight` while it runs, a request `slice` and a virtual
 //!   `deadline = vruntime + calc_delta_fair(slice)`, renewed when its vruntime reaches
 //!   it (`update_deadline`; the running task is then rescheduled if another entity is
@@ -54,18 +54,18 @@
 //! its CPU's root queue), bandwidth control, custom slices (`sched_attr.sched_runtime`),
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
 //! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
-//! scheduling-domain load balancer. Placement and balancing are `fair`'s (its module
-//! doc; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
+//! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
+//! ([`crate::policies::linux_balance`]; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
 //! a newly idle CPU pulling from the busiest queue, a periodic weighted-load balance
 //! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
-//! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `fair`:
+//! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
 //! a queue of their own per CPU, picked first in priority order, not time-sliced, not
 //! preempted by fair tasks; they weigh in the queue's load but not in `V`. `sched_yield`
 //! is `yield_task_fair`: an eligible yielder's vruntime jumps to its deadline and its
 //! deadline one slice further.
 //!
-//! Costs reported to the platform follow `fair`: a `Work::TreeOp` per tree insert or
+//! Costs reported to the platform follow `cfs`: a `Work::TreeOp` per tree insert or
 //! removal, a `Work::Recalc` per vruntime, lag or deadline computation, one
 //! `Work::Goodness` per pick and a `Work::Examine` per entity the pick tests for
 //! eligibility, a `Work::Examine` per CPU or queue looked at by placement and
@@ -75,7 +75,7 @@
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::fair::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
+use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
 use crate::policies::linux_balance::{self, Balance};
 use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
 use crate::policy::{Policy, PrevState};
@@ -91,7 +91,7 @@ pub struct Kind;
 impl PolicyKind for Kind {
     const NAME: &'static str = "eevdf";
     const SUMMARY: &'static str = "Linux's EEVDF (v6.12 fair class): eligible entity with the earliest virtual \
-deadline, lag kept across sleep, run-to-parity, delayed dequeue; fair's per-CPU placement and balancing";
+deadline, lag kept across sleep, run-to-parity, delayed dequeue; the per-CPU placement and balancing it shares with cfs";
     type Config = EevdfConfig;
 
     fn build<P: Platform>(cfg: &EevdfConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
@@ -148,7 +148,7 @@ pub struct EevdfConfig {
     /// `DELAY_DEQUEUE` (on, with `DELAY_ZERO`): a task blocking while not eligible stays
     /// queued until picked or woken.
     pub delay_dequeue: bool,
-    /// The periodic balance's `imbalance_pct` (125), as in `fair`.
+    /// The periodic balance's `imbalance_pct` (125), as in `cfs`.
     pub imbalance_pct: u32,
 }
 
@@ -199,7 +199,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
     fn parse(spec: &mut Spec) -> Result<EevdfConfig, SpecError> {
         let d = EevdfConfig::default();
         Ok(EevdfConfig {
-            base_slice: fair::time_opt_for("eevdf", spec, "base_slice", d.base_slice, true)?,
+            base_slice: cfs::time_opt_for("eevdf", spec, "base_slice", d.base_slice, true)?,
             scaling: match spec.get_str("scaling", "log").as_str() {
                 "log" => Scaling::Log,
                 "none" => Scaling::None,
@@ -222,7 +222,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
         let d = EevdfConfig::default();
         let mut parts = Vec::new();
         if self.base_slice != d.base_slice {
-            parts.push(format!("base_slice={}", fair::show_time(self.base_slice)));
+            parts.push(format!("base_slice={}", cfs::show_time(self.base_slice)));
         }
         if self.scaling != d.scaling {
             parts.push(format!("scaling={}", self.scaling.name()));
@@ -251,7 +251,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
 // ---------------------------------------------------------- data structures ------
 
 /// One task's `sched_entity`, guarded by the lock of the queue the task is on (or
-/// owned by its waker while it is on none). Line-aligned, as `fair`'s, so that two
+/// owned by its waker while it is on none). Line-aligned, as `cfs`'s, so that two
 /// tasks' entities never share a line on the runtime (it spans two 64-byte lines; the
 /// simulator prices it as the task's line).
 #[derive(Debug, Default)]
@@ -1049,7 +1049,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
     }
 
     /// `try_to_wake_up`: a delayed task is requeued where it waits (`ttwu_runnable`);
-    /// otherwise choose a CPU (`fair`'s placement; none for `sync`), place the task
+    /// otherwise choose a CPU (the placement shared with `cfs`; none for `sync`), place the task
     /// there with its lag, and kick or preempt.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);

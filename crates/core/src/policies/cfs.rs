@@ -1,5 +1,8 @@
-//! `fair`: a virtual-runtime fair scheduler in the manner of Linux's CFS (2.6.23 on)
-//! and its EEVDF successor — "what a modern kernel would do", as one registry entry.
+//! `cfs`: Linux's Completely Fair Scheduler as the fair class was from about 2.6.32 to
+//! 6.5 (the era of `min_vruntime`, a sleeper credit of half a latency —
+//! `GENTLE_FAIR_SLEEPERS`, 2.6.32 on — and the wake-up granularity; 6.6 replaced it
+//! with EEVDF, the `eevdf` policy). `fair` is an accepted alias of the name, to be
+//! removed.
 //!
 //! * **Per-CPU run queues** ordered by virtual runtime: a `BTreeSet<(vruntime, id)>`
 //!   per CPU under its own lock (deterministic order; ties go to the lower id). The
@@ -24,21 +27,27 @@
 //!   unchanged. It asks for a reschedule of its CPU only if another task is queued.
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
-//! * **Load balancing**: a CPU whose queue runs empty in `schedule()` pulls one task
-//!   from the busiest queue (`newidle_balance`); on every tick each CPU compares the
-//!   weighted loads and, while the busiest exceeds its own by more than
+//! * **Placement and load balancing** are shared with `eevdf`
+//!   ([`crate::policies::linux_balance`]): a CPU whose queue runs empty in `schedule()`
+//!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
+//!   compares the weighted loads and, while the busiest exceeds its own by more than
 //!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
 //!   `sysctl_sched_nr_migrate`). Only queued (not running) tasks allowed on the pulling
 //!   CPU move; a moved task keeps its lag: `vruntime − src.min_vruntime +
 //!   dst.min_vruntime`.
 //!
-//! Readings where the sources differ or a simpler rule was chosen (each in
-//! `docs/policies.md`, section fair):
+//! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
+//! PELT load tracking (the load is the sum of the queued tasks' weights), scheduling
+//! domains and their balancer, the next and last buddies, `hrtick` (slices end at
+//! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
+//! class, below).
 //!
-//! * Defaults are CFS 2.6.23's for one CPU: latency 6 ms (its `sysctl_sched_latency`
-//!   was 20 ms in 2.6.23 itself and 6 ms from 2.6.26; we take the latter), minimum
-//!   granularity 0.75 ms, wake-up granularity 1 ms, *without* the later
-//!   `1 + log2(ncpus)` scaling. The period stretch `nr · min_granularity` of
+//! Readings where the sources differ or a simpler rule was chosen (each in
+//! `docs/policies.md`, section cfs):
+//!
+//! * Defaults are CFS's values for one CPU from 2.6.26 on (2.6.23 shipped 20 ms /
+//!   4 ms / 10 ms): latency 6 ms, minimum granularity 0.75 ms, wake-up granularity
+//!   1 ms, *without* the `1 + log2(ncpus)` scaling of `SCHED_TUNABLESCALING_LOG`. The period stretch `nr · min_granularity` of
 //!   `__sched_period` is expressed only through the `min_granularity` floor of each
 //!   slice.
 //! * The wake-up granularity is compared unscaled (the kernel scales it by the woken
@@ -86,17 +95,20 @@ use crossbeam_utils::CachePadded;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// The registry entry: `fair[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N]`.
+/// The registry entry: `cfs[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail]`;
+/// `fair` is an alias, to be removed.
 pub struct Kind;
 
 impl PolicyKind for Kind {
-    const NAME: &'static str = "fair";
-    const SUMMARY: &'static str = "virtual-runtime fair scheduler (CFS/EEVDF-like): per-CPU vruntime-ordered queues, \
-nice weights, wake-up preemption, weighted load balancing";
-    type Config = FairConfig;
+    const NAME: &'static str = "cfs";
+    const SUMMARY: &'static str = "Linux's CFS (the fair class of 2.6.32-6.5): per-CPU vruntime-ordered \
+queues, min_vruntime, sleeper credit of half a latency, wake-up granularity, nice weights; \
+'fair' is an alias, to be removed";
+    const ALIASES: &'static [&'static str] = &["fair"];
+    type Config = CfsConfig;
 
-    fn build<P: Platform>(cfg: &FairConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
-        Ok(Box::new(Fair::new(p, env, cfg)?))
+    fn build<P: Platform>(cfg: &CfsConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Cfs::new(p, env, cfg)?))
     }
 }
 
@@ -131,9 +143,9 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
 
 // ------------------------------------------------------------------ options ------
 
-/// The `fair:` options; times in ns.
+/// The `cfs:` options; times in ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FairConfig {
+pub struct CfsConfig {
     /// `sysctl_sched_latency`: the period in which every runnable task runs once (6 ms).
     pub latency: u64,
     /// `sysctl_sched_min_granularity`: the shortest slice (0.75 ms).
@@ -149,9 +161,9 @@ pub struct FairConfig {
     pub yield_tail: bool,
 }
 
-impl Default for FairConfig {
+impl Default for CfsConfig {
     fn default() -> Self {
-        FairConfig {
+        CfsConfig {
             latency: 6_000_000,
             min_granularity: 750_000,
             wakeup_granularity: 1_000_000,
@@ -198,7 +210,7 @@ pub(crate) fn show_time(ns: u64) -> String {
 }
 
 fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<u64, SpecError> {
-    time_opt_for("fair", spec, key, default, positive)
+    time_opt_for("cfs", spec, key, default, positive)
 }
 
 /// Time option `key` of policy `policy` (absent: `default`; `positive`: 0 is refused).
@@ -223,15 +235,15 @@ pub(crate) fn time_opt_for(
     Ok(v)
 }
 
-impl PolicyOptions for FairConfig {
+impl PolicyOptions for CfsConfig {
     const KEYS: &'static [&'static str] =
         &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct", "yield"];
     const SYNTAX: &'static str = "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail \
 (T: Nns, Nus, Nms, Ns; at most 10s)";
 
-    fn parse(spec: &mut Spec) -> Result<FairConfig, SpecError> {
-        let d = FairConfig::default();
-        Ok(FairConfig {
+    fn parse(spec: &mut Spec) -> Result<CfsConfig, SpecError> {
+        let d = CfsConfig::default();
+        Ok(CfsConfig {
             latency: time_opt(spec, "latency", d.latency, true)?,
             min_granularity: time_opt(spec, "min_granularity", d.min_granularity, true)?,
             wakeup_granularity: time_opt(spec, "wakeup_granularity", d.wakeup_granularity, false)?,
@@ -239,14 +251,14 @@ impl PolicyOptions for FairConfig {
             yield_tail: match spec.get_str("yield", "skip").as_str() {
                 "skip" => false,
                 "tail" => true,
-                other => return Err(SpecError(format!("policy 'fair': yield='{other}' is not skip or tail"))),
+                other => return Err(SpecError(format!("policy 'cfs': yield='{other}' is not skip or tail"))),
             },
         })
     }
 
-    /// `fair` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
+    /// `cfs` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
     fn canonical(&self, name: &str) -> String {
-        let d = FairConfig::default();
+        let d = CfsConfig::default();
         let mut parts = Vec::new();
         for (key, v, dv) in [
             ("latency", self.latency, d.latency),
@@ -352,7 +364,7 @@ pub struct RqView {
     pub nr_switches: u64,
 }
 
-pub struct Fair<P: Platform> {
+pub struct Cfs<P: Platform> {
     /// Task table, per-CPU `curr`, published queue lengths (`nr_running`).
     common: SchedCommon,
     rqs: Box<[P::Lock<Runqueue>]>,
@@ -363,7 +375,7 @@ pub struct Fair<P: Platform> {
     /// simulator prices them as the queue's line, and on the runtime two workers'
     /// entries in one line would be false sharing it does not model.
     published: Box<[CachePadded<Published>]>,
-    cfg: FairConfig,
+    cfg: CfsConfig,
     /// Observations: tasks moved by balancing, wake-up preemptions.
     pulled: AtomicU64,
     wakeup_preemptions: AtomicU64,
@@ -371,13 +383,13 @@ pub struct Fair<P: Platform> {
 
 // ------------------------------------------------------------- the policy ------
 
-impl<P: Platform> Fair<P> {
-    pub fn new(p: &P, env: &BuildEnv, cfg: &FairConfig) -> Result<Self, SpecError> {
+impl<P: Platform> Cfs<P> {
+    pub fn new(p: &P, env: &BuildEnv, cfg: &CfsConfig) -> Result<Self, SpecError> {
         let n = env.topo.ncpus();
         if !(1..=MAX_CPUS).contains(&n) {
-            return Err(SpecError(format!("policy 'fair': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
+            return Err(SpecError(format!("policy 'cfs': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
         }
-        Ok(Fair {
+        Ok(Cfs {
             common: SchedCommon::new(p, env.topo, n, env.capacity, env.hz.max(1)),
             rqs: (0..n)
                 .map(|cpu| {
@@ -407,7 +419,7 @@ impl<P: Platform> Fair<P> {
         })
     }
 
-    pub fn config(&self) -> &FairConfig {
+    pub fn config(&self) -> &CfsConfig {
         &self.cfg
     }
     /// Tasks moved between CPUs by balancing so far.
@@ -722,7 +734,7 @@ impl<P: Platform> Fair<P> {
     }
 }
 
-impl<P: Platform> Balance<P> for Fair<P> {
+impl<P: Platform> Balance<P> for Cfs<P> {
     type Rq = Runqueue;
 
     fn common(&self) -> &SchedCommon {
@@ -748,7 +760,7 @@ impl<P: Platform> Balance<P> for Fair<P> {
         rq.tree.iter().map(|&(_, t)| t).find(|&t| ok(t))
     }
     fn weight(&self, t: TaskId) -> u64 {
-        Fair::weight(self, t)
+        Cfs::weight(self, t)
     }
 
     /// Move the queued `t` from `there` to `here`, keeping its lag: `vruntime −
@@ -776,11 +788,11 @@ impl<P: Platform> Balance<P> for Fair<P> {
         self.update_curr(p, rq);
     }
     fn check_preempt(&self, p: &P, rq: &Runqueue, t: TaskId) {
-        Fair::check_preempt(self, p, rq, t)
+        Cfs::check_preempt(self, p, rq, t)
     }
 }
 
-impl<P: Platform> Policy<P> for Fair<P> {
+impl<P: Platform> Policy<P> for Cfs<P> {
     fn name(&self) -> &str {
         Kind::NAME
     }
