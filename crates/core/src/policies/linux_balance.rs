@@ -6,10 +6,10 @@
 //!   else an idle CPU the task may use (the previous CPU's node first, then the
 //!   others, each in CPU order from the previous CPU on), else the previous CPU.
 //!   [`home_cpu`] is the placement of a `sync` wake-up: the previous CPU if allowed.
-//! * **Newly idle balance** ([`Balance::newidle_balance`], `newidle_balance`): a CPU
+//! * **Newly idle balance** (`Balance::newidle_balance`, `newidle_balance`): a CPU
 //!   whose queue runs empty in `schedule()` pulls the first movable waiting task of the
 //!   busiest queue (highest published weighted load among queues with a task waiting).
-//! * **Periodic balance** ([`Balance::periodic_balance`]): on every tick each CPU
+//! * **Periodic balance** (`Balance::periodic_balance`): on every tick each CPU
 //!   compares the published weighted loads and, while the busiest queue's load exceeds
 //!   its own by more than `imbalance_pct` %, pulls waiting tasks lighter than the
 //!   difference (so each move strictly reduces the imbalance), at most
@@ -18,8 +18,8 @@
 //!
 //! Balancing is flat: one level over all CPUs, no scheduling domains. Only waiting
 //! (not running) tasks allowed on the pulling CPU move; each policy decides how a
-//! moved task keeps its lag ([`Balance::move_task`]) and which waiting tasks may not
-//! leave at all ([`Balance::may_leave`]).
+//! moved task keeps its lag (`Balance::move_task`) and which waiting tasks may not
+//! leave at all (`Balance::may_leave`).
 //!
 //! Costs: a `Work::Examine` and a read of the CPU's data per CPU placement looks at,
 //! a `Work::Examine` and a read of the queue's line per queue balancing looks at, a
