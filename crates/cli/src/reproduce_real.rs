@@ -413,8 +413,8 @@ fn size_label(b: usize) -> String {
 }
 
 /// Policies of the starvation probe: the 2.4 scheduler, O(1) and its two fix options,
-/// and `fair` (S10 in docs/sources.md; docs/policies.md, "The NetBench starvation").
-const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "fair"];
+/// and `cfs` (S10 in docs/sources.md; docs/policies.md, "The NetBench starvation").
+const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "cfs"];
 
 /// NetBench on one real worker, saturated: the longest wait for a response (the
 /// report's starved smbds) and the `ps` probe's longest wait to first run, per policy.

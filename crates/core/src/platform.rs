@@ -25,7 +25,7 @@ pub enum Line {
     /// A CPU's `aligned_data` (curr, last_schedule, curr_na_goodness).
     CpuData(CpuId),
     /// The node of a run queue's ordered tree that an insert or a pick rewrites
-    /// (`fair`'s leftmost leaf): heap memory apart from the queue's header and lock,
+    /// (`cfs`'s leftmost leaf): heap memory apart from the queue's header and lock,
     /// so a wake-up into another CPU's queue moves it between CPUs as well.
     Tree(usize),
     /// A machine-wide word of scheduler state written by every CPU (PMQS's bitmap of

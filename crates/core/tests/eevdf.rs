@@ -7,8 +7,8 @@ mod common;
 use common::{check, sched, wake};
 use proptest::prelude::*;
 use schedlab_core::cpu::CpuId;
+use schedlab_core::policies::cfs::{calc_delta_fair, nice_to_weight};
 use schedlab_core::policies::eevdf::{self, Eevdf, EevdfConfig, EntityView, Scaling};
-use schedlab_core::policies::fair::{calc_delta_fair, nice_to_weight};
 use schedlab_core::{BuildEnv, NullPlatform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
 
 const HZ: u32 = 1000;

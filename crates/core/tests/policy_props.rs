@@ -1,4 +1,4 @@
-//! Property and stress tests run against every policy (the 2.4 family, O(1), fair and eevdf): random sequences of
+//! Property and stress tests run against every policy (the 2.4 family, O(1), cfs and eevdf): random sequences of
 //! fork / wakeup / schedule / tick / yield on random small machines must keep each
 //! policy's structural invariants, never run one task on two CPUs, and never lose or
 //! duplicate a runnable task.
@@ -303,7 +303,7 @@ proptest! {
         run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
     }
 
-    /// fair with its defaults, with compat yield, with short slices, no wake-up
+    /// cfs with its defaults, with compat yield, with short slices, no wake-up
     /// granularity and eager balancing, and with long slices and reluctant balancing.
     #[test]
     fn fair_keeps_invariants_under_random_operations(
@@ -312,10 +312,10 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..250),
     ) {
         let spec = [
-            "fair",
-            "fair:yield=tail,imbalance_pct=110",
-            "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100",
-            "fair:latency=100ms,min_granularity=20ms,wakeup_granularity=10ms,imbalance_pct=300",
+            "cfs",
+            "cfs:yield=tail,imbalance_pct=110",
+            "cfs:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100",
+            "cfs:latency=100ms,min_granularity=20ms,wakeup_granularity=10ms,imbalance_pct=300",
         ][variant];
         run(PolicySpec::parse(spec).unwrap(), ncpus, &ops)?;
     }
@@ -470,7 +470,7 @@ fn o1_concurrent_stress_never_runs_a_task_twice() {
 #[test]
 fn fair_concurrent_stress_never_runs_a_task_twice() {
     // 1 ms per iteration: slices run out, loads shift, idle and busy CPUs pull.
-    for spec in ["fair", "fair:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100,yield=tail"] {
+    for spec in ["cfs", "cfs:latency=1ms,min_granularity=100us,wakeup_granularity=0,imbalance_pct=100,yield=tail"] {
         for _ in 0..2 {
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 4, 12, 20_000, 1_000_000);
             stress_with_clock(PolicySpec::parse(spec).unwrap(), 8, 24, 10_000, 1_000_000);

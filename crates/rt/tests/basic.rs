@@ -197,11 +197,11 @@ fn yield_now_is_fair() {
     for p in policies() {
         // HZ = 1: no timer tick lands during the test, so quantum expiry (which makes
         // 2.4-family shares time-dependent) stays out of a test about `yield_now`.
-        // fair's default yield is CFS's skip buddy: it lets the next task run, not every
+        // cfs's default yield is CFS's skip buddy: it lets the next task run, not every
         // other one, so two tasks far left of the rest take turns between themselves
         // until their vruntime (µs per poll here) passes the others' (ms apart, from
         // START_DEBIT). Round-robin yielding is its `yield=tail` (2.6.23's compat_yield).
-        let p = if p == "fair" { "fair:yield=tail" } else { p };
+        let p = if p == "cfs" { "cfs:yield=tail" } else { p };
         let rt = Builder::new().workers(1).policy(p).hz(1).build().unwrap();
         let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
         let min_at_first_finish = Arc::new(AtomicUsize::new(usize::MAX));

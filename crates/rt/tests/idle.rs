@@ -9,7 +9,7 @@ use std::time::Duration;
 /// 2,048 `pause`s of its 50 µs spin and after each park: dozens per worker here.)
 #[test]
 fn idle_workers_do_not_call_schedule_on_their_own() {
-    for policy in ["dss", "mqs", "pmqs:pool=1,lb=lbp,period=10", "o1", "fair", "eevdf"] {
+    for policy in ["dss", "mqs", "pmqs:pool=1,lb=lbp,period=10", "o1", "cfs", "eevdf"] {
         let rt = schedlab_rt::Builder::new().workers(2).hz(1000).policy(policy).build().unwrap();
         // One task, so that both workers have started and been idle since.
         rt.block_on(rt.spawn(async {})).unwrap();

@@ -235,7 +235,7 @@ fn timer_wakes_within_2ms_under_load_every_scheduler() {
         );
         assert!(f[0] < 2.0, "{p}: median lateness to the wake {:.3} ms", f[0]);
         assert!(r[0] < 2.0, "{p}: median lateness to the poll {:.3} ms", r[0]);
-        // Generous: fair's 90th percentile has been seen at 10 ms on a loaded host.
+        // Generous: cfs's 90th percentile has been seen at 10 ms on a loaded host.
         assert!(r[1] < 50.0, "{p}: p90 lateness to the poll {:.3} ms", r[1]);
     }
 }

@@ -1,4 +1,4 @@
-//! Nice values matter under DSS, MQS and fair: a nice −10 CPU hog gets more polls than a
+//! Nice values matter under DSS, MQS and cfs: a nice −10 CPU hog gets more polls than a
 //! nice 19 one.
 #![cfg(not(loom))]
 use schedlab_rt::{Builder, TaskOpts};
@@ -69,10 +69,10 @@ fn nice_affects_share_under_mqs() {
     assert!(hi > lo, "nice -10 got {hi} polls, nice 19 got {lo}");
 }
 
-/// fair's weights are 9548 against 15: the nice −10 hogs should get nearly everything.
+/// cfs's weights are 9548 against 15: the nice −10 hogs should get nearly everything.
 #[test]
-fn nice_affects_share_under_fair() {
-    let (hi, lo) = shares("fair");
-    eprintln!("fair: nice -10 polls {hi}, nice 19 polls {lo}");
+fn nice_affects_share_under_cfs() {
+    let (hi, lo) = shares("cfs");
+    eprintln!("cfs: nice -10 polls {hi}, nice 19 polls {lo}");
     assert!(hi > 2 * lo, "nice -10 got {hi} polls, nice 19 got {lo}");
 }

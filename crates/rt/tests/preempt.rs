@@ -136,7 +136,7 @@ fn thread_run_delay_ns() -> u64 {
 #[test]
 fn time_the_host_keeps_a_worker_off_its_cpu_is_counted_as_steal() {
     use std::sync::atomic::AtomicBool;
-    let rt = Builder::new().workers(1).policy("fair").hz(1000).build().unwrap();
+    let rt = Builder::new().workers(1).policy("cfs").hz(1000).build().unwrap();
     // The worker's CPU, then a host thread spinning on it while the poll computes.
     let cpu = rt.block_on(rt.spawn(async { unsafe { libc::sched_getcpu() } })).unwrap();
     assert!(cpu >= 0, "sched_getcpu failed");

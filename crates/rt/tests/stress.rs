@@ -83,7 +83,7 @@ fn stress_pmqs_lbp() {
 }
 #[test]
 fn stress_fair() {
-    stress("fair");
+    stress("cfs");
 }
 #[test]
 fn stress_eevdf() {

@@ -39,7 +39,7 @@ pub struct Machine {
 
 /// Where each CPU's first timer tick falls (machine file key `tick_phase`).
 ///
-/// For a `fair` or O(1) run the first ticks matter beyond their period: the first
+/// For a `cfs` or O(1) run the first ticks matter beyond their period: the first
 /// periodic balance decides, e.g. on hackbench, how many senders run to completion
 /// on one CPU before receivers are pulled to it (docs/traces.md, "`fair`
 /// hackbench: the first tick and the spread between calibrations").

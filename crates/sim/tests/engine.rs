@@ -13,8 +13,8 @@ const POLICIES: &[&str] = &["dss", "mqs"];
 const PER_CPU: &[&str] = &[
     "o1",
     "o1:scale=off,expired_prio_guard=on,starvation_limit=3",
-    "fair",
-    "fair:yield=tail",
+    "cfs",
+    "cfs:yield=tail",
     "eevdf",
     "eevdf:run_to_parity=off,delay_dequeue=off,place_lag=off",
 ];

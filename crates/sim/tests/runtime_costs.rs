@@ -257,10 +257,10 @@ fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
     });
     let w = parse_workload(&format!("pingpong:rounds={ROUNDS}")).unwrap();
     let cfg = SimConfig { check_invariants: true, ..SimConfig::default() };
-    for policy in ["dss", "mqs", "pmqs:pool=1,lb=lbp,period=10", "o1", "fair"] {
+    for policy in ["dss", "mqs", "pmqs:pool=1,lb=lbp,period=10", "o1", "cfs"] {
         let (r, t) = schedlab_sim::simulate_traced(&m, &PolicySpec::parse(policy).unwrap(), &w, &cfg, 1 << 20).unwrap();
         assert_eq!(r.messages_received, 2 * ROUNDS, "{policy}");
-        if policy == "o1" || policy == "fair" {
+        if policy == "o1" || policy == "cfs" {
             continue; // these keep the pair on one CPU: no hop races
         }
         // The receiver's own CPU wakes it (no waker task): once per hop that raced.
@@ -269,27 +269,27 @@ fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
     }
 }
 
-/// `fair`'s run queue is a tree: each insert or removal is charged `tree_op_cycles`,
+/// `cfs`'s run queue is a tree: each insert or removal is charged `tree_op_cycles`,
 /// once per operation, and never `list_op_cycles` (a list link is four pointer stores;
 /// a tree walk and its rebalancing are not). DSS, whose queue is a list, never pays it.
 #[test]
 fn fair_charges_a_tree_op_per_insert_and_removal() {
-    let base = pingpong(&with("up", |_| {}), "fair");
+    let base = pingpong(&with("up", |_| {}), "cfs");
     // Per round, two hops; a hop is a wake-up (one insert) and the pick (one removal).
-    let tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "fair");
+    let tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "cfs");
     let extra = tree.virtual_ns - base.virtual_ns;
     assert!((4 * ROUNDS * 1_000..=(4 * ROUNDS + 100) * 1_000).contains(&extra), "tree ops: {extra} ns");
-    let list = pingpong(&with("up", |c| c.list_op_cycles += 1_000), "fair");
-    assert_eq!(list.virtual_ns, base.virtual_ns, "fair charged a list link");
+    let list = pingpong(&with("up", |c| c.list_op_cycles += 1_000), "cfs");
+    assert_eq!(list.virtual_ns, base.virtual_ns, "cfs charged a list link");
     let dss = pingpong(&with("up", |_| {}), "dss");
     let dss_tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "dss");
     assert_eq!(dss.virtual_ns, dss_tree.virtual_ns, "DSS charged a tree op");
 }
 
-/// A policy that asks for the time inside a running task's operation (fair's
+/// A policy that asks for the time inside a running task's operation (cfs's
 /// `update_curr` at a send's wake-up) pays a clock read there: the runtime's worker
 /// stamps the clock only for the calls it makes between polls. DSS never asks for it in
-/// a wake-up; fair does once per wake-up (two per round), and nowhere else in a task's
+/// a wake-up; cfs does once per wake-up (two per round), and nowhere else in a task's
 /// operation here.
 #[test]
 fn a_policys_clock_read_inside_a_task_operation_is_charged() {
@@ -299,11 +299,11 @@ fn a_policys_clock_read_inside_a_task_operation_is_charged() {
         assert_eq!(base.context_switches, clock.context_switches, "{policy}: the same schedule");
         clock.virtual_ns as i64 - base.virtual_ns as i64
     };
-    let (fair, dss) = (extra("fair"), extra("dss"));
-    let wakes = fair - dss;
+    let (cfs, dss) = (extra("cfs"), extra("dss"));
+    let wakes = cfs - dss;
     // Within one read of two per round: how the last round meets the run's end differs.
     let per_round = 2 * ROUNDS as i64;
-    assert!(((per_round - 1) * 1_000..=(per_round + 100) * 1_000).contains(&wakes), "fair's extra reads: {wakes} ns");
+    assert!(((per_round - 1) * 1_000..=(per_round + 100) * 1_000).contains(&wakes), "cfs's extra reads: {wakes} ns");
 }
 
 /// A root that spawns a child (`Sleep` `child_ns`, then exit) twice, `gap_ns` apart.

@@ -12,9 +12,9 @@ fn machine(phase: Option<&str>) -> Machine {
     Machine::from_toml(&format!("base = \"smp-2\"\n{key}")).unwrap()
 }
 
-/// (virtual ns, switches) of fair on a small hackbench, for seed `seed`.
+/// (virtual ns, switches) of cfs on a small hackbench, for seed `seed`.
 fn run(m: &Machine, seed: u64) -> (u64, u64) {
-    let p = PolicySpec::parse("fair").unwrap();
+    let p = PolicySpec::parse("cfs").unwrap();
     let w = parse_workload("hackbench:groups=1,loops=20").unwrap();
     let r = simulate(m, &p, &w, &SimConfig { seed, ..SimConfig::default() }).unwrap();
     (r.virtual_ns, r.context_switches)

@@ -16,7 +16,7 @@ const CASES: &[(&str, &str, &str)] = &[
     ("smp-4", "mqs", "hackbench:groups=2,loops=20"),
     ("numa-4x4", "pmqs:pool=4", "chat:rooms=3,messages=10"),
     ("smp-2", "o1", "pingpong:rounds=500"),
-    ("smp-4", "fair", "chat:rooms=2,messages=10"),
+    ("smp-4", "cfs", "chat:rooms=2,messages=10"),
 ];
 
 fn run(machine: &str, policy: &str, workload: &str, cap: Option<usize>) -> (Report, Option<Vec<u8>>) {

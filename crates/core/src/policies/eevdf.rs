@@ -7,7 +7,7 @@
 //! TR-95-22, 1995.
 //!
 //! * **Entities.** Each task has a weight from its nice level (the kernel's
-//!   `sched_prio_to_weight`, shared with `fair`), a `vruntime` advancing by
+//!   `sched_prio_to_weight`, shared with `cfs`), a `vruntime` advancing by
 //!   `delta_exec · 1024 / weight` while it runs, a request `slice` and a virtual
 //!   `deadline = vruntime + calc_delta_fair(slice)`, renewed when its vruntime reaches
 //!   it (`update_deadline`; the running task is then rescheduled if another entity is
@@ -54,18 +54,18 @@
 //! its CPU's root queue), bandwidth control, custom slices (`sched_attr.sched_runtime`),
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
 //! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
-//! scheduling-domain load balancer. Placement and balancing are `fair`'s (its module
-//! doc; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
+//! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
+//! ([`crate::policies::linux_balance`]; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
 //! a newly idle CPU pulling from the busiest queue, a periodic weighted-load balance
 //! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
-//! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `fair`:
+//! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
 //! a queue of their own per CPU, picked first in priority order, not time-sliced, not
 //! preempted by fair tasks; they weigh in the queue's load but not in `V`. `sched_yield`
 //! is `yield_task_fair`: an eligible yielder's vruntime jumps to its deadline and its
 //! deadline one slice further.
 //!
-//! Costs reported to the platform follow `fair`: a `Work::TreeOp` per tree insert or
+//! Costs reported to the platform follow `cfs`: a `Work::TreeOp` per tree insert or
 //! removal, a `Work::Recalc` per vruntime, lag or deadline computation, one
 //! `Work::Goodness` per pick and a `Work::Examine` per entity the pick tests for
 //! eligibility, a `Work::Examine` per CPU or queue looked at by placement and
@@ -75,7 +75,8 @@
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::fair::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH, NR_MIGRATE};
+use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
+use crate::policies::linux_balance::{self, Balance};
 use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
 use crate::policy::{Policy, PrevState};
 use crate::spec::{Spec, SpecError};
@@ -90,7 +91,7 @@ pub struct Kind;
 impl PolicyKind for Kind {
     const NAME: &'static str = "eevdf";
     const SUMMARY: &'static str = "Linux's EEVDF (v6.12 fair class): eligible entity with the earliest virtual \
-deadline, lag kept across sleep, run-to-parity, delayed dequeue; fair's per-CPU placement and balancing";
+deadline, lag kept across sleep, run-to-parity, delayed dequeue; the per-CPU placement and balancing it shares with cfs";
     type Config = EevdfConfig;
 
     fn build<P: Platform>(cfg: &EevdfConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
@@ -147,7 +148,7 @@ pub struct EevdfConfig {
     /// `DELAY_DEQUEUE` (on, with `DELAY_ZERO`): a task blocking while not eligible stays
     /// queued until picked or woken.
     pub delay_dequeue: bool,
-    /// The periodic balance's `imbalance_pct` (125), as in `fair`.
+    /// The periodic balance's `imbalance_pct` (125), as in `cfs`.
     pub imbalance_pct: u32,
 }
 
@@ -198,7 +199,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
     fn parse(spec: &mut Spec) -> Result<EevdfConfig, SpecError> {
         let d = EevdfConfig::default();
         Ok(EevdfConfig {
-            base_slice: fair::time_opt_for("eevdf", spec, "base_slice", d.base_slice, true)?,
+            base_slice: cfs::time_opt_for("eevdf", spec, "base_slice", d.base_slice, true)?,
             scaling: match spec.get_str("scaling", "log").as_str() {
                 "log" => Scaling::Log,
                 "none" => Scaling::None,
@@ -221,7 +222,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
         let d = EevdfConfig::default();
         let mut parts = Vec::new();
         if self.base_slice != d.base_slice {
-            parts.push(format!("base_slice={}", fair::show_time(self.base_slice)));
+            parts.push(format!("base_slice={}", cfs::show_time(self.base_slice)));
         }
         if self.scaling != d.scaling {
             parts.push(format!("scaling={}", self.scaling.name()));
@@ -250,7 +251,7 @@ place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalanc
 // ---------------------------------------------------------- data structures ------
 
 /// One task's `sched_entity`, guarded by the lock of the queue the task is on (or
-/// owned by its waker while it is on none). Line-aligned, as `fair`'s, so that two
+/// owned by its waker while it is on none). Line-aligned, as `cfs`'s, so that two
 /// tasks' entities never share a line on the runtime (it spans two 64-byte lines; the
 /// simulator prices it as the task's line).
 #[derive(Debug, Default)]
@@ -863,94 +864,6 @@ impl<P: Platform> Eevdf<P> {
         }
     }
 
-    // ---- load balancing ------------------------------------------------------------
-
-    /// May the waiting `t` move to `cpu`? Allowed there, not running, not delayed.
-    fn can_migrate(&self, p: &P, t: TaskId, cpu: CpuId) -> bool {
-        p.touch(Line::Task(t), Access::Read);
-        let ts = self.common.tasks.get(t);
-        ts.cpus_allowed().contains(cpu) && !ts.has_cpu() && !self.delayed(t)
-    }
-
-    /// The waiting tasks of `rq` in the order balancing considers them.
-    fn candidates(rq: &Runqueue) -> Vec<TaskId> {
-        rq.rt.iter().chain(rq.tree.iter()).map(|&(_, t)| t).collect()
-    }
-
-    /// Move the waiting `t` from `there` to `here`, keeping its lag and its relative
-    /// deadline.
-    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
-        p.touch(Line::Task(t), Access::Write);
-        let rel = self.dequeue_waiting(p, there, t);
-        self.account_sub(there, t);
-        if self.is_rt(t) {
-            self.account_add(here, t);
-            self.tree_insert(p, here, t);
-        } else {
-            self.enqueue(p, here, t, false, Some(rel));
-        }
-        self.pulled.fetch_add(1, Relaxed);
-    }
-
-    fn find_busiest(&self, p: &P, this: CpuId, floor: u64) -> Option<CpuId> {
-        fair::find_busiest(&self.common, p, this, floor, |i| self.load[i].load(Relaxed))
-    }
-
-    /// `newidle_balance`: pull the busiest queue's first migratable waiting task.
-    fn newidle_balance(&self, p: &P, this: CpuId) -> bool {
-        let Some(busiest) = self.find_busiest(p, this, 0) else { return false };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            if there.nr_running < 2 {
-                return false;
-            }
-            let cand = Self::candidates(there).into_iter().find(|&t| self.can_migrate(p, t, this));
-            match cand {
-                Some(t) => {
-                    self.clock(p, here);
-                    self.move_task(p, here, there, t);
-                    true
-                }
-                None => false,
-            }
-        })
-    }
-
-    /// The periodic balance, as `fair`'s: while the busiest queue's load exceeds this
-    /// CPU's by more than `imbalance_pct`, pull waiting tasks lighter than the
-    /// difference (at most [`NR_MIGRATE`]).
-    fn periodic_balance(&self, p: &P, this: CpuId) -> usize {
-        if self.common.ncpus() < 2 {
-            return 0;
-        }
-        p.touch(Line::Queue(this), Access::Read);
-        let here_load = self.load[this].load(Relaxed);
-        let pct = self.cfg.imbalance_pct as u128;
-        let exceeds = |there: u64, here: u64| there as u128 * 100 > here as u128 * pct;
-        let floor = (here_load as u128 * pct / 100).min(u64::MAX as u128) as u64;
-        let Some(busiest) = self.find_busiest(p, this, floor) else { return 0 };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            if self.update_curr(p, here) {
-                p.resched(here.cpu);
-            }
-            let mut moved = 0;
-            let mut last = None;
-            while moved < NR_MIGRATE && there.nr_running >= 2 && exceeds(there.load, here.load) {
-                let diff = there.load - here.load;
-                let cand = Self::candidates(there)
-                    .into_iter()
-                    .find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
-                let Some(t) = cand else { break };
-                self.move_task(p, here, there, t);
-                moved += 1;
-                last = Some(t);
-            }
-            if let Some(t) = last {
-                self.check_preempt(p, here, t);
-            }
-            moved
-        })
-    }
-
     // ---- invariants ------------------------------------------------------------------
 
     fn check_rq(&self, cpu: CpuId, rq: &Runqueue, seen: &mut [Option<CpuId>]) -> Result<(), String> {
@@ -1049,6 +962,66 @@ impl<P: Platform> Eevdf<P> {
     }
 }
 
+impl<P: Platform> Balance<P> for Eevdf<P> {
+    type Rq = Runqueue;
+
+    fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+    fn queues(&self) -> &[P::Lock<Runqueue>] {
+        &self.rqs
+    }
+    fn published_load(&self, cpu: CpuId) -> u64 {
+        self.load[cpu].load(Relaxed)
+    }
+    fn imbalance_pct(&self) -> u32 {
+        self.cfg.imbalance_pct
+    }
+    fn nr_running(rq: &Runqueue) -> usize {
+        rq.nr_running
+    }
+    fn load(rq: &Runqueue) -> u64 {
+        rq.load
+    }
+    /// The real-time tasks first, then the fair entities in deadline order.
+    fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
+        rq.rt.iter().chain(rq.tree.iter()).map(|&(_, t)| t).find(|&t| ok(t))
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        Eevdf::weight(self, t)
+    }
+    /// A delayed entity stays where it waits.
+    fn may_leave(&self, t: TaskId) -> bool {
+        !self.delayed(t)
+    }
+
+    /// Move the waiting `t` from `there` to `here`, keeping its lag and its relative
+    /// deadline.
+    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
+        p.touch(Line::Task(t), Access::Write);
+        let rel = self.dequeue_waiting(p, there, t);
+        self.account_sub(there, t);
+        if self.is_rt(t) {
+            self.account_add(here, t);
+            self.tree_insert(p, here, t);
+        } else {
+            self.enqueue(p, here, t, false, Some(rel));
+        }
+        self.pulled.fetch_add(1, Relaxed);
+    }
+    fn sync_clock(&self, p: &P, rq: &mut Runqueue) {
+        self.clock(p, rq);
+    }
+    fn account_curr(&self, p: &P, rq: &mut Runqueue) {
+        if self.update_curr(p, rq) {
+            p.resched(rq.cpu);
+        }
+    }
+    fn check_preempt(&self, p: &P, rq: &Runqueue, t: TaskId) {
+        Eevdf::check_preempt(self, p, rq, t)
+    }
+}
+
 impl<P: Platform> Policy<P> for Eevdf<P> {
     fn name(&self) -> &str {
         Kind::NAME
@@ -1076,7 +1049,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
     }
 
     /// `try_to_wake_up`: a delayed task is requeued where it waits (`ttwu_runnable`);
-    /// otherwise choose a CPU (`fair`'s placement; none for `sync`), place the task
+    /// otherwise choose a CPU (the placement shared with `cfs`; none for `sync`), place the task
     /// there with its lag, and kick or preempt.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
@@ -1108,8 +1081,11 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
             return;
         }
         let prev = ts.processor();
-        let target =
-            if sync { fair::home_cpu(&self.common, id, prev) } else { fair::select_cpu(&self.common, p, id, prev) };
+        let target = if sync {
+            linux_balance::home_cpu(&self.common, id, prev)
+        } else {
+            linux_balance::select_cpu(&self.common, p, id, prev)
+        };
         let forked = self.ent(id).forked.swap(false, Relaxed);
         self.rqs[target].with(p, |rq| {
             p.touch(Line::Queue(target), Access::Write);

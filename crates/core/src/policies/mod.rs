@@ -15,13 +15,17 @@
 //! policy that is not in the registry (a toy in a test) reaches both engines through
 //! the same constructor with [`Configured`].
 
+pub mod cfs;
 pub mod dss;
 pub mod eevdf;
-pub mod fair;
 pub mod fast;
+pub mod linux_balance;
 pub mod mqs;
 pub mod o1;
 pub mod pmqs;
+
+/// `cfs` under the alias its specs still accept (`fair`), to be removed with it.
+pub use cfs as fair;
 
 use crate::cpu::Topology;
 use crate::platform::Platform;
@@ -37,7 +41,7 @@ pub fn walk(v: &mut impl KindVisitor) {
     v.visit::<mqs::Kind>();
     v.visit::<pmqs::Kind>();
     v.visit::<o1::Kind>();
-    v.visit::<fair::Kind>();
+    v.visit::<cfs::Kind>();
     v.visit::<eevdf::Kind>();
     v.visit::<fast::Kind>();
 }
@@ -90,6 +94,9 @@ pub trait PolicyKind: 'static {
     /// The configuration shown where every policy runs once (`schedlab bench`,
     /// `schedlab validate`, help examples); [`PolicyKind::NAME`] for most.
     const EXAMPLE: &'static str = Self::NAME;
+    /// Other names a spec may give the policy (parsed as [`PolicyKind::NAME`]; the
+    /// canonical spec uses `NAME`). Each is to be removed, as its summary says.
+    const ALIASES: &'static [&'static str] = &[];
     /// A scheduler the runtime implements natively (its own data structures, no
     /// [`Policy`] implementation, no simulator model): [`PolicyKind::build`] fails and
     /// the runtime uses its own code instead.
@@ -149,6 +156,8 @@ pub struct Entry {
     pub keys: Vec<String>,
     pub example: &'static str,
     pub runtime_native: bool,
+    /// Other names specs accept for it ([`PolicyKind::ALIASES`]).
+    pub aliases: &'static [&'static str],
 }
 
 /// The schedulers the real runtime offers, as `bench`, `validate` and the tests run
@@ -174,6 +183,7 @@ pub fn entries() -> Vec<Entry> {
                 keys: spec.asked().to_vec(),
                 example: K::EXAMPLE,
                 runtime_native: K::RUNTIME_NATIVE,
+                aliases: K::ALIASES,
             });
         }
     }
@@ -208,7 +218,7 @@ impl PolicySpec {
         }
         impl KindVisitor for Parse {
             fn visit<K: PolicyKind>(&mut self) {
-                if self.out.is_none() && self.spec.name == K::NAME {
+                if self.out.is_none() && (self.spec.name == K::NAME || K::ALIASES.contains(&self.spec.name.as_str())) {
                     self.out = Some(K::Config::parse(&mut self.spec).and_then(|cfg| {
                         self.spec.finish(K::Config::KEYS)?;
                         Ok(PolicySpec::of::<K>(cfg))
@@ -380,11 +390,11 @@ mod tests {
             "o1:starvation_limit=10s",
             "o1:min_timeslice=20ms,max_timeslice=200,cache_decay=3,expired_prio_guard=on,scale=off",
             "o1:max_sleep_avg=1500ms,prio_bonus_ratio=70,interactive_delta=3,child_penalty=50",
-            "fair",
-            "fair:latency=20ms",
-            "fair:latency=4ms,min_granularity=500us,wakeup_granularity=0,imbalance_pct=110",
-            "fair:min_granularity=1500ns,wakeup_granularity=2s",
-            "fair:yield=tail",
+            "cfs",
+            "cfs:latency=20ms",
+            "cfs:latency=4ms,min_granularity=500us,wakeup_granularity=0,imbalance_pct=110",
+            "cfs:min_granularity=1500ns,wakeup_granularity=2s",
+            "cfs:yield=tail",
             "eevdf",
             "eevdf:base_slice=700us",
             "eevdf:scaling=none,place_lag=off,place_deadline_initial=off,run_to_parity=off,delay_dequeue=off",
@@ -433,18 +443,18 @@ mod tests {
         }
         assert_eq!(
             PolicySpec::parse(
-                "fair:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip"
+                "cfs:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip"
             )
             .unwrap()
             .canonical(),
-            "fair"
+            "cfs"
         );
-        assert_eq!(PolicySpec::parse("fair:latency=6000000").unwrap().canonical(), "fair");
-        assert_eq!(PolicySpec::parse("fair:latency=6000us").unwrap().canonical(), "fair");
-        let cfg = *PolicySpec::parse("fair:latency=12ms,wakeup_granularity=0").unwrap().config::<fair::Kind>().unwrap();
+        assert_eq!(PolicySpec::parse("cfs:latency=6000000").unwrap().canonical(), "cfs");
+        assert_eq!(PolicySpec::parse("cfs:latency=6000us").unwrap().canonical(), "cfs");
+        let cfg = *PolicySpec::parse("cfs:latency=12ms,wakeup_granularity=0").unwrap().config::<cfs::Kind>().unwrap();
         assert_eq!(
             cfg,
-            fair::FairConfig {
+            cfs::CfsConfig {
                 latency: 12_000_000,
                 min_granularity: 750_000,
                 wakeup_granularity: 0,
@@ -453,14 +463,14 @@ mod tests {
             }
         );
         for (bad, named) in [
-            ("fair:latency=0", "latency=0"),
-            ("fair:latency=6min", "latency='6min'"),
-            ("fair:latency=11s", "latency=11s"),
-            ("fair:min_granularity=0ms", "min_granularity=0ms"),
-            ("fair:imbalance_pct=99", "imbalance_pct=99"),
-            ("fair:wakeup_granularity=-1ms", "wakeup_granularity='-1ms'"),
-            ("fair:latncy=1ms", "unknown key 'latncy'"),
-            ("fair:yield=maybe", "yield='maybe'"),
+            ("cfs:latency=0", "latency=0"),
+            ("cfs:latency=6min", "latency='6min'"),
+            ("cfs:latency=11s", "latency=11s"),
+            ("cfs:min_granularity=0ms", "min_granularity=0ms"),
+            ("cfs:imbalance_pct=99", "imbalance_pct=99"),
+            ("cfs:wakeup_granularity=-1ms", "wakeup_granularity='-1ms'"),
+            ("cfs:latncy=1ms", "unknown key 'latncy'"),
+            ("cfs:yield=maybe", "yield='maybe'"),
         ] {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named), "{bad}: {e}");
@@ -479,8 +489,20 @@ mod tests {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named) && e.contains("eevdf"), "{bad}: {e}");
         }
-        let e = PolicySpec::parse("cfs").unwrap_err().0;
-        assert!(e.contains("unknown policy 'cfs'") && e.contains("dss, mqs, pmqs, o1, fair, eevdf, fast"), "{e}");
+        let e = PolicySpec::parse("bfs").unwrap_err().0;
+        assert!(e.contains("unknown policy 'bfs'") && e.contains("dss, mqs, pmqs, o1, cfs, eevdf, fast"), "{e}");
+        // `fair` is an alias of `cfs`: it parses to the same spec, printed as `cfs`.
+        for (alias, canonical) in [
+            ("fair", "cfs"),
+            ("fair:yield=tail", "cfs:yield=tail"),
+            ("fair:latency=6ms,wakeup_granularity=0", "cfs:wakeup_granularity=0"),
+        ] {
+            let p = PolicySpec::parse(alias).unwrap();
+            assert_eq!((p.name(), p.canonical().as_str()), ("cfs", canonical));
+            assert_eq!(p, PolicySpec::parse(canonical).unwrap());
+            assert!(p.config::<cfs::Kind>().is_some());
+        }
+        assert!(PolicySpec::parse("fair:latncy=1ms").unwrap_err().0.contains("unknown key 'latncy'"));
     }
 
     #[test]
@@ -490,7 +512,10 @@ mod tests {
             assert_eq!(spec.name(), e.name, "{e:?}");
             assert_eq!(spec.canonical(), e.example, "examples are canonical");
         }
-        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "fair", "eevdf", "fast"]);
+        assert_eq!(names(), ["dss", "mqs", "pmqs", "o1", "cfs", "eevdf", "fast"]);
+        let aliased: Vec<_> =
+            entries().into_iter().filter(|e| !e.aliases.is_empty()).map(|e| (e.name, e.aliases)).collect();
+        assert_eq!(aliased, [("cfs", &["fair"][..])]);
         let natives: Vec<_> = entries().into_iter().filter(|e| e.runtime_native).map(|e| e.name).collect();
         assert_eq!(natives, ["fast"]);
         assert!(PolicySpec::parse("fast").unwrap().runtime_native());

@@ -57,7 +57,7 @@ const O1: Style = st(213, 94, 0, Marker::Circle, false);
 const O1_SCALE_OFF: Style = st(204, 121, 167, Marker::Up, true);
 const O1_GUARD: Style = st(51, 34, 136, Marker::Square, true);
 const O1_OTHER: Style = st(68, 170, 153, Marker::Down, true);
-const FAIR: Style = st(86, 180, 233, Marker::Down, false);
+const CFS: Style = st(86, 180, 233, Marker::Down, false);
 const C4: Style = st(221, 204, 119, Marker::Circle, false);
 const C8: Style = st(153, 153, 51, Marker::Down, false);
 const C16: Style = st(136, 34, 85, Marker::Up, false);
@@ -129,8 +129,8 @@ pub fn style_of(label: &str) -> Style {
             O1
         };
     }
-    if l.starts_with("fair") {
-        return FAIR;
+    if l.starts_with("cfs") {
+        return CFS;
     }
     if let Some(n) = colours_in(&l) {
         return match n {
@@ -1039,7 +1039,7 @@ mod tests {
         assert_eq!(style_of("MQ"), style_of("MQS"));
         assert_eq!(style_of("c32"), style_of("32 colours"));
         assert_eq!(style_of("LBP-45"), style_of("PMQS pool 4 LBP-45"));
-        let distinct = ["vanilla", "MQ", "c32", "O(1)", "O(1) scale=off", "O(1) expired_prio_guard=on", "fair"];
+        let distinct = ["vanilla", "MQ", "c32", "O(1)", "O(1) scale=off", "O(1) expired_prio_guard=on", "cfs"];
         for (i, a) in distinct.iter().enumerate() {
             for b in &distinct[i + 1..] {
                 assert_ne!(style_of(a).colour, style_of(b).colour, "{a} and {b}");

@@ -29,7 +29,7 @@ pub struct CostParams {
     pub tick_cycles: u32,
     /// Examining one CPU in a placement or balancing loop.
     pub examine_cycles: u32,
-    /// Inserting or removing one task in a vruntime-ordered run queue (`fair`'s tree):
+    /// Inserting or removing one task in a vruntime-ordered run queue (`cfs`'s tree):
     /// a walk of a few levels and the rebalancing (memory access separate). A machine
     /// file without it gets the P6 presets' figure.
     #[serde(default = "CostParams::p3_tree_op_cycles")]

@@ -206,7 +206,7 @@ impl Platform for RtPlatform {
     }
     /// `rq_clock_task`: the clock less worker `cpu`'s steal time. A stall is known at
     /// the worker's next tick only, so a reading may step back after one; the policy
-    /// keeps the largest (fair's queue clock), which defers the steal to the next
+    /// keeps the largest (cfs's queue clock), which defers the steal to the next
     /// time charged there, as Linux does with steal it has not yet subtracted.
     #[inline]
     fn task_clock(&self, cpu: CpuId) -> u64 {

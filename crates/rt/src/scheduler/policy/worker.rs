@@ -83,7 +83,7 @@ pub(super) fn ticks_earned(cpu_ns: u64, periods: u64, tick_ns: u64) -> u64 {
 /// charges the running task (CFS's vruntime); the runtime's task clock does the same
 /// ([`schedlab_core::Platform::task_clock`]), so that a stall of the worker's thread
 /// is not run time of the task it was polling. Counted as run time, a 4 ms stall would
-/// give that task 4 ms of vruntime, four times fair's wake-up granularity, and every
+/// give that task 4 ms of vruntime, four times cfs's wake-up granularity, and every
 /// wake-up on its CPU would then preempt it, on the runtime only.
 pub(super) fn steal_in(wall_ns: u64, cpu_ns: u64, parked_ns: u64) -> u64 {
     wall_ns.saturating_sub(cpu_ns).saturating_sub(parked_ns)

@@ -1,5 +1,8 @@
-//! `fair`: a virtual-runtime fair scheduler in the manner of Linux's CFS (2.6.23 on)
-//! and its EEVDF successor — "what a modern kernel would do", as one registry entry.
+//! `cfs`: Linux's Completely Fair Scheduler as the fair class was from about 2.6.32 to
+//! 6.5 (the era of `min_vruntime`, a sleeper credit of half a latency —
+//! `GENTLE_FAIR_SLEEPERS`, 2.6.32 on — and the wake-up granularity; 6.6 replaced it
+//! with EEVDF, the `eevdf` policy). `fair` is an accepted alias of the name, to be
+//! removed.
 //!
 //! * **Per-CPU run queues** ordered by virtual runtime: a `BTreeSet<(vruntime, id)>`
 //!   per CPU under its own lock (deterministic order; ties go to the lower id). The
@@ -24,21 +27,27 @@
 //!   unchanged. It asks for a reschedule of its CPU only if another task is queued.
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
-//! * **Load balancing**: a CPU whose queue runs empty in `schedule()` pulls one task
-//!   from the busiest queue (`newidle_balance`); on every tick each CPU compares the
-//!   weighted loads and, while the busiest exceeds its own by more than
+//! * **Placement and load balancing** are shared with `eevdf`
+//!   ([`crate::policies::linux_balance`]): a CPU whose queue runs empty in `schedule()`
+//!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
+//!   compares the weighted loads and, while the busiest exceeds its own by more than
 //!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
 //!   `sysctl_sched_nr_migrate`). Only queued (not running) tasks allowed on the pulling
 //!   CPU move; a moved task keeps its lag: `vruntime − src.min_vruntime +
 //!   dst.min_vruntime`.
 //!
-//! Readings where the sources differ or a simpler rule was chosen (each in
-//! `docs/policies.md`, section fair):
+//! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
+//! PELT load tracking (the load is the sum of the queued tasks' weights), scheduling
+//! domains and their balancer, the next and last buddies, `hrtick` (slices end at
+//! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
+//! class, below).
 //!
-//! * Defaults are CFS 2.6.23's for one CPU: latency 6 ms (its `sysctl_sched_latency`
-//!   was 20 ms in 2.6.23 itself and 6 ms from 2.6.26; we take the latter), minimum
-//!   granularity 0.75 ms, wake-up granularity 1 ms, *without* the later
-//!   `1 + log2(ncpus)` scaling. The period stretch `nr · min_granularity` of
+//! Readings where the sources differ or a simpler rule was chosen (each in
+//! `docs/policies.md`, section cfs):
+//!
+//! * Defaults are CFS's values for one CPU from 2.6.26 on (2.6.23 shipped 20 ms /
+//!   4 ms / 10 ms): latency 6 ms, minimum granularity 0.75 ms, wake-up granularity
+//!   1 ms, *without* the `1 + log2(ncpus)` scaling of `SCHED_TUNABLESCALING_LOG`. The period stretch `nr · min_granularity` of
 //!   `__sched_period` is expressed only through the `min_granularity` floor of each
 //!   slice.
 //! * The wake-up granularity is compared unscaled (the kernel scales it by the woken
@@ -77,6 +86,7 @@
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
+use crate::policies::linux_balance::{self, Balance};
 use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
 use crate::policy::{Policy, PrevState};
 use crate::spec::{Spec, SpecError};
@@ -85,17 +95,20 @@ use crossbeam_utils::CachePadded;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// The registry entry: `fair[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N]`.
+/// The registry entry: `cfs[:latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail]`;
+/// `fair` is an alias, to be removed.
 pub struct Kind;
 
 impl PolicyKind for Kind {
-    const NAME: &'static str = "fair";
-    const SUMMARY: &'static str = "virtual-runtime fair scheduler (CFS/EEVDF-like): per-CPU vruntime-ordered queues, \
-nice weights, wake-up preemption, weighted load balancing";
-    type Config = FairConfig;
+    const NAME: &'static str = "cfs";
+    const SUMMARY: &'static str = "Linux's CFS (the fair class of 2.6.32-6.5): per-CPU vruntime-ordered \
+queues, min_vruntime, sleeper credit of half a latency, wake-up granularity, nice weights; \
+'fair' is an alias, to be removed";
+    const ALIASES: &'static [&'static str] = &["fair"];
+    type Config = CfsConfig;
 
-    fn build<P: Platform>(cfg: &FairConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
-        Ok(Box::new(Fair::new(p, env, cfg)?))
+    fn build<P: Platform>(cfg: &CfsConfig, p: &P, env: &BuildEnv) -> Result<Box<dyn Policy<P>>, SpecError> {
+        Ok(Box::new(Cfs::new(p, env, cfg)?))
     }
 }
 
@@ -114,9 +127,6 @@ pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     /*  15 */ 36, 29, 23, 18, 15, //
 ];
 
-/// Most tasks one periodic balancing pass moves (`sysctl_sched_nr_migrate`).
-pub const NR_MIGRATE: usize = 32;
-
 /// The load weight of nice level `nice` (clamped to −20..=19).
 pub fn nice_to_weight(nice: i8) -> u64 {
     SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
@@ -133,9 +143,9 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
 
 // ------------------------------------------------------------------ options ------
 
-/// The `fair:` options; times in ns.
+/// The `cfs:` options; times in ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FairConfig {
+pub struct CfsConfig {
     /// `sysctl_sched_latency`: the period in which every runnable task runs once (6 ms).
     pub latency: u64,
     /// `sysctl_sched_min_granularity`: the shortest slice (0.75 ms).
@@ -151,9 +161,9 @@ pub struct FairConfig {
     pub yield_tail: bool,
 }
 
-impl Default for FairConfig {
+impl Default for CfsConfig {
     fn default() -> Self {
-        FairConfig {
+        CfsConfig {
             latency: 6_000_000,
             min_granularity: 750_000,
             wakeup_granularity: 1_000_000,
@@ -200,7 +210,7 @@ pub(crate) fn show_time(ns: u64) -> String {
 }
 
 fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<u64, SpecError> {
-    time_opt_for("fair", spec, key, default, positive)
+    time_opt_for("cfs", spec, key, default, positive)
 }
 
 /// Time option `key` of policy `policy` (absent: `default`; `positive`: 0 is refused).
@@ -225,15 +235,15 @@ pub(crate) fn time_opt_for(
     Ok(v)
 }
 
-impl PolicyOptions for FairConfig {
+impl PolicyOptions for CfsConfig {
     const KEYS: &'static [&'static str] =
         &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct", "yield"];
     const SYNTAX: &'static str = "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail \
 (T: Nns, Nus, Nms, Ns; at most 10s)";
 
-    fn parse(spec: &mut Spec) -> Result<FairConfig, SpecError> {
-        let d = FairConfig::default();
-        Ok(FairConfig {
+    fn parse(spec: &mut Spec) -> Result<CfsConfig, SpecError> {
+        let d = CfsConfig::default();
+        Ok(CfsConfig {
             latency: time_opt(spec, "latency", d.latency, true)?,
             min_granularity: time_opt(spec, "min_granularity", d.min_granularity, true)?,
             wakeup_granularity: time_opt(spec, "wakeup_granularity", d.wakeup_granularity, false)?,
@@ -241,14 +251,14 @@ impl PolicyOptions for FairConfig {
             yield_tail: match spec.get_str("yield", "skip").as_str() {
                 "skip" => false,
                 "tail" => true,
-                other => return Err(SpecError(format!("policy 'fair': yield='{other}' is not skip or tail"))),
+                other => return Err(SpecError(format!("policy 'cfs': yield='{other}' is not skip or tail"))),
             },
         })
     }
 
-    /// `fair` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
+    /// `cfs` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
     fn canonical(&self, name: &str) -> String {
-        let d = FairConfig::default();
+        let d = CfsConfig::default();
         let mut parts = Vec::new();
         for (key, v, dv) in [
             ("latency", self.latency, d.latency),
@@ -354,7 +364,7 @@ pub struct RqView {
     pub nr_switches: u64,
 }
 
-pub struct Fair<P: Platform> {
+pub struct Cfs<P: Platform> {
     /// Task table, per-CPU `curr`, published queue lengths (`nr_running`).
     common: SchedCommon,
     rqs: Box<[P::Lock<Runqueue>]>,
@@ -365,85 +375,21 @@ pub struct Fair<P: Platform> {
     /// simulator prices them as the queue's line, and on the runtime two workers'
     /// entries in one line would be false sharing it does not model.
     published: Box<[CachePadded<Published>]>,
-    cfg: FairConfig,
+    cfg: CfsConfig,
     /// Observations: tasks moved by balancing, wake-up preemptions.
     pulled: AtomicU64,
     wakeup_preemptions: AtomicU64,
 }
 
-// ------------------------------------------------------------ placement ------
-// Shared with `eevdf`, whose wake-up placement is the same.
-
-fn is_idle<P: Platform>(common: &SchedCommon, p: &P, cpu: CpuId) -> bool {
-    p.charge(Work::Examine);
-    p.touch(Line::CpuData(cpu), Access::Read);
-    common.cpu(cpu).curr().is_none() && common.queue_len(cpu) == 0
-}
-
-/// `select_task_rq`: the previous CPU if it is idle, else an idle CPU allowed for
-/// `t` (the previous CPU's node first, then the others, each in CPU order from
-/// `prev` on), else the previous CPU (or the first allowed CPU if `prev` is not).
-pub(crate) fn select_cpu<P: Platform>(common: &SchedCommon, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-    let n = common.ncpus();
-    let allowed = common.tasks.get(t).cpus_allowed();
-    if allowed.contains(prev) && is_idle(common, p, prev) {
-        return prev;
-    }
-    let node = common.topo.node_of[prev];
-    for same_node in [true, false] {
-        for k in 1..n {
-            let c = (prev + k) % n;
-            if (common.topo.node_of[c] == node) == same_node && allowed.contains(c) && is_idle(common, p, c) {
-                return c;
-            }
-        }
-    }
-    home_cpu(common, t, prev)
-}
-
-/// `prev` if `t` may run there, else its first allowed CPU.
-pub(crate) fn home_cpu(common: &SchedCommon, t: TaskId, prev: CpuId) -> CpuId {
-    let allowed = common.tasks.get(t).cpus_allowed();
-    if allowed.contains(prev) {
-        prev
-    } else {
-        (0..common.ncpus()).find(|&c| allowed.contains(c)).unwrap_or(prev)
-    }
-}
-
-/// The busiest queue other than `this` by `load` among those with a task waiting (at
-/// least two linked), if its load is above `floor`.
-pub(crate) fn find_busiest<P: Platform>(
-    common: &SchedCommon,
-    p: &P,
-    this: CpuId,
-    floor: u64,
-    load: impl Fn(CpuId) -> u64,
-) -> Option<CpuId> {
-    let mut best: Option<(CpuId, u64)> = None;
-    for i in 0..common.ncpus() {
-        if i == this {
-            continue;
-        }
-        p.charge(Work::Examine);
-        p.touch(Line::Queue(i), Access::Read);
-        let l = load(i);
-        if common.queue_len(i) >= 2 && l > floor && best.is_none_or(|(_, b)| l > b) {
-            best = Some((i, l));
-        }
-    }
-    best.map(|(i, _)| i)
-}
-
 // ------------------------------------------------------------- the policy ------
 
-impl<P: Platform> Fair<P> {
-    pub fn new(p: &P, env: &BuildEnv, cfg: &FairConfig) -> Result<Self, SpecError> {
+impl<P: Platform> Cfs<P> {
+    pub fn new(p: &P, env: &BuildEnv, cfg: &CfsConfig) -> Result<Self, SpecError> {
         let n = env.topo.ncpus();
         if !(1..=MAX_CPUS).contains(&n) {
-            return Err(SpecError(format!("policy 'fair': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
+            return Err(SpecError(format!("policy 'cfs': supports 1..={MAX_CPUS} CPUs, the machine has {n}")));
         }
-        Ok(Fair {
+        Ok(Cfs {
             common: SchedCommon::new(p, env.topo, n, env.capacity, env.hz.max(1)),
             rqs: (0..n)
                 .map(|cpu| {
@@ -473,7 +419,7 @@ impl<P: Platform> Fair<P> {
         })
     }
 
-    pub fn config(&self) -> &FairConfig {
+    pub fn config(&self) -> &CfsConfig {
         &self.cfg
     }
     /// Tasks moved between CPUs by balancing so far.
@@ -666,16 +612,6 @@ impl<P: Platform> Fair<P> {
         }
     }
 
-    // ---- placement -------------------------------------------------------------------
-
-    fn select_cpu(&self, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-        select_cpu(&self.common, p, t, prev)
-    }
-
-    fn home_cpu(&self, t: TaskId, prev: CpuId) -> CpuId {
-        home_cpu(&self.common, t, prev)
-    }
-
     // ---- schedule -----------------------------------------------------------------------
 
     /// `put_prev_task`: a runnable `prev` goes back into the tree (at its accounted
@@ -720,93 +656,6 @@ impl<P: Platform> Fair<P> {
         rq.curr = Some(t);
         self.update_min_vruntime(rq);
         Some(t)
-    }
-
-    // ---- load balancing -------------------------------------------------------------
-
-    /// May `t`, queued on `there`, move to `cpu`? Allowed there and not running
-    /// anywhere (`task_running`).
-    fn can_migrate(&self, p: &P, t: TaskId, cpu: CpuId) -> bool {
-        p.touch(Line::Task(t), Access::Read);
-        let ts = self.common.tasks.get(t);
-        ts.cpus_allowed().contains(cpu) && !ts.has_cpu()
-    }
-
-    /// Move the queued `t` from `there` to `here`, keeping its lag.
-    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
-        p.touch(Line::Task(t), Access::Write);
-        let f = self.task(t);
-        let lag = f.vruntime.load(Relaxed) as i128 - there.min_vruntime as i128;
-        self.tree_remove(p, there, t);
-        self.account_sub(there, t);
-        self.update_min_vruntime(there);
-        if !self.is_rt(t) {
-            let v = here.min_vruntime as i128 + lag;
-            f.vruntime.store(v.clamp(FAIR_EPOCH as i128, u64::MAX as i128) as u64, Relaxed);
-        }
-        self.account_add(here, t);
-        self.tree_insert(p, here, t);
-        self.update_min_vruntime(here);
-        self.pulled.fetch_add(1, Relaxed);
-    }
-
-    /// The busiest other queue by published weighted load among those with a task
-    /// waiting (at least two linked), if its load is above `floor`.
-    fn find_busiest(&self, p: &P, this: CpuId, floor: u64) -> Option<CpuId> {
-        find_busiest(&self.common, p, this, floor, |i| self.published[i].load.load(Relaxed))
-    }
-
-    /// `newidle_balance`: this CPU's queue is empty; pull the busiest queue's leftmost
-    /// migratable task. Returns whether a task was pulled.
-    fn newidle_balance(&self, p: &P, this: CpuId) -> bool {
-        let Some(busiest) = self.find_busiest(p, this, 0) else { return false };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            if there.nr_running < 2 {
-                return false;
-            }
-            let cand = there.tree.iter().map(|&(_, t)| t).find(|&t| self.can_migrate(p, t, this));
-            match cand {
-                Some(t) => {
-                    self.clock(p, here);
-                    self.move_task(p, here, there, t);
-                    true
-                }
-                None => false,
-            }
-        })
-    }
-
-    /// The periodic balance: while the busiest queue's load exceeds this CPU's by more
-    /// than `imbalance_pct`, pull queued tasks lighter than the difference (at most
-    /// [`NR_MIGRATE`]). A pulled task kicks an idle CPU or may preempt its running task.
-    fn periodic_balance(&self, p: &P, this: CpuId) -> usize {
-        if self.common.ncpus() < 2 {
-            return 0;
-        }
-        p.touch(Line::Queue(this), Access::Read);
-        let here_load = self.published[this].load.load(Relaxed);
-        let pct = self.cfg.imbalance_pct as u128;
-        let exceeds = |there: u64, here: u64| there as u128 * 100 > here as u128 * pct;
-        let floor = (here_load as u128 * pct / 100).min(u64::MAX as u128) as u64;
-        let Some(busiest) = self.find_busiest(p, this, floor) else { return 0 };
-        common::with_two_queues(p, &self.rqs, this, busiest, |here, there| {
-            self.update_curr(p, here);
-            let mut moved = 0;
-            let mut last = None;
-            while moved < NR_MIGRATE && there.nr_running >= 2 && exceeds(there.load, here.load) {
-                let diff = there.load - here.load;
-                let cand =
-                    there.tree.iter().map(|&(_, t)| t).find(|&t| self.weight(t) < diff && self.can_migrate(p, t, this));
-                let Some(t) = cand else { break };
-                self.move_task(p, here, there, t);
-                moved += 1;
-                last = Some(t);
-            }
-            if let Some(t) = last {
-                self.check_preempt(p, here, t);
-            }
-            moved
-        })
     }
 
     // ---- invariants -------------------------------------------------------------------
@@ -885,7 +734,65 @@ impl<P: Platform> Fair<P> {
     }
 }
 
-impl<P: Platform> Policy<P> for Fair<P> {
+impl<P: Platform> Balance<P> for Cfs<P> {
+    type Rq = Runqueue;
+
+    fn common(&self) -> &SchedCommon {
+        &self.common
+    }
+    fn queues(&self) -> &[P::Lock<Runqueue>] {
+        &self.rqs
+    }
+    fn published_load(&self, cpu: CpuId) -> u64 {
+        self.published[cpu].load.load(Relaxed)
+    }
+    fn imbalance_pct(&self) -> u32 {
+        self.cfg.imbalance_pct
+    }
+    fn nr_running(rq: &Runqueue) -> usize {
+        rq.nr_running
+    }
+    fn load(rq: &Runqueue) -> u64 {
+        rq.load
+    }
+    /// From the left of the tree.
+    fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
+        rq.tree.iter().map(|&(_, t)| t).find(|&t| ok(t))
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        Cfs::weight(self, t)
+    }
+
+    /// Move the queued `t` from `there` to `here`, keeping its lag: `vruntime −
+    /// there.min_vruntime + here.min_vruntime`.
+    fn move_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId) {
+        p.touch(Line::Task(t), Access::Write);
+        let f = self.task(t);
+        let lag = f.vruntime.load(Relaxed) as i128 - there.min_vruntime as i128;
+        self.tree_remove(p, there, t);
+        self.account_sub(there, t);
+        self.update_min_vruntime(there);
+        if !self.is_rt(t) {
+            let v = here.min_vruntime as i128 + lag;
+            f.vruntime.store(v.clamp(FAIR_EPOCH as i128, u64::MAX as i128) as u64, Relaxed);
+        }
+        self.account_add(here, t);
+        self.tree_insert(p, here, t);
+        self.update_min_vruntime(here);
+        self.pulled.fetch_add(1, Relaxed);
+    }
+    fn sync_clock(&self, p: &P, rq: &mut Runqueue) {
+        self.clock(p, rq);
+    }
+    fn account_curr(&self, p: &P, rq: &mut Runqueue) {
+        self.update_curr(p, rq);
+    }
+    fn check_preempt(&self, p: &P, rq: &Runqueue, t: TaskId) {
+        Cfs::check_preempt(self, p, rq, t)
+    }
+}
+
+impl<P: Platform> Policy<P> for Cfs<P> {
     fn name(&self) -> &str {
         Kind::NAME
     }
@@ -908,7 +815,7 @@ impl<P: Platform> Policy<P> for Fair<P> {
         f.forked.store(true, Relaxed);
     }
 
-    /// `try_to_wake_up`: choose a CPU ([`Fair::select_cpu`]; none for `sync`), place
+    /// `try_to_wake_up`: choose a CPU ([`linux_balance::select_cpu`]; none for `sync`), place
     /// the vruntime there, queue, and kick or preempt. The engines wake a sleeping task
     /// once (its waker owns it until it is queued); a task already queued is left alone.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
@@ -919,7 +826,11 @@ impl<P: Platform> Policy<P> for Fair<P> {
             return;
         }
         let prev = ts.processor();
-        let target = if sync { self.home_cpu(id, prev) } else { self.select_cpu(p, id, prev) };
+        let target = if sync {
+            linux_balance::home_cpu(&self.common, id, prev)
+        } else {
+            linux_balance::select_cpu(&self.common, p, id, prev)
+        };
         let forked = self.task(id).forked.swap(false, Relaxed);
         let lag = (!forked && target != prev).then(|| {
             p.touch(Line::Queue(prev), Access::Read);

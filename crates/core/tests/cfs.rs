@@ -1,4 +1,4 @@
-//! `fair`, the virtual-runtime fair scheduler, on the free `NullPlatform` with a
+//! `cfs`, the virtual-runtime fair scheduler, on the free `NullPlatform` with a
 //! hand-set clock: weights and shares, vruntime arithmetic and ordering, placement,
 //! wake-up and tick preemption, yield, sleeper credit, idle and periodic balancing,
 //! `cpus_allowed`.
@@ -6,17 +6,17 @@
 mod common;
 use common::{check, sched, wake};
 use schedlab_core::cpu::CpuId;
-use schedlab_core::policies::fair::{self, calc_delta_fair, nice_to_weight, Fair, FairConfig, FAIR_EPOCH};
+use schedlab_core::policies::cfs::{self, calc_delta_fair, nice_to_weight, Cfs, CfsConfig, FAIR_EPOCH};
 use schedlab_core::{BuildEnv, CpuMask, NullPlatform, Policy, PolicySpec, PrevState, TaskId, TaskParams, Topology};
 
 const HZ: u32 = 1000;
 const MS: u64 = 1_000_000;
 const CAP: usize = 32;
 
-fn build(ncpus: usize, spec: &str) -> (NullPlatform, Fair<NullPlatform>) {
-    let cfg = *PolicySpec::parse(spec).unwrap().config::<fair::Kind>().unwrap();
+fn build(ncpus: usize, spec: &str) -> (NullPlatform, Cfs<NullPlatform>) {
+    let cfg = *PolicySpec::parse(spec).unwrap().config::<cfs::Kind>().unwrap();
     let p = NullPlatform::new(0);
-    let pol = Fair::new(&p, &BuildEnv { topo: &Topology::smp(ncpus), capacity: CAP, hz: HZ }, &cfg).unwrap();
+    let pol = Cfs::new(&p, &BuildEnv { topo: &Topology::smp(ncpus), capacity: CAP, hz: HZ }, &cfg).unwrap();
     (p, pol)
 }
 
@@ -27,7 +27,7 @@ fn nice(n: i8) -> TaskParams {
 /// Fork `id` on `cpu` and wake it (`sync`: on the forking CPU, no placement);
 /// returns the reschedule requests.
 fn fork(
-    pol: &Fair<NullPlatform>,
+    pol: &Cfs<NullPlatform>,
     p: &mut NullPlatform,
     cpu: CpuId,
     id: TaskId,
@@ -47,7 +47,7 @@ fn advance(p: &NullPlatform, ns: u64) {
 
 /// Run CPU 0 for `total` ns in 1 ms ticks, rescheduling when a tick asks; returns the
 /// task running at the end.
-fn run(pol: &Fair<NullPlatform>, p: &mut NullPlatform, mut curr: Option<TaskId>, total: u64) -> Option<TaskId> {
+fn run(pol: &Cfs<NullPlatform>, p: &mut NullPlatform, mut curr: Option<TaskId>, total: u64) -> Option<TaskId> {
     p.cpu = 0;
     for _ in 0..total / MS {
         advance(p, MS);
@@ -74,8 +74,8 @@ fn weight_table_and_arithmetic() {
     assert_eq!(calc_delta_fair(335 * 1000, 335), 1024 * 1000);
     assert_eq!(calc_delta_fair(MS, 2048), MS / 2);
 
-    let (_, pol) = build(1, "fair");
-    assert_eq!(*pol.config(), FairConfig::default());
+    let (_, pol) = build(1, "cfs");
+    assert_eq!(*pol.config(), CfsConfig::default());
     assert_eq!(pol.slice(1024, 1024), 6 * MS, "alone: the whole latency");
     assert_eq!(pol.slice(1024, 2048), 3 * MS);
     assert_eq!(pol.slice(1024, 10 * 1024), 750_000, "floored at min_granularity");
@@ -85,7 +85,7 @@ fn weight_table_and_arithmetic() {
 #[test]
 fn weights_give_proportional_cpu_share() {
     for (a, b) in [(0i8, 5i8), (0, 0), (-5, 0), (0, 19)] {
-        let (mut p, pol) = build(1, "fair");
+        let (mut p, pol) = build(1, "cfs");
         fork(&pol, &mut p, 0, 0, &nice(a), false);
         fork(&pol, &mut p, 0, 1, &nice(b), false);
         let curr = sched(&pol, &mut p, 0, None, PrevState::Runnable);
@@ -107,7 +107,7 @@ fn weights_give_proportional_cpu_share() {
 #[test]
 fn run_time_is_the_task_clock_without_steal() {
     use std::sync::atomic::Ordering::Relaxed;
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(0), true);
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
     // 5 ms pass, 3 of them stolen from CPU 0: a tick there charges 2 ms.
@@ -140,7 +140,7 @@ fn run_time_is_the_task_clock_without_steal() {
 
 #[test]
 fn vruntime_advances_by_weight_and_orders_the_queue() {
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(5), false);
     // START_DEBIT: alone, the new task starts one slice (6 ms virtual at nice 0 weight
     // scaling) after the queue's initial min_vruntime (FAIR_EPOCH).
@@ -188,7 +188,7 @@ fn vruntime_advances_by_weight_and_orders_the_queue() {
 /// short one keeps its own vruntime.
 #[test]
 fn sleeper_credit_is_bounded() {
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(0), false);
     fork(&pol, &mut p, 0, 1, &nice(0), false);
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
@@ -223,10 +223,10 @@ fn sleeper_credit_is_bounded() {
 #[test]
 fn wakeup_preemption_threshold() {
     for (spec, preempts) in [
-        ("fair:latency=2ms,wakeup_granularity=1ms", false),
-        ("fair:latency=2000002ns,wakeup_granularity=1ms", true),
-        ("fair:latency=10ms,wakeup_granularity=4999999ns", true),
-        ("fair:latency=10ms,wakeup_granularity=5ms", false),
+        ("cfs:latency=2ms,wakeup_granularity=1ms", false),
+        ("cfs:latency=2000002ns,wakeup_granularity=1ms", true),
+        ("cfs:latency=10ms,wakeup_granularity=4999999ns", true),
+        ("cfs:latency=10ms,wakeup_granularity=5ms", false),
     ] {
         let (mut p, pol) = build(1, spec);
         fork(&pol, &mut p, 0, 0, &nice(0), false);
@@ -246,13 +246,13 @@ fn wakeup_preemption_threshold() {
         assert_eq!(pol.wakeup_preemptions() - before, preempts as u64);
     }
     // A task woken onto an idle CPU kicks it.
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     assert_eq!(fork(&pol, &mut p, 1, 0, &nice(0), false), vec![1]);
 }
 
 #[test]
 fn tick_preempts_after_the_slice_when_another_is_further_left() {
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(0), false);
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
     // Alone: never preempted.
@@ -282,7 +282,7 @@ fn tick_preempts_after_the_slice_when_another_is_further_left() {
 
 #[test]
 fn yield_skips_the_yielder_once() {
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(0), false);
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
     // Alone: yield is a no-op, no reschedule.
@@ -306,7 +306,7 @@ fn yield_skips_the_yielder_once() {
 /// yielding tasks take turns in vruntime order however far apart they started.
 #[test]
 fn yield_tail_goes_behind_the_rightmost() {
-    let (mut p, pol) = build(1, "fair:yield=tail");
+    let (mut p, pol) = build(1, "cfs:yield=tail");
     for id in 0..4 {
         fork(&pol, &mut p, 0, id, &nice(0), false);
     }
@@ -326,7 +326,7 @@ fn yield_tail_goes_behind_the_rightmost() {
     assert_eq!(seen, [0, 3, 2, 1, 0, 3, 2, 1]);
     // The skip buddy (default) only lets the next one run: with two tasks far left of
     // the others, they take turns between themselves.
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     for id in 0..4 {
         fork(&pol, &mut p, 0, id, &nice(0), false);
     }
@@ -344,7 +344,7 @@ fn yield_tail_goes_behind_the_rightmost() {
 
 #[test]
 fn wake_placement_prefers_prev_then_idle_then_prev() {
-    let (mut p, pol) = build(4, "fair");
+    let (mut p, pol) = build(4, "cfs");
     // Forked on CPU 2 (idle): stays there.
     fork(&pol, &mut p, 2, 0, &nice(0), false);
     assert_eq!(pol.task_view(0).queued, Some(2));
@@ -372,7 +372,7 @@ fn wake_placement_prefers_prev_then_idle_then_prev() {
 /// A woken task moving to another CPU keeps its lag relative to `min_vruntime`.
 #[test]
 fn idle_pull_moves_one_task_and_renormalises_its_vruntime() {
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     for id in 0..3 {
         fork(&pol, &mut p, 0, id, &nice(0), true);
     }
@@ -399,7 +399,7 @@ fn idle_pull_moves_one_task_and_renormalises_its_vruntime() {
 
 #[test]
 fn periodic_balance_evens_the_weighted_load() {
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     for id in 0..4 {
         fork(&pol, &mut p, 0, id, &nice(0), true);
     }
@@ -419,7 +419,7 @@ fn periodic_balance_evens_the_weighted_load() {
     pol.balance(&p);
     assert_eq!(pol.pulled(), 2);
     // Weighted, not counted: one nice −5 task (3121) against three nice 0 ones.
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(-5), true);
     for id in 1..4 {
         fork(&pol, &mut p, 0, id, &nice(0), true);
@@ -431,7 +431,7 @@ fn periodic_balance_evens_the_weighted_load() {
     assert_eq!(l0 + l1, 3121 + 3072);
     assert!(l0.abs_diff(l1) <= 3121, "{l0} {l1}");
     // imbalance_pct: 3 against 2 tasks is within 150 %, so nothing moves.
-    let (mut p, pol) = build(2, "fair:imbalance_pct=150");
+    let (mut p, pol) = build(2, "cfs:imbalance_pct=150");
     for id in 0..3 {
         fork(&pol, &mut p, 0, id, &nice(0), true);
     }
@@ -445,7 +445,7 @@ fn periodic_balance_evens_the_weighted_load() {
 
 #[test]
 fn balancing_respects_cpus_allowed() {
-    let (mut p, pol) = build(2, "fair");
+    let (mut p, pol) = build(2, "cfs");
     let pinned = TaskParams { cpus_allowed: CpuMask::single(0), ..TaskParams::default() };
     for id in 0..4 {
         fork(&pol, &mut p, 0, id, &pinned, false);
@@ -467,11 +467,11 @@ fn balancing_respects_cpus_allowed() {
 fn running_on_every_cpu_once_under_the_registry_spec() {
     // Built through the registry like the engines do.
     let p = NullPlatform::new(0);
-    let spec = PolicySpec::parse("fair:latency=4ms").unwrap();
+    let spec = PolicySpec::parse("cfs:latency=4ms").unwrap();
     let pol =
         schedlab_core::PolicySource::build(&spec, &p, &BuildEnv { topo: &Topology::smp(3), capacity: CAP, hz: HZ })
             .unwrap();
-    assert_eq!(pol.name(), "fair");
+    assert_eq!(pol.name(), "cfs");
     assert_eq!(pol.nr_queues(), 3);
     let mut p = NullPlatform::new(0);
     for id in 0..6 {
@@ -498,7 +498,7 @@ fn running_on_every_cpu_once_under_the_registry_spec() {
 fn real_time_tasks_run_ahead_of_fair_ones() {
     use schedlab_core::SchedClass;
     let fifo = TaskParams { class: SchedClass::Fifo, rt_priority: 50, ..TaskParams::default() };
-    let (mut p, pol) = build(1, "fair");
+    let (mut p, pol) = build(1, "cfs");
     fork(&pol, &mut p, 0, 0, &nice(-20), true);
     assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
     let curr = run(&pol, &mut p, Some(0), 5 * MS);
