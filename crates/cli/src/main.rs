@@ -5,6 +5,7 @@ mod bench;
 mod bench_mpi;
 mod cachecheck;
 mod mpi_sweep;
+mod outpath;
 mod reproduce_mpi;
 mod reproduce_real;
 mod validate;
@@ -208,7 +209,7 @@ policy's own schedule()/wake_up()/tick cost, and what a hop between workers adds
 latency, lock hand-off, task-header transfer, blocking receive, channel lines, clock reads;
 crates/validate/src/xcpu.rs). Nothing is fitted to the
 throughputs being compared. Example:
-  schedlab validate --quick --machine-out out/host.toml")]
+  schedlab validate --quick --machine-out host.toml")]
     Validate {
         /// Small workloads and short calibration (CI).
         #[arg(long)]
@@ -385,6 +386,11 @@ fn main() -> ExitCode {
         }
         Cmd::Bench { mpi: true, check_order: true, .. } => bench_mpi_order(),
         Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
+            // Every rank sees the same arguments, so the check fails alike on all.
+            if let Some(Err(e)) = out.as_deref().map(|d| outpath::check("--out", d, outpath::Out::Dir)) {
+                eprintln!("schedlab bench --mpi: {e}");
+                return ExitCode::from(2);
+            }
             bench_mpi(quick, matches!(format, Format::Json), out, fault.as_deref())
         }
         Cmd::Bench { quick, format, only, pin, .. } => {
@@ -463,17 +469,15 @@ fn main() -> ExitCode {
             if !(max_virtual_s.is_finite() && max_virtual_s > 0.0) {
                 return usage(format!("--max-virtual-s {max_virtual_s}: must be a positive number of seconds"));
             }
-            // Before the simulation, not after it: the plot's directory must exist.
-            if let Some(path) = &plot {
-                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-                if !dir.is_dir() {
-                    return usage(format!("--plot {}: directory {} does not exist", path.display(), dir.display()));
-                }
-            }
             if trace_cap == 0 {
                 return usage("--trace-cap 0: must keep at least one event".to_string());
             }
-            // Created before the simulation, so that a bad path costs no run.
+            // Before the simulation, so that a bad path costs no run.
+            for (flag, path) in [("--plot", &plot), ("--trace", &trace)] {
+                if let Some(Err(e)) = path.as_deref().map(|p| outpath::check(flag, p, outpath::Out::File)) {
+                    return usage(e);
+                }
+            }
             let trace_out = match &trace {
                 None => None,
                 Some(path) => match std::fs::File::create(path) {
@@ -688,6 +692,9 @@ fn reproduce(
     if !experiments.is_dir() {
         return usage(format!("--experiments {}: not a directory", experiments.display()));
     }
+    if let Err(e) = outpath::check("--out", &out, outpath::Out::Dir) {
+        return usage(e);
+    }
     // The real-runtime part runs with every experiment, or when `--only` names it.
     let measure = only.is_empty() || only.iter().any(|n| n == schedlab_lab::reproduce::MEASURED);
     let opts =
@@ -772,15 +779,30 @@ fn sweep(args: SweepArgs, file: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Every rank sees the same arguments, so the checks above failed alike on all. The
+    // default directory is named by the experiment: it is checked once the file is read.
+    if let Some(Err(e)) = out.as_deref().map(|d| outpath::check("--out", d, outpath::Out::Dir)) {
+        eprintln!("schedlab sweep: {e}");
+        return ExitCode::from(2);
+    }
     if mpi {
-        // Every rank sees the same arguments, so the checks above failed alike on all.
         return mpi_sweep::run(mpi_sweep::Args { quick, out, threads: threads.unwrap_or(0), resume, max_memory }, file);
     }
     let plan = match schedlab_lab::Experiment::load(file).and_then(|x| x.plan_within(quick, max_memory)) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&plan.name));
+    let dir = match out {
+        Some(dir) => dir,
+        None => {
+            let dir = PathBuf::from("out").join(&plan.name);
+            if let Err(e) = outpath::check("--out", &dir, outpath::Out::Dir) {
+                eprintln!("schedlab sweep: {e} (the default of --out)");
+                return ExitCode::from(2);
+            }
+            dir
+        }
+    };
     // Ctrl-C: start no new run; the runs under way finish and are kept.
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
