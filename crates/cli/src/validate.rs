@@ -50,7 +50,7 @@ pub fn run(
         let file =
             std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
         let s = chrome::write(t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
-        eprintln!("{}", crate::trace_summary(&path, &s, t.cap));
+        eprintln!("{}", crate::sim::trace_summary(&path, &s, t.cap));
         Ok(())
     };
     let sink: Option<schedlab_validate::TraceSink> = match trace {
