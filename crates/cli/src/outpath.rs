@@ -9,8 +9,10 @@
 //!   `PREFIX-<engine>-<workload>-<policy>.json`) is a file name without its end: the
 //!   same rule for its folder;
 //! * an **output directory** (`sweep --out`, `reproduce --out`, `bench --mpi --out`) is
-//!   schedlab's own tree of results: it is created with any missing parents, as
-//!   `mkdir -p` does, and must take a new file.
+//!   schedlab's own tree of results: the command creates it with any missing parents,
+//!   as `mkdir -p` does, when it writes there; the check creates nothing (a command
+//!   refused later, for bad input, leaves no folder behind) and requires the nearest
+//!   existing folder on the path to take a new file.
 //!
 //! A path that fails is named in the message, and the command exits with code 2.
 
@@ -55,11 +57,22 @@ pub fn check(flag: &str, path: &Path, kind: Out) -> Result<(), String> {
             Ok(())
         }
         Out::Dir => {
-            if path.exists() && !path.is_dir() {
-                return Err(named("exists and is not a directory".into()));
+            if text.is_empty() {
+                return Err(named("needs a directory name".into()));
             }
-            std::fs::create_dir_all(path).map_err(|e| named(format!("cannot create the directory: {e}")))?;
-            probe(path).map_err(named)
+            // The path itself, or the nearest of its parents that exists.
+            let mut existing = path.to_path_buf();
+            while !existing.exists() {
+                existing = folder_of(&existing);
+            }
+            if !existing.is_dir() {
+                return Err(named(if existing == path {
+                    "exists and is not a directory".into()
+                } else {
+                    format!("{} is not a directory", existing.display())
+                }));
+            }
+            probe(&existing).map_err(named)
         }
     }
 }
@@ -104,7 +117,7 @@ mod tests {
     }
 
     #[test]
-    fn a_good_path_passes_and_only_a_directory_is_created() {
+    fn a_good_path_passes_and_the_check_creates_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let existing = tmp.path().join("kept.txt");
         std::fs::write(&existing, "kept").unwrap();
@@ -115,10 +128,11 @@ mod tests {
         check("--trace", &tmp.path().join("t"), Out::Prefix).unwrap();
         let deep = tmp.path().join("a/b/c");
         check("--out", &deep, Out::Dir).unwrap();
-        assert!(deep.is_dir());
+        assert!(!tmp.path().join("a").exists(), "an output directory is made by its command, not its check");
+        check("--out", tmp.path(), Out::Dir).unwrap();
         let e = check("--plot", &tmp.path().join("missing/x.svg"), Out::File).unwrap_err();
         assert!(e.contains("does not exist"), "{e}");
         // The probe leaves nothing behind.
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "kept.txt and a/");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "kept.txt alone");
     }
 }
