@@ -33,10 +33,18 @@ pub fn run(args: SweepArgs, file: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Every rank sees the same arguments, so the checks above failed alike on all. The
-    // default directory is named by the experiment: it is checked once the file is read.
-    if let Some(Err(e)) = out.as_deref().map(|d| outpath::check("--out", d, outpath::Out::Dir)) {
-        eprintln!("schedlab sweep: {e}");
+    // Every rank sees the same arguments and files, so the checks above and this one
+    // fail alike on all. The default directory, `out/<name>`, is named by the
+    // experiment: a local sweep checks it once the plan is made; an MPI sweep here, from
+    // the file's name (a file that does not load is reported by the sweep, as ever).
+    let to_check = match (&out, mpi) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => schedlab_lab::Experiment::load(file).ok().map(|x| PathBuf::from("out").join(x.name)),
+        (None, false) => None,
+    };
+    if let Some(Err(e)) = to_check.as_deref().map(|d| outpath::check("--out", d, outpath::Out::Dir)) {
+        let default = if out.is_none() { " (the default of --out)" } else { "" };
+        eprintln!("schedlab sweep: {e}{default}");
         return ExitCode::from(2);
     }
     if mpi {

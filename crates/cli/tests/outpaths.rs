@@ -94,6 +94,13 @@ fn the_default_sweep_directory_is_checked_too() {
     assert_eq!(o.status.code(), Some(2), "stderr {err}");
     assert!(err.contains("--out out/e"), "{err}");
     assert!(took < BEFORE_ANY_WORK);
+    // Under MPI too (checked before MPI starts, so a build without the feature says so
+    // only for a good path).
+    let (o, took) = schedlab_in(ws.path(), &["sweep", "--mpi", "--quick", "e.toml"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "stderr {err}");
+    assert!(err.contains("--out out/e"), "{err}");
+    assert!(took < BEFORE_ANY_WORK);
 }
 
 /// An output directory is created with its missing parents, and the sweep writes there.
