@@ -105,7 +105,7 @@ pub(crate) fn run(args: Args, file: &Path) -> ExitCode {
     // The time the whole job took (timing.json), not rank 0's share of it.
     sweep.wall_s = start.elapsed().as_secs_f64();
     let on = format!("{} ranks × {} threads", share.ranks, sweep.threads);
-    crate::finish_sweep(&sweep, &dir, &on, &|f| {
+    crate::sweep::finish_sweep(&sweep, &dir, &on, &|f| {
         Some(failed_on.iter().find(|(k, _)| *k == f.key).map_or(0, |&(_, r)| r))
     })
 }

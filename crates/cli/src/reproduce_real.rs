@@ -459,7 +459,7 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
         };
         let run = schedlab_rt::Builder::new().workers(1).policy(p).build().and_then(|rt| {
             // 1.43 ns per cycle: the workload's cycles are the modelled 700 MHz CPU's.
-            let r = schedlab_validate::run_on_runtime(&rt, &w, 1.43, 1);
+            let r = schedlab_rtrun::run_on_runtime(&rt, &w, 1.43, 1);
             rt.shutdown();
             r
         });
@@ -512,7 +512,7 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
         title,
         lines: vec![
             "**Source:** the NetBench report's UP starvation: under O(1), smbds that lose their interactivity bonus wait seconds while others are served; the `ps` probe hangs.".into(),
-            "**Run:** `schedlab_validate::run_on_runtime` on a one-worker runtime per policy (the code of `crates/validate/tests/netbench_rt.rs`).".into(),
+            "**Run:** `schedlab_rtrun::run_on_runtime` on a one-worker runtime per policy (the code of `crates/rtrun/tests/netbench.rs`).".into(),
             regenerate(quick),
         ],
         tables: vec![table],

@@ -1,5 +1,6 @@
 //! `schedlab validate`: the simulator against the real runtime, side by side.
 
+use crate::outpath::{self, Out};
 use schedlab_core::trace::{chrome, Trace};
 use schedlab_validate::Engine;
 use std::path::PathBuf;
@@ -25,18 +26,10 @@ pub fn run(
         eprintln!("schedlab validate: --runs {runs}: must be 1 to {MAX_RUNS}");
         return ExitCode::from(2);
     }
-    // Before minutes of measuring: a trace file can be written where the prefix says.
-    if let Some(prefix) = &trace {
-        if let Err(e) = check_prefix(prefix) {
-            eprintln!("schedlab validate: --trace {prefix}: {e}");
-            return ExitCode::from(2);
-        }
-    }
-    // Before minutes of measuring: the machine file's directory must be there.
-    if let Some(path) = &machine_out {
-        let dir = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty());
-        if let Some(Err(e)) = dir.map(std::fs::create_dir_all) {
-            eprintln!("schedlab validate: --machine-out {path}: {e}");
+    // Before minutes of measuring: the trace files and the machine file can be written.
+    for (flag, path, kind) in [("--trace", &trace, Out::Prefix), ("--machine-out", &machine_out, Out::File)] {
+        if let Some(Err(e)) = path.as_deref().map(|p| outpath::check(flag, std::path::Path::new(p), kind)) {
+            eprintln!("schedlab validate: {e}");
             return ExitCode::from(2);
         }
     }
@@ -57,7 +50,7 @@ pub fn run(
         let file =
             std::fs::File::create(&path).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
         let s = chrome::write(t, file).map_err(|e| format!("--trace: cannot write {}: {e}", path.display()))?;
-        eprintln!("{}", crate::trace_summary(&path, &s, t.cap));
+        eprintln!("{}", crate::sim::trace_summary(&path, &s, t.cap));
         Ok(())
     };
     let sink: Option<schedlab_validate::TraceSink> = match trace {
@@ -114,20 +107,6 @@ pub fn trace_path(prefix: &str, engine: Engine, workload: &str, policy: &str) ->
         s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
     };
     PathBuf::from(format!("{prefix}-{}-{}-{}.json", engine.name(), slug(workload), slug(policy)))
-}
-
-/// The prefix's directory exists (it is created if missing) and takes a new file.
-fn check_prefix(prefix: &str) -> Result<(), String> {
-    if prefix.is_empty() || prefix.ends_with('/') {
-        return Err("needs a file-name prefix (e.g. out/trace), not a directory".into());
-    }
-    let probe = PathBuf::from(format!("{prefix}-probe.json"));
-    if let Some(dir) = probe.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    std::fs::File::create(&probe).map_err(|e| format!("cannot write {}: {e}", probe.display()))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
 }
 
 fn machine_toml(m: &schedlab_sim::Machine) -> String {

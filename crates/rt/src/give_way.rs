@@ -23,7 +23,7 @@ pub fn should_yield() -> bool {
 /// runnable, so that the worker ticks and calls `schedule(prev, Runnable)`: the
 /// policy, not the task, decides whether it keeps running (unlike [`yield_now`], which
 /// is `sched_yield`). This is how a cooperative runtime gives long-running tasks the
-/// kernel's preemption on return to user mode; the validation interpreter calls it
+/// kernel's preemption on return to user mode; the workload interpreter (`schedlab-rtrun`) calls it
 /// between workload operations and inside long computations.
 pub async fn preemption_point() {
     if should_yield() {

@@ -10,7 +10,7 @@
 //! Runtime (2 pinned workers, the policy given, 1000 Hz): a sender task S and a
 //! receiver R in different address spaces (as Chat's roles are). R announces that it
 //! is about to receive (`ready`), S waits for that, lets R settle for `SETTLE_NS`, then
-//! times one `try_send` (as `interp.rs` sends) between two clock reads. Modes:
+//! times one `try_send` (as `schedlab_rtrun` sends) between two clock reads. Modes:
 //! * `wake-idle`: R blocks in `recv()`; its worker has nothing else to run (idle spin).
 //! * `wake-busy`: as `wake-idle`, but a third task T computes on R's worker, so the
 //!   wake-up finds that CPU busy (Chat's usual case: a waking send's target CPU runs

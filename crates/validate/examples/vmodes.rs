@@ -19,7 +19,7 @@ fn main() {
         }
         let rt = b.build().expect("runtime");
         let before = schedlab_validate::hostdelay::worker_run_delays().unwrap_or_default();
-        let r = schedlab_validate::run_on_runtime(&rt, &w, 1.0, 1).expect("run");
+        let r = schedlab_rtrun::run_on_runtime(&rt, &w, 1.0, 1).expect("run");
         let after = schedlab_validate::hostdelay::worker_run_delays().unwrap_or_default();
         let wait = schedlab_validate::hostdelay::delay_pct(&before, &after, r.wall_s, cal.workers);
         let (s, _) = rt.shutdown_traced();

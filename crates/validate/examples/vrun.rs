@@ -23,7 +23,7 @@ fn main() {
                 .spin(std::time::Duration::from_micros(spin))
                 .build()
                 .expect("runtime");
-            let r = schedlab_validate::run_on_runtime(&rt, &w, 1.0, 1).expect("run");
+            let r = schedlab_rtrun::run_on_runtime(&rt, &w, 1.0, 1).expect("run");
             println!("{policy} {spec}: {:.0} per s in {:.3} s {:?}", r.throughput, r.wall_s, rt.stats());
         }
     }

@@ -4,7 +4,8 @@
 //! host left alone need be read.
 //! `target/release/examples/vtrace dss chat:rooms=2,messages=100 3 /tmp/t`
 
-use schedlab_validate::{hostdelay, run_on_runtime};
+use schedlab_rtrun::run_on_runtime;
+use schedlab_validate::hostdelay;
 use schedlab_workloads::parse_workload;
 
 fn main() {

@@ -1,8 +1,9 @@
 //! # schedlab-validate: the simulator checked against real runs
 //!
-//! The same workload definitions run on both engines: the simulator, on a machine
-//! whose costs were measured on this host ([`calibrate`]), and the real runtime
-//! (`schedlab-rt`) with the same policy code. [`validate`] prints their throughputs
+//! The same workload definitions run on both engines: the simulator
+//! (`schedlab_sim::simulate`), on a machine whose costs were measured on this host
+//! ([`calibrate`]), and the real runtime with the same policy code
+//! (`schedlab_rtrun::run_on_runtime`). [`validate`] prints their throughputs
 //! side by side. Agreement is not forced anywhere: the host machine's costs are
 //! micro-benchmarks, not fitted to these throughputs.
 
@@ -11,22 +12,20 @@ pub mod calibrate;
 pub mod counting;
 pub mod dist;
 pub mod hostdelay;
-pub mod interp;
 pub mod linexfer;
 pub mod spread;
 pub mod summary;
 pub mod tickphase;
-pub mod timer;
 pub mod workerstart;
 pub mod xcpu;
 
 pub use calibrate::{calibrate, pin, Calibration};
 pub use dist::{Dist, Mispriced};
-pub use interp::{run_on_runtime, RealRun};
 pub use summary::{summarize, Summary};
 
 use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
+use schedlab_rtrun::{run_on_runtime, RealRun};
 use schedlab_sim::{simulate, simulate_traced, SimConfig};
 use schedlab_workloads::parse_workload;
 use serde::Serialize;

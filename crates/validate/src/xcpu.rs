@@ -301,7 +301,7 @@ fn chan_hot(rounds: usize) -> (f64, f64) {
 }
 
 /// The lines an `async_channel::unbounded` send and receive touch (the workloads'
-/// channel, `interp.rs`): a send CASes the tail index (its own line, which the
+/// channel, `crates/rtrun`): a send CASes the tail index (its own line, which the
 /// receiver reads at every receive), writes the slot and sets its WRITE bit (a line
 /// of 8-byte slots whose READ bits the receiver sets), and reads the receive-side
 /// event's `notified` word (the receiver writes it when it registers a listener; a

@@ -7,8 +7,8 @@ use schedlab_core::{
     BuildEnv, Configured, CpuId, Policy, PolicyKind, PolicyOptions, PolicySource, PrevState, Spec, SpecError, TaskId,
     TaskParams, TaskTable,
 };
+use schedlab_rtrun::run_on_runtime;
 use schedlab_sim::{simulate, Machine, SimConfig};
-use schedlab_validate::run_on_runtime;
 use schedlab_workloads::parse_workload;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};

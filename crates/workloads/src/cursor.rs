@@ -1,7 +1,7 @@
 //! The program cursor: where a task is in its program, and its open loops.
 //!
 //! Both engines step programs with this one type (the simulator in virtual time, the
-//! validator's interpreter on the real runtime), so loop control can only ever mean
+//! interpreter of `schedlab-rtrun` on the real runtime), so loop control can only ever mean
 //! one thing. The shape is fetch-then-advance: [`Cursor::fetch`] resolves loop ends
 //! and `Loop` headers and returns the operation to execute *without* moving past it;
 //! the engine calls [`Cursor::advance`] once that operation has completed. A `Recv`

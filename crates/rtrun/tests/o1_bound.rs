@@ -11,7 +11,7 @@
 use proptest::prelude::*;
 use schedlab_core::policies::o1::{self, nice_to_prio, Tunables};
 use schedlab_core::PolicySpec;
-use schedlab_validate::run_on_runtime;
+use schedlab_rtrun::run_on_runtime;
 use schedlab_workloads::parse_workload;
 
 const HZ: u32 = 1000;

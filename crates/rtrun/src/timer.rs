@@ -1,5 +1,6 @@
-//! A minimal timer for `Sleep` ops: one thread, a deadline heap, wakers.
-//! (The runtime has no timer of its own yet; workloads need only coarse sleeps.)
+//! A minimal timer for `Sleep` ops: one thread, a deadline heap, wakers. Workloads
+//! need only coarse sleeps; this timer's thread is apart from the runtime's reactor
+//! (`schedlab_rt::time`), so a workload's sleeps start no reactor.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

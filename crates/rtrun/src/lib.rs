@@ -1,19 +1,26 @@
-//! Run a workload's task programs on the real runtime.
+//! # schedlab-rtrun: a workload run on the real runtime
 //!
-//! The same [`Workload`] the simulator interprets in virtual time runs here as real
-//! futures: `Compute` spins for its cycles at the host rate (preemptible, see
-//! [`compute`]), `Send`/`Recv` are real
-//! `async-channel` operations (unbounded, like the simulator's channels), `Sleep` is a
-//! timer, `Yield` is [`schedlab_rt::yield_now`], `Spawn` spawns a runtime task. Between
-//! operations the interpreter offers a [`schedlab_rt::preemption_point`], where the
-//! simulated kernel would act on `need_resched`. A spawned task gets its program's
-//! nice value and real-time priority (a SCHED_FIFO task is an rt task of the policy
-//! schedulers); `cpus_allowed` and IRQ lines are not applied (the runtime has no
-//! machine description). What the simulator measures per role is measured here as far
-//! as a runtime can see it: each role's wait from spawn to first run, and, for
-//! workloads with a client time-out, request–response times.
+//! The runtime's engine, as `schedlab_sim::simulate` is the simulator's: the same
+//! [`Workload`] the simulator interprets in virtual time runs here as real futures on
+//! a [`Runtime`] built by the caller (its workers, pinning, tick rate and policy).
+//! `Compute` spins for its cycles at the host rate (preemptible, see [`compute`]),
+//! `Send`/`Recv` are real `async-channel` operations (unbounded, like the simulator's
+//! channels), `Sleep` is a timer ([`timer`]), `Yield` is [`schedlab_rt::yield_now`],
+//! `Spawn` spawns a runtime task. Between operations the interpreter offers a
+//! [`schedlab_rt::preemption_point`], where the simulated kernel would act on
+//! `need_resched`. A spawned task gets its program's nice value and real-time
+//! priority (a SCHED_FIFO task is an rt task of the policy schedulers); `cpus_allowed`
+//! and IRQ lines are not applied (the runtime has no machine description). What the
+//! simulator measures per role is measured here as far as a runtime can see it: each
+//! role's wait from spawn to first run, and, for workloads with a client time-out,
+//! request–response times.
+//!
+//! `schedlab-validate` compares these runs with the simulator's on a calibrated host
+//! machine; `schedlab reproduce` runs NetBench's starvation probe through
+//! [`run_on_runtime`] directly.
 
-use crate::timer::sleep;
+pub mod timer;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::TaskParams;
@@ -22,6 +29,7 @@ use schedlab_workloads::{Cursor, Op, ProgId, Workload};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use timer::sleep;
 
 /// What a real run measured.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! NetBench on the real runtime: the same programs the simulator runs (SCHED_FIFO NIC
 //! stand-ins, smbds, the `ps` probe), under every policy.
 
-use schedlab_validate::run_on_runtime;
+use schedlab_rtrun::run_on_runtime;
 use schedlab_workloads::parse_workload;
 
 #[test]
