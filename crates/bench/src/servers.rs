@@ -206,8 +206,15 @@ fn schedlab_run(
         let listener = schedlab_rt::net::TcpListener::bind(([127, 0, 0, 1], 0)).map_err(|e| format!("bind: {e}"))?;
         let addr = listener.get_ref().local_addr().map_err(|e| format!("local_addr: {e}"))?;
         // The reactor runs from the first socket on; its thread is part of the server.
-        if !plan.server.is_empty() && pin_threads_named("async-io", &plan.server) == 0 {
-            return Err("the reactor thread (async-io) was not found to pin".into());
+        // It names itself once it runs, so it may take a moment to be found.
+        if !plan.server.is_empty() {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while pin_threads_named("async-io", &plan.server) == 0 {
+                if std::time::Instant::now() > until {
+                    return Err("the reactor thread (async-io) was not found to pin".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
         let stats = Arc::new(ServerStats::default());
         let server =
