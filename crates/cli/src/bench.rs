@@ -33,6 +33,9 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
     }
     let scale = Scale::new(opts.quick);
     let filter = Filter(opts.only.clone());
+    if opts.only.is_some() && names::HTTP.iter().any(|b| filter.wants(b, "")) {
+        note("the http-* (server) rows run only with --servers");
+    }
     let began = Instant::now();
     let topology = Topology::detect();
     eprintln!("schedlab bench: topology: {}", topology.line());
@@ -179,11 +182,16 @@ fn servers(opts: &BenchOpts) -> ExitCode {
         .iter()
         .filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy)))
         .collect();
+    let skipped = if rows.is_empty() && schedlab_bench::wrk::find().is_none() {
+        "no server rows: wrk not found on PATH (apt-get install wrk)\n"
+    } else {
+        ""
+    };
     if opts.json {
         print!("{}", to_json(&rows));
     } else {
         print!(
-            "topology: {}\nservers: {} (pin: {}); wrk {} s per row\n\n{}",
+            "topology: {}\nservers: {} (pin: {}); wrk {} s per row\n\n{skipped}{}",
             topology.line(),
             plan.describe(runtimes::SCHEDLAB),
             opts.pin.label(),
