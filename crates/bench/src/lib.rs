@@ -15,6 +15,10 @@
 //! * [`rq_walk`]: the runtime's run-queue walk per task visited, with the task state in
 //!   vanilla and coloured kernel task blocks.
 //! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
+//! * [`http`]: an HTTP/1.1 server of static pages written once on `hyper`, with its glue
+//!   to schedlab's runtime; [`servers`]: the server rows (`schedlab bench --servers`),
+//!   that server on schedlab under every scheduler and on Tokio, loaded by `wrk`
+//!   ([`wrk`]) over loopback.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets (docs/bench.md).
 //!
@@ -22,6 +26,7 @@
 
 pub mod atomic;
 pub mod exec;
+pub mod http;
 pub mod kthreads;
 pub mod measure;
 pub mod pick_cost;
@@ -29,9 +34,11 @@ pub mod programs;
 pub mod row;
 pub mod rq_walk;
 pub mod schedlab_exec;
+pub mod servers;
 pub mod tokio_chan;
 pub mod topology;
 pub mod wake_latency;
+pub mod wrk;
 pub mod yielders;
 
 pub use exec::{AsyncChannel, ChanRx, ChanTx, Channels, Exec};
@@ -116,6 +123,26 @@ pub mod names {
     /// The benches of the Converse message layer; every other bench is an async
     /// program that the async runtimes (schedlab, Tokio, Go) run.
     pub const CONVERSE: &[&str] = &[CONVERSE_QUEUEING, CONVERSE_PINGPONG];
+    /// The HTTP server rows (`schedlab bench --servers`, `crate::servers`): the hyper
+    /// server loaded by wrk with 16 open connections, requests/s.
+    pub const HTTP_C16: &str = "http-c16";
+    /// ... its median latency, ns/request.
+    pub const HTTP_C16_P50: &str = "http-c16-p50";
+    /// ... its 99th percentile.
+    pub const HTTP_C16_P99: &str = "http-c16-p99";
+    /// ... its 99.9th percentile.
+    pub const HTTP_C16_P999: &str = "http-c16-p99.9";
+    /// The same with 256 open connections, requests/s.
+    pub const HTTP_C256: &str = "http-c256";
+    /// ... its median latency, ns/request.
+    pub const HTTP_C256_P50: &str = "http-c256-p50";
+    /// ... its 99th percentile.
+    pub const HTTP_C256_P99: &str = "http-c256-p99";
+    /// ... its 99.9th percentile.
+    pub const HTTP_C256_P999: &str = "http-c256-p99.9";
+    /// The server benches.
+    pub const HTTP: &[&str] =
+        &[HTTP_C16, HTTP_C16_P50, HTTP_C16_P99, HTTP_C16_P999, HTTP_C256, HTTP_C256_P50, HTTP_C256_P99, HTTP_C256_P999];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
         !CONVERSE.contains(&bench)
@@ -151,6 +178,14 @@ pub mod names {
         PINGPONG_CROSS_TM,
         CHAT_TM,
         HACKBENCH_TM,
+        HTTP_C16,
+        HTTP_C16_P50,
+        HTTP_C16_P99,
+        HTTP_C16_P999,
+        HTTP_C256,
+        HTTP_C256_P50,
+        HTTP_C256_P99,
+        HTTP_C256_P999,
     ];
 }
 
@@ -196,6 +231,10 @@ pub mod units {
     pub const GROWTH: &str = "x (largest/smallest size)";
     /// The simulator's L2 misses ÷ cachegrind's on the same walk (1 = agree).
     pub const MODEL_OVER_CACHEGRIND: &str = "x (model/cachegrind L2 misses)";
+    /// HTTP requests per second (higher is better).
+    pub const REQUESTS_PER_S: &str = "requests/s";
+    /// Nanoseconds from sending a request to its whole response (lower is better).
+    pub const NS_REQUEST: &str = "ns/request";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
         unit.starts_with("ns/") || unit == GROWTH

@@ -58,6 +58,10 @@ pub struct Row {
     /// `"none"` ([`crate::Pin`]; empty until labelled with [`label_pin`]).
     #[serde(default)]
     pub pin: String,
+    /// Server rows: how the CPUs were shared between server and load generator, e.g.
+    /// `server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
     /// Set when the program's result check failed (or it panicked): the row has no
     /// value and the run fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,6 +84,7 @@ impl Row {
             max: value,
             cpu_per_op: None,
             pin: String::new(),
+            cpus: None,
             error: None,
         }
     }
@@ -222,6 +227,10 @@ fn fmt_value(v: f64) -> String {
 /// row ([`reference_for`]; for ns units below 1 is faster, for rates above 1 is
 /// faster) and `crossed`; then the [`target_checks`], own-channel and same-channel.
 pub fn render_text(rows: &[Row]) -> String {
+    // The server rows have a table of their own (`crate::servers::render`), at the end.
+    let (server_rows, rows): (Vec<Row>, Vec<Row>) =
+        rows.iter().cloned().partition(|r| crate::servers::is_server_bench(&r.bench));
+    let rows = rows.as_slice();
     let mut benches: Vec<&str> = names::ALL.iter().copied().filter(|b| rows.iter().any(|r| r.bench == *b)).collect();
     for r in rows {
         if !benches.contains(&r.bench.as_str()) {
@@ -286,6 +295,7 @@ pub fn render_text(rows: &[Row]) -> String {
         }
         out += "\n";
     }
+    out += &crate::servers::render(&server_rows);
     let checks = target_checks(rows);
     if !checks.is_empty() {
         out += "targets (schedlab / reference, this machine, this run; own channel: each runtime's own channel;\n";
@@ -303,7 +313,7 @@ pub fn render_text(rows: &[Row]) -> String {
             i += same;
         }
     }
-    let failed = rows.iter().filter(|r| r.error.is_some()).count();
+    let failed = rows.iter().chain(&server_rows).filter(|r| r.error.is_some()).count();
     if failed > 0 {
         let _ = writeln!(out, "{failed} row(s) FAILED their result check (see above)");
     }

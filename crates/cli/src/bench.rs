@@ -19,6 +19,8 @@ pub struct BenchOpts {
     pub only: Option<String>,
     /// Whether every runtime's threads are pinned (the rows' `pin`).
     pub pin: Pin,
+    /// The HTTP server rows instead of the default set (`schedlab_bench::servers`).
+    pub servers: bool,
 }
 
 fn note(msg: &str) {
@@ -26,8 +28,14 @@ fn note(msg: &str) {
 }
 
 pub fn bench(opts: BenchOpts) -> ExitCode {
+    if opts.servers {
+        return servers(&opts);
+    }
     let scale = Scale::new(opts.quick);
     let filter = Filter(opts.only.clone());
+    if opts.only.is_some() && names::HTTP.iter().any(|b| filter.wants(b, "")) {
+        note("the http-* (server) rows run only with --servers");
+    }
     let began = Instant::now();
     let topology = Topology::detect();
     eprintln!("schedlab bench: topology: {}", topology.line());
@@ -138,6 +146,58 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
         print!("{}", to_json(&rows));
     } else {
         print!("{header}\n{}", render_text(&rows));
+    }
+    eprintln!("schedlab bench: wall time {:.1} s", began.elapsed().as_secs_f64());
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for f in &failures {
+            note(&format!("FAILED: {f}"));
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// `schedlab bench --servers`: the HTTP server rows, schedlab under every scheduler
+/// and the Tokio peer (when found), printed as a table or JSON rows.
+fn servers(opts: &BenchOpts) -> ExitCode {
+    use schedlab_bench::servers::{rows, CpuPlan, ServerScale};
+    let began = Instant::now();
+    let topology = Topology::detect();
+    eprintln!("schedlab bench: topology: {}", topology.line());
+    let filter = Filter(opts.only.clone());
+    let scale = ServerScale::new(opts.quick);
+    let tokio_bin = if filter.wants_runtime(runtimes::TOKIO) { tokio_peer() } else { None };
+    if tokio_bin.is_none() && filter.wants_runtime(runtimes::TOKIO) {
+        note(
+            "schedlab-peer-tokio not found next to this executable; build it with \
+             `cargo build --release -p schedlab-peer-tokio` (Tokio server rows skipped)",
+        );
+    }
+    let plan = CpuPlan::new(opts.pin);
+    let rows = rows(&scale, &filter, opts.pin, &crate::runtime_policies(), tokio_bin.as_deref(), &mut |w: &str| {
+        eprintln!("  {w}")
+    });
+    let failures: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy)))
+        .collect();
+    let skipped = if rows.is_empty() && schedlab_bench::wrk::find().is_none() {
+        "no server rows: wrk not found on PATH (apt-get install wrk)\n"
+    } else {
+        ""
+    };
+    if opts.json {
+        print!("{}", to_json(&rows));
+    } else {
+        print!(
+            "topology: {}\nservers: {} (pin: {}); wrk {} s per row\n\n{skipped}{}",
+            topology.line(),
+            plan.describe(runtimes::SCHEDLAB),
+            opts.pin.label(),
+            scale.secs,
+            render_text(&rows)
+        );
     }
     eprintln!("schedlab bench: wall time {:.1} s", began.elapsed().as_secs_f64());
     if failures.is_empty() {

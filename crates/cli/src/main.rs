@@ -144,6 +144,11 @@ Examples:
         /// are always pinned.
         #[arg(long, value_enum, default_value_t = PinArg::All)]
         pin: PinArg,
+        /// Instead of the default set: the HTTP server rows (a hyper server of static pages on
+        /// schedlab under every scheduler and on Tokio, loaded by wrk over loopback at 16 and
+        /// 256 connections; skipped with a note without wrk). docs/bench.md.
+        #[arg(long, conflicts_with = "mpi")]
+        servers: bool,
         /// Instead: the Converse ping-pong and scheduler-overhead experiments between two MPI
         /// ranks beside raw MPI (`mpirun -np 2 schedlab bench --mpi`; needs a build with
         /// `--features mpi`).
@@ -353,7 +358,7 @@ fn main() -> ExitCode {
             }
             bench_mpi(quick, matches!(format, Format::Json), out, fault.as_deref())
         }
-        Cmd::Bench { quick, format, only, pin, .. } => {
+        Cmd::Bench { quick, format, only, pin, servers, .. } => {
             if only.as_deref() == Some("") {
                 eprintln!("schedlab bench: --only: empty substring");
                 return ExitCode::from(2);
@@ -371,7 +376,7 @@ fn main() -> ExitCode {
                 PinArg::All => schedlab_bench::Pin::All,
                 PinArg::None => schedlab_bench::Pin::None,
             };
-            bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only, pin })
+            bench::bench(bench::BenchOpts { quick, json: matches!(format, Format::Json), only, pin, servers })
         }
         Cmd::Sim(args) => sim::run(args),
     }

@@ -248,3 +248,30 @@ fn cross_worker_pingpong_crosses(pin: &str) {
         assert!(r["policy"].as_str().unwrap().contains("no placement") && r.get("crossed").is_none(), "{r}");
     }
 }
+
+/// `--servers`: the HTTP server rows only (schedlab under every scheduler, and Tokio
+/// when its peer is built), each saying how the CPUs were shared; without wrk, none and
+/// a note.
+#[test]
+fn bench_servers_json_rows() {
+    let o = schedlab(&["bench", "--servers", "--quick", "--format", "json", "--only", "http-c16"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    if !err.contains("wrk not found") {
+        assert!(rows.len() >= 4 * 6, "every scheduler's four rows: {rows:?}");
+    } else {
+        assert!(rows.is_empty(), "{rows:?}");
+    }
+    for r in rows {
+        let bench = r["bench"].as_str().unwrap();
+        assert!(bench.starts_with("http-c16"), "{r}");
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        let unit = if bench == "http-c16" { "requests/s" } else { "ns/request" };
+        assert_eq!(r["unit"], unit, "{r}");
+        assert_eq!(r["pin"], "all", "{r}");
+        assert!(r["cpus"].as_str().is_some_and(|c| c.contains("wrk 1 thread")), "{r}");
+    }
+}

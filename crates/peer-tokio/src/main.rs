@@ -6,10 +6,81 @@
 //! repetition of every program and prints the rows as a JSON array on stdout and progress
 //! on stderr. `schedlab bench` runs it once per round (interleaved with the other runtimes)
 //! and aggregates the repetitions.
+//!
+//! `schedlab-peer-tokio --http-server [--max-secs N]`: instead, the HTTP server of
+//! `schedlab_bench::http` (written once on hyper) on a Tokio multi-thread runtime with
+//! 1 worker, for `schedlab bench --servers`: it prints `listening ADDR`, counts from a
+//! `go` line on stdin, and when stdin closes prints `served requests=N not_found=M
+//! cpu_ns=C` (its process CPU time since `go`) and exits; after `--max-secs` (default
+//! 120) it exits on its own. Under `--pin all` `schedlab bench` restricts this whole
+//! process to the server's CPU before it starts.
 
-use schedlab_bench::{programs, row, runtimes, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc};
+use schedlab_bench::{http, measure, programs, row, runtimes, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc};
 use std::future::Future;
+use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Tokio's listener for the server loop of `schedlab_bench::http`.
+struct TokioListener(tokio::net::TcpListener);
+
+impl http::Accept for TokioListener {
+    type Io = hyper_util::rt::TokioIo<tokio::net::TcpStream>;
+    async fn accept(&mut self) -> std::io::Result<Self::Io> {
+        let (s, _) = self.0.accept().await?;
+        s.set_nodelay(true)?;
+        Ok(hyper_util::rt::TokioIo::new(s))
+    }
+}
+
+/// `--http-server`: serve until stdin closes (protocol in the crate's docs).
+fn http_server(max_secs: u64) -> ExitCode {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(max_secs));
+        eprintln!("schedlab-peer-tokio: --http-server ran {max_secs} s; exiting");
+        std::process::exit(3);
+    });
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("schedlab-peer-tokio: tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let listener = match rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0))) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("schedlab-peer-tokio: bind: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let addr = listener.local_addr().expect("bound listener has an address");
+    let stats = Arc::new(http::ServerStats::default());
+    rt.spawn(http::serve(
+        TokioListener(listener),
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioTimer::new(),
+        Arc::new(http::Site::new()),
+        stats.clone(),
+    ));
+    let mut stdout = std::io::stdout();
+    if writeln!(stdout, "listening {addr}").and_then(|_| stdout.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    let mut stdin = std::io::stdin().lock();
+    let mut line = String::new();
+    let _ = stdin.read_line(&mut line);
+    let cpu0 = measure::process_cpu_ns();
+    let _ = stdin.read_to_end(&mut Vec::new());
+    let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
+    let (pages, not_found) = (stats.pages.load(Ordering::Relaxed), stats.not_found.load(Ordering::Relaxed));
+    let _ = writeln!(stdout, "served requests={} not_found={not_found} cpu_ns={cpu_ns}", pages + not_found);
+    let _ = stdout.flush();
+    rt.shutdown_timeout(Duration::from_millis(200));
+    ExitCode::SUCCESS
+}
 
 /// Tokio's multi-thread runtime as an [`Exec`]; placed tasks
 /// ([`Exec::spawn_pinned`], the ping-pong rows) run on one of two `current_thread`
@@ -144,10 +215,20 @@ fn main() -> ExitCode {
     let mut quick = false;
     let mut only = None;
     let mut pin = Pin::All;
+    let mut server = false;
+    let mut max_secs = 120;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--http-server" => server = true,
+            "--max-secs" => match args.next().map(|s| s.parse::<u64>()) {
+                Some(Ok(n)) => max_secs = n,
+                _ => {
+                    eprintln!("schedlab-peer-tokio: --max-secs needs a number of seconds");
+                    return ExitCode::from(2);
+                }
+            },
             "--only" => match args.next() {
                 Some(s) => only = Some(s),
                 None => {
@@ -168,11 +249,16 @@ fn main() -> ExitCode {
             },
             _ => {
                 eprintln!(
-                    "schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none])"
+                    "schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none] \
+                     | --http-server [--max-secs N] [--pin all|none])"
                 );
                 return ExitCode::from(2);
             }
         }
+    }
+    if server {
+        // Affinity is the caller's (the whole process), so `pin` changes nothing here.
+        return http_server(max_secs);
     }
     let exec = TokioExec::new(2, pin);
     let filter = Filter(only);

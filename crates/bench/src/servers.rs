@@ -1,0 +1,462 @@
+//! The HTTP server rows (`schedlab bench --servers`; docs/bench.md): the hyper server
+//! of [`crate::http`] on schedlab's runtime under every scheduler and on Tokio (the
+//! peer binary's `--http-server`), loaded by `wrk` over loopback at each concurrency of
+//! [`ServerScale::connections`], one run of [`ServerScale::secs`] per row.
+//!
+//! The machine's 2 CPUs are split between server and client ([`CpuPlan`]): under
+//! [`Pin::All`] the server (one worker, and schedlab's reactor thread; Tokio's one
+//! worker thread drives its I/O itself) on the first CPU, wrk (one thread) on the
+//! second; under [`Pin::None`] nothing is pinned. Every row says which (`cpus`).
+
+use crate::http::{self, ServerStats, Site};
+use crate::row::Row;
+use crate::wrk::{self, WrkResult, WrkRun};
+use crate::{kthreads, measure, runtimes, units, Filter, Pin};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+/// The `channel` of the server rows: what carries the requests.
+pub const CHANNEL: &str = "hyper http1, loopback TCP";
+
+/// How long and at which concurrencies the server rows run.
+#[derive(Clone, Debug)]
+pub struct ServerScale {
+    /// wrk's duration per row, whole seconds.
+    pub secs: u64,
+    /// wrk's open connections, one row per value and server.
+    pub connections: Vec<usize>,
+}
+
+impl ServerScale {
+    /// `--quick`: 1 s per row; otherwise 3 s. Concurrencies 16 and 256.
+    pub fn new(quick: bool) -> ServerScale {
+        ServerScale { secs: if quick { 1 } else { 3 }, connections: vec![16, 256] }
+    }
+}
+
+/// Where the server and wrk run, and the row's description of it.
+#[derive(Clone, Debug)]
+pub struct CpuPlan {
+    /// CPUs of the server (empty: anywhere).
+    pub server: Vec<usize>,
+    /// CPUs of wrk (empty: anywhere).
+    pub client: Vec<usize>,
+}
+
+impl CpuPlan {
+    /// Under [`Pin::All`] the first of this process's CPUs for the server, the second
+    /// for wrk (one CPU: both on it); under [`Pin::None`] no affinity.
+    pub fn new(pin: Pin) -> CpuPlan {
+        let cpus = kthreads::worker_cpus();
+        match (pin, cpus.as_slice()) {
+            (Pin::All, [s, c, ..]) => CpuPlan { server: vec![*s], client: vec![*c] },
+            (Pin::All, [s]) => CpuPlan { server: vec![*s], client: vec![*s] },
+            _ => CpuPlan { server: Vec::new(), client: Vec::new() },
+        }
+    }
+    /// The row's `cpus`: who ran where, e.g. `server 1 worker + reactor thread on CPU
+    /// 0; wrk 1 thread on CPU 1`.
+    pub fn describe(&self, runtime: &str) -> String {
+        let server = if runtime == runtimes::TOKIO {
+            "server 1 worker thread (its I/O driver inside)"
+        } else {
+            "server 1 worker + reactor thread"
+        };
+        let on = |c: &[usize]| match c {
+            [] => "unpinned".to_string(),
+            [x] => format!("on CPU {x}"),
+            v => format!("on CPUs {v:?}"),
+        };
+        format!("{server} {}; wrk 1 thread {}", on(&self.server), on(&self.client))
+    }
+}
+
+/// The bench names of one concurrency: requests/s, then p50, p99, p99.9.
+pub fn benches(connections: usize) -> [String; 4] {
+    let b = format!("http-c{connections}");
+    [b.clone(), format!("{b}-p50"), format!("{b}-p99"), format!("{b}-p99.9")]
+}
+
+/// Whether `bench` is a server row.
+pub fn is_server_bench(bench: &str) -> bool {
+    bench.starts_with("http-c")
+}
+
+/// What a server reports after a run: requests answered (404s among them) and its
+/// process CPU time during wrk's run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Served {
+    requests: u64,
+    not_found: u64,
+    cpu_ns: u64,
+}
+
+/// The four rows of one run, or one failed row.
+fn run_rows(
+    runtime: &str,
+    policy: &str,
+    connections: usize,
+    cpus: &str,
+    run: Result<(WrkResult, Served), String>,
+) -> Vec<Row> {
+    let [rps, p50, p99, p999] = benches(connections);
+    let fail = |e: String| {
+        let mut r = Row::failed(&rps, runtime, policy, units::REQUESTS_PER_S, CHANNEL, e);
+        r.cpus = Some(cpus.into());
+        vec![r]
+    };
+    let (w, s) = match run {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    if w.requests == 0 {
+        return fail("wrk completed no request".into());
+    }
+    if w.errors() > 0 {
+        return fail(format!("wrk counted errors: {}", w.describe_errors()));
+    }
+    if s.not_found > 0 {
+        return fail(format!("the server answered {} requests 404", s.not_found));
+    }
+    if s.requests < w.requests {
+        return fail(format!("wrk completed {} requests, the server answered {}", w.requests, s.requests));
+    }
+    let mut rows = Vec::new();
+    let mut r = Row::new(&rps, runtime, policy, w.rate(), units::REQUESTS_PER_S).with_channel(CHANNEL);
+    r.cpu_per_op = (s.cpu_ns > 0).then(|| w.requests as f64 / (s.cpu_ns as f64 / 1e9));
+    rows.push(r);
+    for (bench, us) in [(p50, w.p50_us), (p99, w.p99_us), (p999, w.p999_us)] {
+        rows.push(Row::new(&bench, runtime, policy, us as f64 * 1e3, units::NS_REQUEST).with_channel(CHANNEL));
+    }
+    for r in &mut rows {
+        r.cpus = Some(cpus.into());
+    }
+    rows
+}
+
+/// The server rows: for each concurrency, schedlab under every scheduler of
+/// `policies`, then Tokio (when `tokio_peer` is given). Without `wrk` on `PATH`, no
+/// rows and a note.
+pub fn rows(
+    scale: &ServerScale,
+    filter: &Filter,
+    pin: Pin,
+    policies: &[String],
+    tokio_peer: Option<&Path>,
+    note: &mut dyn FnMut(&str),
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let wanted = |c: usize, rt: &str| benches(c).iter().any(|b| filter.wants(b, rt));
+    if !scale.connections.iter().any(|&c| wanted(c, runtimes::SCHEDLAB) || wanted(c, runtimes::TOKIO)) {
+        return rows;
+    }
+    let Some(wrk_bin) = wrk::find() else {
+        note("wrk not found on PATH: the HTTP server rows are skipped (install it: apt-get install wrk)");
+        return rows;
+    };
+    let script = match wrk::write_script() {
+        Ok(s) => s,
+        Err(e) => {
+            note(&format!("HTTP server rows skipped: {e}"));
+            return rows;
+        }
+    };
+    let plan = CpuPlan::new(pin);
+    for &c in &scale.connections {
+        let how = WrkRun { connections: c, threads: 1, secs: scale.secs, cpus: plan.client.clone() };
+        if wanted(c, runtimes::SCHEDLAB) {
+            for policy in policies {
+                note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
+                let cpus = plan.describe(runtimes::SCHEDLAB);
+                let (name, run) = schedlab_run(policy, pin, &plan, &wrk_bin, &script, &how);
+                rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+            }
+        }
+        if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
+            note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
+            let cpus = plan.describe(runtimes::TOKIO);
+            let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
+            rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
+        }
+    }
+    let _ = std::fs::remove_file(&script);
+    crate::row::label_pin(&mut rows, pin);
+    rows
+}
+
+/// One run on schedlab's runtime: 1 worker under `policy`, the server in this
+/// process; the policy's name as the runtime reports it.
+fn schedlab_run(
+    policy: &str,
+    pin: Pin,
+    plan: &CpuPlan,
+    wrk_bin: &Path,
+    script: &Path,
+    how: &WrkRun,
+) -> (String, Result<(WrkResult, Served), String>) {
+    let rt = match schedlab_rt::Builder::new().workers(1).policy(policy).pin(pin.pinned()).build() {
+        Ok(rt) => rt,
+        Err(e) => return (policy.to_string(), Err(format!("runtime: {e}"))),
+    };
+    let name = rt.policy_name();
+    let run = (|| {
+        let listener = schedlab_rt::net::TcpListener::bind(([127, 0, 0, 1], 0)).map_err(|e| format!("bind: {e}"))?;
+        let addr = listener.get_ref().local_addr().map_err(|e| format!("local_addr: {e}"))?;
+        // The reactor runs from the first socket on; its thread is part of the server.
+        // It names itself once it runs, so it may take a moment to be found.
+        if !plan.server.is_empty() {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while pin_threads_named("async-io", &plan.server) == 0 {
+                if std::time::Instant::now() > until {
+                    return Err("the reactor thread (async-io) was not found to pin".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+        let stats = Arc::new(ServerStats::default());
+        let server =
+            http::serve(listener, http::rt::RtExecutor, http::rt::RtTimer, Arc::new(Site::new()), stats.clone());
+        drop(rt.spawn(server));
+        let cpu0 = measure::process_cpu_ns();
+        let w = wrk::run(wrk_bin, script, &format!("http://{addr}/"), how)?;
+        let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
+        let s = stats.pages.load(std::sync::atomic::Ordering::Relaxed);
+        let not_found = stats.not_found.load(std::sync::atomic::Ordering::Relaxed);
+        Ok((w, Served { requests: s + not_found, not_found, cpu_ns }))
+    })();
+    rt.shutdown();
+    (name, run)
+}
+
+/// Restrict every thread of this process named `name` to `cpus`; how many there were.
+pub fn pin_threads_named(name: &str, cpus: &[usize]) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    let mut n = 0;
+    for e in dir.flatten() {
+        let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
+        if std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == name) {
+            // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity
+            // only touch the set we own.
+            let ok = unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for &c in cpus {
+                    libc::CPU_SET(c, &mut set);
+                }
+                libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+            };
+            n += usize::from(ok);
+        }
+    }
+    n
+}
+
+/// One run on Tokio: `schedlab-peer-tokio --http-server` (its whole process on the
+/// server's CPUs), which prints `listening ADDR`, starts counting at `go` and reports
+/// `served requests=N not_found=M cpu_ns=C` when its stdin closes.
+fn tokio_run(
+    peer: &Path,
+    pin: Pin,
+    plan: &CpuPlan,
+    wrk_bin: &Path,
+    script: &Path,
+    how: &WrkRun,
+) -> Result<(WrkResult, Served), String> {
+    let mut cmd = Command::new(peer);
+    cmd.arg("--http-server")
+        .arg("--pin")
+        .arg(pin.label())
+        .arg("--max-secs")
+        .arg((how.secs + 60).to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if !plan.server.is_empty() {
+        let cpus = plan.server.clone();
+        // SAFETY: between fork and exec the closure only calls sched_setaffinity
+        // (async-signal-safe) on a set built before the fork.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(
+                move || {
+                    if kthreads::allow_cpus(&cpus) {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                },
+            );
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("tokio peer {}: {e}", peer.display()))?;
+    let result = (|| {
+        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut line = String::new();
+        out.read_line(&mut line).map_err(|e| format!("tokio peer: {e}"))?;
+        let addr =
+            line.trim().strip_prefix("listening ").ok_or_else(|| format!("tokio peer said {line:?}"))?.to_string();
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        stdin.write_all(b"go\n").and_then(|_| stdin.flush()).map_err(|e| format!("tokio peer: {e}"))?;
+        let w = wrk::run(wrk_bin, script, &format!("http://{addr}/"), how);
+        drop(stdin);
+        line.clear();
+        out.read_line(&mut line).map_err(|e| format!("tokio peer: {e}"))?;
+        let w = w?;
+        let mut s = Served::default();
+        let rest = line.trim().strip_prefix("served ").ok_or_else(|| format!("tokio peer said {line:?}"))?;
+        for kv in rest.split_whitespace() {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("tokio peer said {line:?}"))?;
+            let v: u64 = v.parse().map_err(|_| format!("tokio peer said {line:?}"))?;
+            match k {
+                "requests" => s.requests = v,
+                "not_found" => s.not_found = v,
+                "cpu_ns" => s.cpu_ns = v,
+                _ => {}
+            }
+        }
+        Ok((w, s))
+    })();
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait().map_err(|e| format!("tokio peer: {e}"))?;
+    match result {
+        Ok(r) if status.success() => Ok(r),
+        Ok(_) => Err(format!("tokio peer failed ({status})")),
+        Err(e) => Err(e),
+    }
+}
+
+fn fmt_latency(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.0} µs", ns / 1e3)
+    }
+}
+
+/// The server rows as one table: per concurrency and server, requests/s (and per
+/// CPU-second of the server, and against Tokio's at that concurrency), p50, p99,
+/// p99.9, and how the CPUs were shared (a key, spelled out below the table).
+pub fn render(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let main: Vec<&Row> =
+        rows.iter().filter(|r| is_server_bench(&r.bench) && r.unit == units::REQUESTS_PER_S).collect();
+    if main.is_empty() {
+        return out;
+    }
+    out += "http servers (hyper HTTP/1.1 keep-alive, static pages from memory; wrk over loopback, one run per row;\n";
+    out +=
+        "              requests/s higher is better, latency lower is better; cpu = requests per server CPU-second)\n";
+    let wr = main.iter().map(|r| r.runtime.len()).max().unwrap_or(0).max(7);
+    let wp = main.iter().map(|r| r.policy.chars().count()).max().unwrap_or(0).max(6);
+    let _ = writeln!(
+        out,
+        "  {:>5}  {:<wr$}  {:<wp$}  {:>10} {:>7}  {:<11} {:>9} {:>9} {:>9}  cpus",
+        "conns", "runtime", "policy", "requests/s", "cpu", "vs tokio", "p50", "p99", "p99.9"
+    );
+    let mut keys: Vec<&str> = Vec::new();
+    for r in &main {
+        let conns = r.bench.strip_prefix("http-c").unwrap_or("?");
+        let w = wp + r.policy.len() - r.policy.chars().count();
+        let cpus = r.cpus.as_deref().unwrap_or("-");
+        let key = match keys.iter().position(|k| *k == cpus) {
+            Some(i) => i,
+            None => {
+                keys.push(cpus);
+                keys.len() - 1
+            }
+        };
+        let key = char::from(b'A' + (key % 26) as u8);
+        if let Some(e) = &r.error {
+            let _ = writeln!(out, "  {conns:>5}  {:<wr$}  {:<w$}  FAILED: {e}  [{key}]", r.runtime, r.policy);
+            continue;
+        }
+        let lat = |suffix: &str| {
+            let b = format!("{}-{suffix}", r.bench);
+            rows.iter()
+                .find(|x| x.bench == b && x.runtime == r.runtime && x.policy == r.policy && x.pin == r.pin)
+                .map_or("-".to_string(), |x| fmt_latency(x.value))
+        };
+        let tokio = rows
+            .iter()
+            .find(|x| x.bench == r.bench && x.runtime == runtimes::TOKIO && x.error.is_none() && x.value > 0.0);
+        let ratio = match tokio {
+            Some(t) if r.runtime != runtimes::TOKIO => format!("{:.2}×", r.value / t.value),
+            _ => String::new(),
+        };
+        let cpu = r.cpu_per_op.map_or("-".to_string(), |c| format!("{:.1}k", c / 1e3));
+        let _ = writeln!(
+            out,
+            "  {conns:>5}  {:<wr$}  {:<w$}  {:>9.1}k {:>7}  {:<11} {:>9} {:>9} {:>9}  [{key}]",
+            r.runtime,
+            r.policy,
+            r.value / 1e3,
+            cpu,
+            ratio,
+            lat("p50"),
+            lat("p99"),
+            lat("p99.9"),
+        );
+    }
+    for (i, k) in keys.iter().enumerate() {
+        let _ = writeln!(out, "  [{}] {k}", char::from(b'A' + (i % 26) as u8));
+    }
+    out += "\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok_run(requests: u64) -> Result<(WrkResult, Served), String> {
+        let w = WrkResult {
+            requests,
+            duration_us: 1_000_000,
+            p50_us: 100,
+            p99_us: 900,
+            p999_us: 1500,
+            max_us: 2000,
+            ..WrkResult::default()
+        };
+        Ok((w, Served { requests, not_found: 0, cpu_ns: 500_000_000 }))
+    }
+
+    #[test]
+    fn rows_of_a_run_and_their_table() {
+        let cpus = CpuPlan { server: vec![0], client: vec![1] }.describe(runtimes::SCHEDLAB);
+        assert_eq!(cpus, "server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1");
+        let mut rows = run_rows(runtimes::SCHEDLAB, "fast", 16, &cpus, ok_run(20_000));
+        rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", 16, "t", ok_run(10_000)));
+        assert_eq!(rows.len(), 8);
+        assert_eq!((rows[0].bench.as_str(), rows[0].value, rows[0].cpu_per_op), ("http-c16", 20_000.0, Some(40_000.0)));
+        assert_eq!(
+            (rows[3].bench.as_str(), rows[3].value, rows[3].unit.as_str()),
+            ("http-c16-p99.9", 1.5e6, "ns/request")
+        );
+        assert!(rows.iter().all(|r| is_server_bench(&r.bench) && r.cpus.is_some()));
+        let t = crate::render_text(&rows);
+        assert!(t.contains("http servers"), "{t}");
+        assert!(t.contains("2.00×"), "{t}");
+        assert!(t.contains("1.50 ms"), "{t}");
+        assert!(t.contains("  [A] server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1\n"), "{t}");
+        assert!(t.contains("  [B] t\n"), "{t}");
+        assert!(!t.contains("http-c16-p50 ("), "latency rows are in the server table only: {t}");
+    }
+
+    #[test]
+    fn a_run_with_errors_fails() {
+        let mut bad = ok_run(100).unwrap();
+        bad.0.timeout = 2;
+        let r = run_rows(runtimes::SCHEDLAB, "mqs", 256, "x", Ok(bad));
+        assert_eq!(r.len(), 1);
+        assert!(r[0].error.as_deref().unwrap().contains("timeout 2"), "{r:?}");
+        let mut lost = ok_run(100).unwrap();
+        lost.1.requests = 99;
+        assert!(run_rows(runtimes::SCHEDLAB, "mqs", 16, "x", Ok(lost))[0].error.is_some());
+        assert!(run_rows(runtimes::SCHEDLAB, "mqs", 16, "x", ok_run(0))[0].error.is_some());
+    }
+}
