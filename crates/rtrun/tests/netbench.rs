@@ -52,7 +52,7 @@ fn netbench_o1_starves_smbds_where_fair_does_not() {
     let ws = "netbench:clients=24,ops=100,probes=4,probe_every_ns=500000000";
     let w = parse_workload(ws).unwrap();
     let mut longest = Vec::new();
-    for policy in ["o1", "fair"] {
+    for policy in ["o1", "cfs"] {
         let rt = schedlab_rt::Builder::new().workers(1).policy(policy).build().unwrap();
         let r = run_on_runtime(&rt, &w, 1.43, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
         rt.shutdown();
@@ -74,7 +74,7 @@ fn netbench_o1_starves_smbds_where_fair_does_not() {
 fn netbench_starvation_on_one_worker() {
     let ws = std::env::var("NETBENCH").unwrap_or_else(|_| "netbench:clients=24,ops=400,probes=4".into());
     let w = parse_workload(&ws).unwrap();
-    for policy in ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "fair"] {
+    for policy in ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "cfs"] {
         let Ok(rt) = schedlab_rt::Builder::new().workers(1).policy(policy).build() else { continue };
         let r = run_on_runtime(&rt, &w, 1.43, 1).unwrap();
         let waits: Vec<String> =

@@ -37,7 +37,7 @@ fn preemptive_chat_never_hands_a_worker_a_blocked_task() {
     // MQS's schedule_tail is where the bug was (PMQS shares it); the race needs many
     // runs to show (it hung about one run in ten in `schedlab validate`).
     // fair's placement and balancing take two queue locks and race with wake-ups too.
-    for (policy, runs) in [("dss", 8), ("mqs", 48), ("pmqs:pool=1,lb=lbp,period=10", 16), ("fair", 16)] {
+    for (policy, runs) in [("dss", 8), ("mqs", 48), ("pmqs:pool=1,lb=lbp,period=10", 16), ("cfs", 16)] {
         for run in 0..runs {
             // On a thread of its own, so that a lost task fails the test instead of
             // hanging it (the bug showed as a hang).

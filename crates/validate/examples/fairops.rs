@@ -3,7 +3,7 @@
 //! calls (each `Work` the call reports, counted, times the host's price for it).
 //! `target/release/examples/fairops`
 
-use schedlab_core::policies::{dss, fair, mqs};
+use schedlab_core::policies::{cfs, dss, mqs};
 use schedlab_core::{BuildEnv, Configured, Policy, PolicySource, PrevState, TaskParams, Topology, Work};
 use schedlab_validate::counting::Counting;
 
@@ -41,7 +41,7 @@ fn main() {
     ];
     println!("host prices (ns): {:?}", NAMES.iter().zip(price).collect::<Vec<_>>());
     let reps = 200_000u64;
-    for pol in ["dss", "mqs", "fair"] {
+    for pol in ["dss", "mqs", "cfs"] {
         for cpus in [1usize, 2] {
             for k in [1u32, 2, 8, 64] {
                 let build = |p: &Counting| -> Box<dyn Policy<Counting>> {
@@ -49,7 +49,7 @@ fn main() {
                     match pol {
                         "dss" => Configured::<dss::Kind>(Default::default()).build(p, &env).unwrap(),
                         "mqs" => Configured::<mqs::Kind>(Default::default()).build(p, &env).unwrap(),
-                        _ => Configured::<fair::Kind>(Default::default()).build(p, &env).unwrap(),
+                        _ => Configured::<cfs::Kind>(Default::default()).build(p, &env).unwrap(),
                     }
                 };
                 let mk = || Counting::new(0);

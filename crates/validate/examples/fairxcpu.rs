@@ -3,7 +3,7 @@
 //! queue costs when its lines (a tree's heap nodes, a list's links) last moved on the
 //! other CPU. `target/release/examples/fairxcpu`
 
-use schedlab_core::policies::{dss, fair};
+use schedlab_core::policies::{cfs, dss};
 use schedlab_core::{BuildEnv, Configured, NullPlatform, Policy, PolicySource, PrevState, TaskParams, Topology};
 use schedlab_validate::median;
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -21,7 +21,7 @@ fn run(pol: &str, rounds: u64) -> (f64, f64) {
     let env = BuildEnv { topo: &Topology::smp(2), capacity: 4, hz: 1000 };
     let s: Arc<dyn Policy<NullPlatform>> = Arc::from(match pol {
         "dss" => Configured::<dss::Kind>(Default::default()).build(&p0, &env).unwrap(),
-        _ => Configured::<fair::Kind>(Default::default()).build(&p0, &env).unwrap(),
+        _ => Configured::<cfs::Kind>(Default::default()).build(&p0, &env).unwrap(),
     });
     // Task 0 starts on CPU 1 (forked there, woken, picked by CPU 1).
     let p1 = NullPlatform::new(1);
@@ -76,7 +76,7 @@ fn run(pol: &str, rounds: u64) -> (f64, f64) {
 
 fn main() {
     for _ in 0..3 {
-        for pol in ["fair", "dss"] {
+        for pol in ["cfs", "dss"] {
             let (w, pk) = run(pol, 20_000);
             println!("{pol:<5} cross-CPU wake-up {w:6.0} ns   pick on the owner {pk:6.0} ns (each timed alone, clock read included)");
         }

@@ -15,7 +15,7 @@ use crate::spread::{self, Spreads};
 use crate::xcpu::{self, CrossCpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_core::policies::{dss, fair};
+use schedlab_core::policies::{cfs, dss};
 use schedlab_core::{
     BuildEnv, Configured, NullPlatform, Platform, Policy, PolicySource, PrevState, TaskParams, Topology, Work,
 };
@@ -363,7 +363,7 @@ pub fn tree_op_ns(reps: u64, dss_schedule_ns: f64) -> f64 {
     let fair_schedule_ns = |k: u32| {
         let p = NullPlatform::new(0);
         let env = BuildEnv { topo: &Topology::smp(1), capacity: k as usize + 1, hz: schedlab_rt::DEFAULT_HZ };
-        let pol = Configured::<fair::Kind>(Default::default()).build(&p, &env).expect("fair");
+        let pol = Configured::<cfs::Kind>(Default::default()).build(&p, &env).expect("cfs");
         for t in 0..k {
             pol.task_new(&p, t, &TaskParams::default(), None);
             pol.wake_up(&p, t, false);

@@ -24,9 +24,6 @@ pub mod mqs;
 pub mod o1;
 pub mod pmqs;
 
-/// `cfs` under the alias its specs still accept (`fair`), to be removed with it.
-pub use cfs as fair;
-
 use crate::cpu::Topology;
 use crate::platform::Platform;
 use crate::policy::Policy;

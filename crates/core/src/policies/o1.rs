@@ -668,7 +668,7 @@ impl Tunables {
 
 /// The O(1) fields of one task (`task_struct`), guarded by the lock of the runqueue the
 /// task is on (or owned by `task_new` before the task is visible). A line of its own,
-/// as `FairTask` (`fair.rs`) says why.
+/// as `FairTask` (`cfs.rs`) says why.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct O1Task {
