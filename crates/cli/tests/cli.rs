@@ -27,7 +27,7 @@ fn bad_arguments_are_named_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["sim", "--machine", "vax-11", "--policy", "dss", "--workload", "pingpong"], "unknown machine 'vax-11'"),
         (&["sim", "--machine", "smp-0", "--policy", "dss", "--workload", "pingpong"], "CPU count"),
-        (&["sim", "--machine", "smp-2", "--policy", "cfs", "--workload", "pingpong"], "unknown policy 'cfs'"),
+        (&["sim", "--machine", "smp-2", "--policy", "bfs", "--workload", "pingpong"], "unknown policy 'bfs'"),
         (&["sim", "--machine", "smp-2", "--policy", "dss:x=1", "--workload", "pingpong"], "unknown key 'x'"),
         (&["sim", "--machine", "smp-2", "--policy", "fast", "--workload", "pingpong"], "no simulator model"),
         (&["sim", "--machine", "smp-6", "--policy", "pmqs:pool=4", "--workload", "pingpong"], "does not divide"),
