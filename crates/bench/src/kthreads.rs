@@ -36,6 +36,17 @@ fn cpus_for(pin: Pin) -> Vec<usize> {
     }
 }
 
+/// Make `cmd`'s process start restricted to `cpus`: the child calls [`allow_cpus`]
+/// between fork and exec, so every thread it starts inherits the set.
+pub fn restrict_command(cmd: &mut std::process::Command, cpus: Vec<usize>) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure only calls sched_setaffinity
+    // (async-signal-safe) on a set built before the fork.
+    unsafe {
+        cmd.pre_exec(move || if allow_cpus(&cpus) { Ok(()) } else { Err(std::io::Error::last_os_error()) });
+    }
+}
+
 /// Restrict the calling thread to `cpus` (`sched_setaffinity`); false if that failed
 /// or `cpus` is empty.
 pub fn allow_cpus(cpus: &[usize]) -> bool {

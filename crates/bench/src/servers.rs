@@ -274,21 +274,7 @@ fn tokio_run(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if !plan.server.is_empty() {
-        let cpus = plan.server.clone();
-        // SAFETY: between fork and exec the closure only calls sched_setaffinity
-        // (async-signal-safe) on a set built before the fork.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(
-                move || {
-                    if kthreads::allow_cpus(&cpus) {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                },
-            );
-        }
+        kthreads::restrict_command(&mut cmd, plan.server.clone());
     }
     let mut child = cmd.spawn().map_err(|e| format!("tokio peer {}: {e}", peer.display()))?;
     let result = (|| {

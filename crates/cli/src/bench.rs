@@ -368,21 +368,7 @@ fn run_peer(bin: &Path, what: &str, opts: &BenchOpts, dash: &str, process_affini
     }
     cmd.arg(format!("{dash}pin")).arg(opts.pin.label());
     if process_affinity && opts.pin.pinned() {
-        let cpus = kthreads::worker_cpus();
-        // SAFETY: between fork and exec the closure only calls sched_setaffinity
-        // (async-signal-safe) on a set built before the fork.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(
-                move || {
-                    if kthreads::allow_cpus(&cpus) {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                },
-            );
-        }
+        kthreads::restrict_command(&mut cmd, kthreads::worker_cpus());
     }
     eprintln!("  running the {what} peer: {}", bin.display());
     let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("{what} peer {}: {e}", bin.display()))?;
