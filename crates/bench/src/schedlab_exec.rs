@@ -19,7 +19,12 @@ impl SchedlabExec {
     /// (spin-then-park and task placement unchanged: a placed task stays on its
     /// worker thread, wherever the kernel runs that thread).
     pub fn with_pin(workers: usize, policy: &str, pin: Pin) -> Result<SchedlabExec, String> {
-        let rt = schedlab_rt::Builder::new().workers(workers).policy(policy).pin(pin.pinned()).build()?;
+        let rt = schedlab_rt::Builder::new()
+            .workers(workers)
+            .policy(policy)
+            .pin(pin.pinned())
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(SchedlabExec { policy: rt.policy_name(), rt })
     }
     /// Stop the workers.

@@ -14,7 +14,13 @@ use std::time::{Duration, Instant};
 /// shut the runtime down (also when `body` fails). A task that does not start or exit
 /// within 30 s is an error naming `spec`.
 pub fn with_yielders<T>(spec: &str, n: usize, body: impl FnOnce(&Runtime) -> Result<T, String>) -> Result<T, String> {
-    let rt = schedlab_rt::Builder::new().workers(1).policy(spec).pin(true).max_tasks(n + 16).build()?;
+    let rt = schedlab_rt::Builder::new()
+        .workers(1)
+        .policy(spec)
+        .pin(true)
+        .max_tasks(n + 16)
+        .build()
+        .map_err(|e| e.to_string())?;
     let stop = Arc::new(AtomicBool::new(false));
     let (started, exited) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     for _ in 0..n {

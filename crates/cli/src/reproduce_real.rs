@@ -457,7 +457,7 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
             }),
             Err(e) => json!({ "error": e }),
         };
-        let run = schedlab_rt::Builder::new().workers(1).policy(p).build().and_then(|rt| {
+        let run = schedlab_rt::Builder::new().workers(1).policy(p).build().map_err(|e| e.to_string()).and_then(|rt| {
             // 1.43 ns per cycle: the workload's cycles are the modelled 700 MHz CPU's.
             let r = schedlab_rtrun::run_on_runtime(&rt, &w, 1.43, 1);
             rt.shutdown();

@@ -3,7 +3,7 @@
 use crate::scheduler::fast::Fast;
 use crate::scheduler::policy::{PolicySched, RtSource};
 use crate::scheduler::{Handle, Scheduler};
-use crate::Runtime;
+use crate::{BuildError, Runtime};
 use schedlab_core::policies::fast;
 use schedlab_core::{Configured, PolicySource, PolicySpec};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ pub struct Builder {
     workers: usize,
     /// The scheduler: a registry spec or any policy source; a spec that does not parse
     /// is kept as its error for `build` to report.
-    policy: Result<Arc<dyn RtSource>, String>,
+    policy: Result<Arc<dyn RtSource>, (String, String)>,
     pin: bool,
     hz: u32,
     max_tasks: usize,
@@ -76,7 +76,7 @@ impl Builder {
     pub fn policy(mut self, spec: &str) -> Builder {
         self.policy = PolicySpec::parse(spec)
             .map(|s| Arc::new(s) as Arc<dyn RtSource>)
-            .map_err(|e| format!("bad policy '{spec}': {e}"));
+            .map_err(|e| (spec.to_string(), e.to_string()));
         self
     }
     /// Any policy source: a parsed `PolicySpec`, or a `schedlab_core::Configured`
@@ -119,8 +119,26 @@ impl Builder {
 
     /// Start the workers. Fails on a policy spec that names no scheduler, more
     /// workers than a policy supports, or a worker thread that cannot start.
-    pub fn build(self) -> Result<Runtime, String> {
-        let source = self.policy.clone()?;
+    ///
+    /// ```
+    /// // Two workers whose run queue is Linux 2.4's scheduler, the simulator's own code.
+    /// let rt = schedlab_rt::Builder::new().workers(2).policy("dss").build().unwrap();
+    /// let sum = rt.block_on(async {
+    ///     let tasks: Vec<_> = (1..=10u64).map(|i| schedlab_rt::spawn(async move { i * i })).collect();
+    ///     let mut sum = 0;
+    ///     for t in tasks {
+    ///         sum += t.await.unwrap();
+    ///     }
+    ///     sum
+    /// });
+    /// assert_eq!(sum, 385);
+    /// rt.shutdown();
+    ///
+    /// let err = schedlab_rt::Builder::new().policy("bfs").build().unwrap_err();
+    /// assert!(err.to_string().starts_with("bad policy 'bfs'"), "{err}");
+    /// ```
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let source = self.policy.clone().map_err(|(spec, reason)| BuildError::Policy { spec, reason })?;
         let scheduler = self.scheduler(&*source)?;
         Runtime::start(Handle::new(scheduler, self.workers, source.canonical()), self.pin)
     }
@@ -128,23 +146,20 @@ impl Builder {
     /// The scheduler the policy choice names — the one place that reads it: a
     /// runtime-native registry entry (`fast`) is the runtime's own scheduler, any other
     /// a core policy run by the adapter.
-    fn scheduler(&self, source: &dyn RtSource) -> Result<Scheduler, String> {
+    fn scheduler(&self, source: &dyn RtSource) -> Result<Scheduler, BuildError> {
         let n = self.workers;
         if source.runtime_native() {
             if self.trace.is_some() {
-                return Err(format!(
-                    "scheduler '{}' does not record traces (policy schedulers do)",
-                    source.canonical()
-                ));
+                return Err(BuildError::NoTrace(source.canonical()));
             }
             return Ok(Scheduler::Fast(Box::new(Fast::new(n, self.spin))));
         }
         let name = source.canonical();
         if n > schedlab_core::cpu::MAX_CPUS {
-            return Err(format!("policy '{name}' supports at most {} workers", schedlab_core::cpu::MAX_CPUS));
+            return Err(BuildError::TooManyWorkers { policy: name, max: schedlab_core::cpu::MAX_CPUS });
         }
         let policy = PolicySched::new(source, n, self.max_tasks, self.hz, self.spin, self.trace)
-            .map_err(|e| format!("bad policy '{name}': {e}"))?;
+            .map_err(|reason| BuildError::Policy { spec: name, reason })?;
         Ok(Scheduler::Policy(policy))
     }
 }

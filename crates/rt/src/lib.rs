@@ -32,6 +32,7 @@
 //! ```text
 //! lib.rs                         this front door: docs, modules, the public names
 //! builder.rs                     Builder: settings, and the one place that turns the policy choice into a scheduler
+//! error.rs                       BuildError: why a runtime did not start
 //! runtime.rs                     Runtime: start the worker threads, spawn, counters, shutdown
 //! block_on.rs                    block_on: the caller's thread polls one future, parks between polls
 //! spawn.rs                       spawn() from inside a runtime; TaskOpts
@@ -80,6 +81,7 @@ mod block_on;
 mod builder;
 pub mod channel;
 mod context;
+mod error;
 mod give_way;
 #[cfg(not(loom))]
 pub mod io;
@@ -101,6 +103,7 @@ mod trace;
 
 pub use builder::{Builder, DEFAULT_HZ, DEFAULT_IDLE_SPIN};
 pub use context::current_worker;
+pub use error::BuildError;
 pub use give_way::{preemption_point, should_yield, yield_now};
 pub use runtime::Runtime;
 pub use scheduler::policy::lock::{

@@ -4,7 +4,7 @@
 use crate::context;
 use crate::scheduler::Handle;
 use crate::spawn::TaskOpts;
-use crate::{block_on, Builder, JoinHandle, Stats};
+use crate::{block_on, BuildError, Builder, JoinHandle, Stats};
 use schedlab_core::trace::Trace;
 use std::future::Future;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ pub struct Runtime {
 
 impl Runtime {
     /// Start the workers of `handle`'s scheduler.
-    pub(crate) fn start(handle: Handle, pin: bool) -> Result<Runtime, String> {
+    pub(crate) fn start(handle: Handle, pin: bool) -> Result<Runtime, BuildError> {
         let handle = Arc::new(handle);
         let threads = match start_workers(&handle, pin) {
             Ok(t) => t,
@@ -33,7 +33,7 @@ impl Runtime {
     }
 
     /// A runtime with the default [`Builder`] settings.
-    pub fn new() -> Result<Runtime, String> {
+    pub fn new() -> Result<Runtime, BuildError> {
         Builder::new().build()
     }
 
@@ -185,7 +185,7 @@ impl std::fmt::Debug for Runtime {
 
 /// One thread per worker, named, pinned to CPU `i % ncpus` if `pin`; each runs its
 /// scheduler's worker loop until shutdown.
-fn start_workers(handle: &Arc<Handle>, pin: bool) -> Result<Vec<thread::JoinHandle<()>>, String> {
+fn start_workers(handle: &Arc<Handle>, pin: bool) -> Result<Vec<thread::JoinHandle<()>>, BuildError> {
     let cores = if pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
     let mut threads = Vec::with_capacity(handle.nworkers);
     for i in 0..handle.nworkers {
@@ -199,7 +199,7 @@ fn start_workers(handle: &Arc<Handle>, pin: bool) -> Result<Vec<thread::JoinHand
                 }
                 worker.run_worker(i)
             })
-            .map_err(|e| format!("cannot start worker thread {i}: {e}"))?;
+            .map_err(|source| BuildError::WorkerThread { index: i, source })?;
         threads.push(thread);
     }
     Ok(threads)

@@ -296,7 +296,7 @@ fn real_run(
     if traced {
         b = b.trace(DEFAULT_CAP / cal.workers.max(1));
     }
-    let rt = b.build()?;
+    let rt = b.build().map_err(|e| e.to_string())?;
     let before = hostdelay::worker_run_delays();
     let real = run_on_runtime(&rt, w, 1.0, seed)?;
     let wait = match (before, hostdelay::worker_run_delays()) {

@@ -36,7 +36,13 @@ pub fn measure(workers: usize, hz: u32, policy: &str, rounds: usize) -> Result<V
     let period = 1_000_000_000 / hz.max(1) as u64;
     let mut out = Vec::with_capacity(rounds);
     for _ in 0..rounds {
-        let rt = schedlab_rt::Builder::new().workers(workers).pin(true).hz(hz).policy(policy).build()?;
+        let rt = schedlab_rt::Builder::new()
+            .workers(workers)
+            .pin(true)
+            .hz(hz)
+            .policy(policy)
+            .build()
+            .map_err(|e| e.to_string())?;
         // `real_run` reads the workers' run delays between the build and the spawn.
         let _ = crate::hostdelay::worker_run_delays();
         let root = rt.spawn(async { (Instant::now(), schedlab_rt::current_worker().unwrap_or(0)) });

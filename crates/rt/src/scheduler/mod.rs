@@ -75,6 +75,9 @@ impl Schedule for Arc<Handle> {
     /// A wake from a thread of this runtime (a worker, or its `block_on` caller) uses
     /// the context's handle, which outlives the call (a worker holds an `Arc`,
     /// `block_on` borrows the runtime): no clone of the task's `Arc<Handle>`.
+    ///
+    /// # Safety
+    /// As [`Schedule::schedule_woken`]: `this` points into `task`'s allocation.
     unsafe fn schedule_woken(this: *const Self, task: Task) {
         let ctx = context::get();
         // SAFETY: `task` is not handed over yet, so `this` is alive.

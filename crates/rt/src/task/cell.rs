@@ -52,6 +52,12 @@ where
     const VTABLE: RawWakerVTable =
         RawWakerVTable::new(Self::waker_clone, Self::waker_wake, Self::waker_wake_by_ref, Self::waker_drop);
 
+    // The four vtable functions share one contract, the `RawWaker` one: `p` is a pointer
+    // obtained from `Arc::<Self>::into_raw` that owns one strong count (clone and
+    // wake-by-ref borrow it; wake and drop consume it).
+
+    /// # Safety
+    /// `p` comes from `Arc::<Self>::into_raw` and its count is still held by the waker.
     unsafe fn waker_clone(p: *const ()) -> RawWaker {
         // The first clone during a lending poll takes the worker's reference instead
         // of counting a new one (see `super::lend`).
@@ -60,6 +66,8 @@ where
         }
         RawWaker::new(p, &Self::VTABLE)
     }
+    /// # Safety
+    /// `p` comes from `Arc::<Self>::into_raw`; the call consumes the waker's count.
     unsafe fn waker_wake(p: *const ()) {
         let me = Arc::from_raw(p as *const Self);
         if me.header.state.wake() == WakeAction::Schedule {
@@ -68,6 +76,8 @@ where
             S::schedule_woken(scheduler, me);
         }
     }
+    /// # Safety
+    /// `p` comes from `Arc::<Self>::into_raw` and the waker keeps its count.
     unsafe fn waker_wake_by_ref(p: *const ()) {
         let me = ManuallyDrop::new(Arc::from_raw(p as *const Self));
         if me.header.state.wake() == WakeAction::Schedule {
@@ -76,6 +86,8 @@ where
             S::schedule_woken(&me.scheduler, t);
         }
     }
+    /// # Safety
+    /// `p` comes from `Arc::<Self>::into_raw`; the call releases the waker's count.
     unsafe fn waker_drop(p: *const ()) {
         drop(Arc::from_raw(p as *const Self));
     }
