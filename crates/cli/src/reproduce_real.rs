@@ -461,7 +461,7 @@ fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
             // 1.43 ns per cycle: the workload's cycles are the modelled 700 MHz CPU's.
             let r = schedlab_rtrun::run_on_runtime(&rt, &w, 1.43, 1);
             rt.shutdown();
-            r
+            r.map_err(|e| e.to_string())
         });
         match run {
             Ok(r) => {

@@ -31,6 +31,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use timer::sleep;
 
+/// Why a workload did not run to its end on the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The workload's programs do not hold together (a channel or program index out of
+    /// range, no programs): checked before any task starts.
+    #[error("invalid workload: {0}")]
+    Invalid(String),
+    /// The root task panicked or was cancelled; the runtime itself stays up.
+    #[error("root task failed: {0}")]
+    RootFailed(schedlab_rt::JoinError),
+}
+
 /// What a real run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RealRun {
@@ -102,8 +114,8 @@ async fn compute(ns: u64) {
 
 /// Run `w` on `rt` until every task has exited. `ns_per_cycle` converts `Compute`
 /// cycles to host time (the calibrated host machine uses 1.0: 1000 "MHz").
-pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) -> Result<RealRun, String> {
-    w.validate()?;
+pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) -> Result<RealRun, RunError> {
+    w.validate().map_err(RunError::Invalid)?;
     let (tx, rx): (Vec<_>, Vec<_>) = (0..w.channels).map(|_| async_channel::unbounded::<()>()).unzip();
     let (done_tx, done_rx) = async_channel::bounded(1);
     let (roles, role_of) = w.roles();
@@ -133,7 +145,7 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         let _ = done_rx.recv().await;
     });
     let wall_s = start.elapsed().as_secs_f64();
-    rt.block_on(root).map_err(|e| format!("root task failed: {e}"))?;
+    rt.block_on(root).map_err(RunError::RootFailed)?;
     let completed = ctx.completed.load(Relaxed);
     Ok(RealRun {
         wall_s,

@@ -298,7 +298,7 @@ fn real_run(
     }
     let rt = b.build().map_err(|e| e.to_string())?;
     let before = hostdelay::worker_run_delays();
-    let real = run_on_runtime(&rt, w, 1.0, seed)?;
+    let real = run_on_runtime(&rt, w, 1.0, seed).map_err(|e| e.to_string())?;
     let wait = match (before, hostdelay::worker_run_delays()) {
         (Some(b), Some(a)) if !a.is_empty() => Some(hostdelay::delay_pct(&b, &a, real.wall_s, cal.workers)),
         _ => None,
