@@ -13,15 +13,18 @@ pub mod counting;
 pub mod dist;
 pub mod hostdelay;
 pub mod linexfer;
+pub mod policycost;
 pub mod spread;
 pub mod summary;
 pub mod tickphase;
+pub mod timing;
 pub mod workerstart;
 pub mod xcpu;
 
-pub use calibrate::{calibrate, pin, Calibration};
+pub use calibrate::{calibrate, Calibration};
 pub use dist::{Dist, Mispriced};
 pub use summary::{summarize, Summary};
+pub use timing::{median, pin};
 
 use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
@@ -248,19 +251,6 @@ pub fn validate_repeated(
 pub fn moved(calibrated_ns: f64, probe_ns: f64) -> bool {
     let (lo, hi) = if calibrated_ns < probe_ns { (calibrated_ns, probe_ns) } else { (probe_ns, calibrated_ns) };
     hi > 2.0 * lo.max(1.0)
-}
-
-/// The median (the mean of the two middle values for an even count): of a row's runs
-/// and of every calibration's samples.
-pub fn median(v: impl AsRef<[f64]>) -> f64 {
-    let mut s = v.as_ref().to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
 }
 
 /// The smallest and largest of `v` (∞, −∞ when empty).
