@@ -31,11 +31,11 @@ impl Backoff {
     /// A machine's waiter (ns: the lock's waiter is priced in time, not cycles).
     pub fn of(c: &CostParams) -> Backoff {
         Backoff {
-            pause_ns: c.lock_pause_ns as u64,
-            spin_steps: c.lock_spin_steps,
-            yield_ns: c.lock_yield_ns as u64,
-            yields: c.lock_yields,
-            unpark_ns: c.lock_unpark_ns as u64,
+            pause_ns: c.host.lock_pause_ns as u64,
+            spin_steps: c.host.lock_spin_steps,
+            yield_ns: c.host.lock_yield_ns as u64,
+            yields: c.host.lock_yields,
+            unpark_ns: c.host.lock_unpark_ns as u64,
         }
     }
 

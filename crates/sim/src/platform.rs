@@ -1357,7 +1357,7 @@ mod tests {
     /// smp-2 at 1000 MHz with `mlp` outstanding misses: a memory read costs 180 ns.
     fn plat_mlp(mlp: u32) -> SimPlatform {
         let mut m = Machine::preset("smp-2").unwrap();
-        m.costs.mlp = mlp;
+        m.costs.hw.mlp = mlp;
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
@@ -1365,7 +1365,7 @@ mod tests {
     /// a first lock acquire 180 + `lock_ns`.
     fn plat_sb(depth: u32) -> SimPlatform {
         let mut m = Machine::preset("smp-2").unwrap();
-        m.costs.store_buffer = depth;
+        m.costs.hw.store_buffer = depth;
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
@@ -1524,12 +1524,12 @@ mod tests {
     fn plat_backoff() -> SimPlatform {
         let mut m = Machine::preset("smp-2").unwrap();
         m.mhz = 1000;
-        m.costs.lock_remote_ns = 40;
-        m.costs.lock_pause_ns = 10;
-        m.costs.lock_spin_steps = 3;
-        m.costs.lock_yield_ns = 300;
-        m.costs.lock_yields = 2;
-        m.costs.lock_unpark_ns = 5_000;
+        m.costs.host.lock_remote_ns = 40;
+        m.costs.host.lock_pause_ns = 10;
+        m.costs.host.lock_spin_steps = 3;
+        m.costs.host.lock_yield_ns = 300;
+        m.costs.host.lock_yields = 2;
+        m.costs.host.lock_unpark_ns = 5_000;
         SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, m.line_bytes, 1)
     }
 
@@ -1650,7 +1650,7 @@ mod tests {
         // smp-8 with a 20 ns LLC: a line's first fetch comes from memory, a line
         // evicted from the L2 (or written by another CPU and written back) from the LLC.
         let mut m = Machine::preset("smp-8").unwrap();
-        m.costs.llc_latency_ns = 20;
+        m.costs.hw.llc_latency_ns = 20;
         let p = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 1024, m.l2_kb, m.l2_assoc, m.line_bytes, 1);
         let s0 = p.line_set_of(Line::Task(0));
         let same: Vec<u32> = (0..1024u32).filter(|&t| p.line_set_of(Line::Task(t)) == s0).take(8).collect();
@@ -1675,7 +1675,7 @@ mod tests {
         assert_eq!(cost_of(&q, 0, same[0], Access::Read), q.cost.memory_ns(0, 0));
         // A last-level cache and NUMA-Q's remote cache together are refused.
         let mut n = Machine::preset("numa-4x4").unwrap();
-        n.costs.llc_latency_ns = 20;
+        n.costs.hw.llc_latency_ns = 20;
         let e = n.validate().unwrap_err().0;
         assert!(e.contains("llc_latency_ns") && e.contains("remote_cache_ns"), "{e}");
     }
@@ -1730,7 +1730,7 @@ mod tests {
         assert_eq!(read(9, 7), p.cost.remote_cache_ns);
         // Without a remote cache (remote_cache_ns = 0) every remote miss pays the interconnect.
         let mut m = Machine::preset("numa-4x4").unwrap();
-        m.costs.remote_cache_ns = 0;
+        m.costs.hw.remote_cache_ns = 0;
         let q = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 16, m.l2_kb, m.l2_assoc, m.line_bytes, 1);
         for cpu in [4, 5] {
             q.begin(cpu, 0);

@@ -21,7 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::{NullPlatform, TaskParams};
 use schedlab_rt::park::Parker;
-use schedlab_sim::{CostParams, Machine};
+use schedlab_sim::{CostParams, HardwareCosts, HostKnobs, KernelCosts, Machine};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -483,121 +483,118 @@ impl Calibration {
         // real run, and each worker's tick grid starts with its loop (`tick_first_*`,
         // `tick_other_*`; docs/traces.md, "`fair` hackbench: the first tick", "O(1)
         // hackbench: the first idle balance").
-        let text = format!(
-            "cpus = {}\nname = \"host-{}\"\nmhz = 1000\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"boot\"\n",
-            self.workers,
-            self.workers,
-            self.l2.0,
-            self.l2.1,
-            self.l2.2,
-            schedlab_rt::DEFAULT_HZ
-        );
-        let mut m = Machine::from_toml(&text).expect("host machine");
         let (goodness_ns, schedule_entry_ns, wakeup_entry_ns) = dss_prices(&self.dss, self.lock_ns);
-        m.costs = CostParams {
-            schedule_entry_cycles: c(schedule_entry_ns),
-            wakeup_entry_cycles: c(wakeup_entry_ns),
-            goodness_cycles: c(goodness_ns),
-            list_op_cycles: LIST_OP_NS as u32,
-            recalc_cycles: c(goodness_ns),
-            tick_cycles: c(self.dss.tick_ns),
-            examine_cycles: 1,
-            tree_op_cycles: c(self.tree_op_ns),
-            lock_cycles: c(self.lock_ns),
-            l2_hit_cycles: L2_HIT_NS as u32,
-            context_switch_cycles: c(self.dispatch_ns),
-            mm_switch_cycles: 0,
-            // A runtime has no system calls: a send or receive is a channel operation.
-            syscall_cycles: 0,
-            send_cycles: c(self.send_ns),
-            recv_cycles: c(self.recv_ns),
-            copy_cycles_per_kb: 0,
-            fork_cycles: c(self.spawn_ns),
-            exit_cycles: 1,
-            task_block_fresh_ns: self.task_block_fresh_ns.round() as u32,
-            // The `need_resched` store and the unpark (a swap: the target spins).
-            ipi_send_cycles: c(self.cross.ipi_send_ns),
-            mem_latency_ns: c(self.mem_latency_ns),
-            // A line evicted from the modelled L2 comes back from the L3, not from
-            // memory (both measured; an L3 slower than memory is no L3).
-            llc_latency_ns: c(self.llc_latency_ns.min(self.mem_latency_ns)),
-            c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
-            // From the end of the send: the simulator charges `ipi_send` before the latency.
-            // The target can see the flag while the sender is still in its unpark, so the
-            // median can round to 0 (it did under CI load); the machine description wants a
-            // positive latency, and 1 ns is the nearest it can say.
-            ipi_latency_ns: c(self.cross.ipi_after_send_ns),
-            // One node: no remote cache.
-            remote_cache_ns: 0,
-            // The IPI latency (a wake of a spinning worker) is already in the measured
-            // unpark-to-run time.
-            park_wake_ns: (self.park_wake_ns - self.cross.ipi_after_send_ns).max(0.0).round() as u32,
-            idle_spin_ns: self.idle_spin_ns.round() as u32,
-            clock_read_cycles: c(self.cross.clock_read_ns),
-            recv_block_cycles: c(self.cross.recv_block_ns),
-            chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
-            chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
-            // Charged. On a calibration with a 210 ns line transfer the registration's
-            // +120 ns takes the simulated DSS ping-pong from 284 k to 167 k round trips/s
-            // (wake-up latency +860 ns): not a price amplified but a decision, the
-            // registration delaying the waker's own `schedule()` past the IPI'd CPU's, so
-            // that the woken task runs there, as on the runtime (its traces: 92 % of DSS
-            // hops on the IPI'd CPU), instead of on the waker's CPU with no IPI and no line
-            // transfer on the critical path (docs/traces.md, "Ping-pong: one hop priced
-            // step by step").
-            recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
-            notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
-            // A hand-off is priced as measured, transfer included (`lock_remote_ns`), not
-            // as the transfer (atomic round trip / 2) plus the measurement less the lock
-            // and that transfer, clipped at 0: on SMT siblings the measurement (20 ns) is
-            // below lock (10) + transfer (24), and that reading charges 34 ns for a 20 ns
-            // hand-off, twice per ping-pong hop.
-            lock_handoff_ns: 0,
-            lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
-            // A contended acquire's waiter backs off as the runtime's lock does: the step
-            // prices measured, the step counts the library's (`crate::backoff`;
-            // `parking_lot`'s, or none for the `spin-lock` build's polling waiter).
-            lock_pause_ns: c(self.lock_backoff.pause_ns),
-            lock_spin_steps: backoff::runtime_waiter().spin_steps,
-            lock_yield_ns: c(self.lock_backoff.yield_ns),
-            lock_yields: backoff::runtime_waiter().yields,
-            // Not the parked phase (a waiter past its last yield keeps polling): the
-            // simulator grants a lock in event order, so a waiter's grant, once made,
-            // holds off every later acquire, where the real lock is free while its
-            // waiter sleeps and the other CPU takes it (barging). Charged, a parked
-            // waiter's ~15 µs blocked the other CPU too, which then parked: simulated DSS
-            // Chat rooms=4 fell from 2.9-3.1 M to 0.28-1.2 M msg/s, its contended wait
-            // from 104 ns to 2.3 µs, where the runtime's is 265-276 ns
-            // (docs/cost-model.md, "The lock waiter's back-off"). The price is measured
-            // (`park_wake_ns`) and `lockwait` checks it.
-            lock_unpark_ns: 0,
-            wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
-            // Lines the other CPU wrote, read as a chain and as independent loads: how
-            // many misses the core overlaps where a policy marks the accesses independent.
-            mlp: self.cross.mlp(),
-            // The same chain with every line written: a store that costs the chain
-            // nothing more retires into a store buffer (docs/cost-model.md, "The store
-            // buffer"; DSS hackbench's schedule moves with it through the simulator's
-            // lock order: docs/traces.md, "Lock order in virtual
-            // time").
-            store_buffer: self.cross.store_buffer(),
-            // Single events' p10-p90 width over their median (switch, channel pair,
-            // DSS hop): how much one event's price varies from the next.
-            cost_jitter_pct: self.spreads.jitter_pct(),
-            tick_stagger_ns: self.worker_start_ns.round() as u32,
-            // Each run draws its CPUs' first ticks from the measured ranges (the gap between the workers' grids varies far more from one fresh
-            // runtime to the next than the thread-start gap's median says).
-            tick_first_min_ns: c(self.tick_phases.first_ns.0),
-            tick_first_max_ns: c(self.tick_phases.first_ns.1),
-            tick_other_min_ns: c(self.tick_phases.other_ns.0),
-            tick_other_max_ns: c(self.tick_phases.other_ns.1),
-            // The root's first run on the runtime's clock, which O(1)'s jiffies and
-            // PMQS's balancing interval count from (it decides whether CPU 1's
-            // first idle balance finds the root cold).
-            clock_origin_min_ns: c(self.tick_phases.clock_ns.0),
-            clock_origin_max_ns: c(self.tick_phases.clock_ns.1),
+        let costs = CostParams {
+            kernel: KernelCosts {
+                schedule_entry_cycles: c(schedule_entry_ns),
+                wakeup_entry_cycles: c(wakeup_entry_ns),
+                goodness_cycles: c(goodness_ns),
+                list_op_cycles: LIST_OP_NS as u32,
+                recalc_cycles: c(goodness_ns),
+                tick_cycles: c(self.dss.tick_ns),
+                examine_cycles: 1,
+                tree_op_cycles: c(self.tree_op_ns),
+                context_switch_cycles: c(self.dispatch_ns),
+                mm_switch_cycles: 0,
+                // A runtime has no system calls: a send or receive is a channel operation.
+                syscall_cycles: 0,
+                send_cycles: c(self.send_ns),
+                recv_cycles: c(self.recv_ns),
+                copy_cycles_per_kb: 0,
+                fork_cycles: c(self.spawn_ns),
+                exit_cycles: 1,
+            },
+            hw: HardwareCosts {
+                lock_cycles: c(self.lock_ns),
+                l2_hit_cycles: L2_HIT_NS as u32,
+                // The `need_resched` store and the unpark (a swap: the target spins).
+                ipi_send_cycles: c(self.cross.ipi_send_ns),
+                mem_latency_ns: c(self.mem_latency_ns),
+                // A line evicted from the modelled L2 comes back from the L3, not from
+                // memory (both measured; an L3 slower than memory is no L3).
+                llc_latency_ns: c(self.llc_latency_ns.min(self.mem_latency_ns)),
+                c2c_latency_ns: c(self.atomic_rtt_ns / 2.0),
+                // From the end of the send: the simulator charges `ipi_send` before the latency.
+                // The target can see the flag while the sender is still in its unpark, so the
+                // median can round to 0 (it did under CI load); the machine description wants a
+                // positive latency, and 1 ns is the nearest it can say.
+                ipi_latency_ns: c(self.cross.ipi_after_send_ns),
+                // One node: no remote cache.
+                remote_cache_ns: 0,
+                // Lines the other CPU wrote, read as a chain and as independent loads: how
+                // many misses the core overlaps where a policy marks the accesses independent.
+                mlp: self.cross.mlp(),
+                // The same chain with every line written: a store that costs the chain
+                // nothing more retires into a store buffer (docs/cost-model.md, "The store
+                // buffer"; DSS hackbench's schedule moves with it through the simulator's
+                // lock order: docs/traces.md, "Lock order in virtual
+                // time").
+                store_buffer: self.cross.store_buffer(),
+            },
+            // What the runtime adds to the model (`HostKnobs`: every preset's are 0).
+            host: HostKnobs {
+                task_block_fresh_ns: self.task_block_fresh_ns.round() as u32,
+                // The IPI latency (a wake of a spinning worker) is already in the measured
+                // unpark-to-run time.
+                park_wake_ns: (self.park_wake_ns - self.cross.ipi_after_send_ns).max(0.0).round() as u32,
+                idle_spin_ns: self.idle_spin_ns.round() as u32,
+                clock_read_cycles: c(self.cross.clock_read_ns),
+                recv_block_cycles: c(self.cross.recv_block_ns),
+                chan_send_xcpu_ns: self.cross.chan_send_xcpu_ns.round() as u32,
+                chan_recv_xcpu_ns: self.cross.chan_recv_xcpu_ns.round() as u32,
+                // Charged. On a calibration with a 210 ns line transfer the registration's
+                // +120 ns takes the simulated DSS ping-pong from 284 k to 167 k round trips/s
+                // (wake-up latency +860 ns): not a price amplified but a decision, the
+                // registration delaying the waker's own `schedule()` past the IPI'd CPU's, so
+                // that the woken task runs there, as on the runtime (its traces: 92 % of DSS
+                // hops on the IPI'd CPU), instead of on the waker's CPU with no IPI and no line
+                // transfer on the critical path (docs/traces.md, "Ping-pong: one hop priced
+                // step by step").
+                recv_register_xcpu_ns: self.cross.recv_register_xcpu_ns.max(0.0).round() as u32,
+                notify_xcpu_ns: self.cross.notify_xcpu_ns.max(0.0).round() as u32,
+                // A hand-off is priced as measured, transfer included (`lock_remote_ns`), not
+                // as the transfer (atomic round trip / 2) plus the measurement less the lock
+                // and that transfer, clipped at 0: on SMT siblings the measurement (20 ns) is
+                // below lock (10) + transfer (24), and that reading charges 34 ns for a 20 ns
+                // hand-off, twice per ping-pong hop.
+                lock_handoff_ns: 0,
+                lock_remote_ns: (self.cross.lock_handoff_ns - self.lock_ns).max(1.0).round() as u32,
+                // A contended acquire's waiter backs off as the runtime's lock does: the step
+                // prices measured, the step counts the library's (`crate::backoff`;
+                // `parking_lot`'s, or none for the `spin-lock` build's polling waiter).
+                lock_pause_ns: c(self.lock_backoff.pause_ns),
+                lock_spin_steps: backoff::runtime_waiter().spin_steps,
+                lock_yield_ns: c(self.lock_backoff.yield_ns),
+                lock_yields: backoff::runtime_waiter().yields,
+                // Not the parked phase (a waiter past its last yield keeps polling): the
+                // simulator grants a lock in event order, so a waiter's grant, once made,
+                // holds off every later acquire, where the real lock is free while its
+                // waiter sleeps and the other CPU takes it (barging). Charged, a parked
+                // waiter's ~15 µs blocked the other CPU too, which then parked: simulated DSS
+                // Chat rooms=4 fell from 2.9-3.1 M to 0.28-1.2 M msg/s, its contended wait
+                // from 104 ns to 2.3 µs, where the runtime's is 265-276 ns
+                // (docs/cost-model.md, "The lock waiter's back-off"). The price is measured
+                // (`park_wake_ns`) and `lockwait` checks it.
+                lock_unpark_ns: 0,
+                wake_transfer_ns: self.cross.rmw_transfer_ns.round() as u32,
+                // Single events' p10-p90 width over their median (switch, channel pair,
+                // DSS hop): how much one event's price varies from the next.
+                cost_jitter_pct: self.spreads.jitter_pct(),
+                tick_stagger_ns: self.worker_start_ns.round() as u32,
+                // Each run draws its CPUs' first ticks from the measured ranges (the gap between the workers' grids varies far more from one fresh
+                // runtime to the next than the thread-start gap's median says).
+                tick_first_min_ns: c(self.tick_phases.first_ns.0),
+                tick_first_max_ns: c(self.tick_phases.first_ns.1),
+                tick_other_min_ns: c(self.tick_phases.other_ns.0),
+                tick_other_max_ns: c(self.tick_phases.other_ns.1),
+                // The root's first run on the runtime's clock, which O(1)'s jiffies and
+                // PMQS's balancing interval count from (it decides whether CPU 1's
+                // first idle balance finds the root cold).
+                clock_origin_min_ns: c(self.tick_phases.clock_ns.0),
+                clock_origin_max_ns: c(self.tick_phases.clock_ns.1),
+            },
         };
-        m
+        Machine::host(self.workers, self.l2, schedlab_rt::DEFAULT_HZ, costs)
     }
 }
 

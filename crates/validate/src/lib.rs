@@ -339,7 +339,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     let _ = writeln!(
         s,
         "  price jitter {} % (one event's σ over its median, from batches of {}, clock step {:.0} ns: {})",
-        m.costs.cost_jitter_pct,
+        m.costs.host.cost_jitter_pct,
         spread::K,
         sp.step_ns,
         sp.ops
@@ -360,12 +360,12 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         tp.gap_median_ns / 1e3,
         tp.clock_ns.0 / 1e3,
         tp.clock_ns.1 / 1e3,
-        m.costs.tick_stagger_ns
+        m.costs.host.tick_stagger_ns
     );
     let _ = writeln!(
         s,
         "  DSS as charged: schedule() entry {}, wake-up entry {}, goodness {} (the calls measured less their lock, goodness calls and L2 hits, which are charged apart)",
-        m.costs.schedule_entry_cycles, m.costs.wakeup_entry_cycles, m.costs.goodness_cycles
+        m.costs.kernel.schedule_entry_cycles, m.costs.kernel.wakeup_entry_cycles, m.costs.kernel.goodness_cycles
     );
     let x = &cal.cross;
     let _ = writeln!(
