@@ -34,7 +34,7 @@ pub struct CostModel {
     copy_small: Box<[u64; COPY_TABLE]>,
     pub fork_ns: u64,
     pub exit_ns: u64,
-    /// A fork onto a task block no task used before (see `CostParams::task_block_fresh_ns`).
+    /// A fork onto a task block no task used before (see `HostKnobs::task_block_fresh_ns`).
     pub task_block_fresh_ns: u64,
     pub ipi_send_ns: u64,
     pub tick_ns: u64,
@@ -62,16 +62,16 @@ pub struct CostModel {
     pub recv_register_xcpu_ns: u64,
     pub notify_xcpu_ns: u64,
     pub lock_handoff_ns: u64,
-    /// See `CostParams::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
+    /// See `HostKnobs::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
     pub lock_remote_ns: u64,
-    /// A contended lock's waiter (`CostParams::lock_pause_ns` and the fields after it;
+    /// A contended lock's waiter (`HostKnobs::lock_pause_ns` and the fields after it;
     /// all 0: it polls continuously).
     pub lock_backoff: Backoff,
     pub wake_transfer_ns: u64,
-    /// Misses outstanding at once in an overlapped scope (1: serial; see `CostParams::mlp`).
+    /// Misses outstanding at once in an overlapped scope (1: serial; see `HardwareCosts::mlp`).
     pub mlp: usize,
     /// Store-buffer entries per CPU for write misses (0: charged in place; see
-    /// `CostParams::store_buffer`).
+    /// `HardwareCosts::store_buffer`).
     pub store_buffer: usize,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
@@ -163,7 +163,7 @@ impl CostModel {
             notify_xcpu_ns: c.host.notify_xcpu_ns as u64,
             lock_handoff_ns: c.host.lock_handoff_ns as u64,
             lock_remote_ns: c.host.lock_remote_ns as u64,
-            lock_backoff: Backoff::of(c),
+            lock_backoff: Backoff::of(&c.host),
             wake_transfer_ns: c.host.wake_transfer_ns as u64,
             mlp: c.hw.mlp as usize,
             store_buffer: c.hw.store_buffer as usize,

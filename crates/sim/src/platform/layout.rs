@@ -19,7 +19,7 @@ pub const KDATA_SLOT: u64 = 128;
 /// and task blocks of a 640 MB-era machine). Each task's working set is contiguous and
 /// page-aligned, [`ws_stride`](SimPlatform::with_working_sets) bytes apart.
 pub const USER_BASE: u64 = 0x1000_0000;
-/// Line classes of [`BusStats`].
+/// Line classes of [`BusStats`](super::BusStats).
 pub const CLASS_TASK: usize = 0;
 pub const CLASS_SCHED: usize = 1;
 pub const CLASS_WORKLOAD: usize = 2;
@@ -114,5 +114,19 @@ impl SimPlatform {
         };
         debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
         class
+    }
+
+    /// Record the task-structure address of a new task: 8 KB blocks handed out in
+    /// order, as the buddy allocator does on a freshly booted machine.
+    pub fn alloc_task_struct(&self, id: TaskId) -> u64 {
+        let mut a = self.task_addr.borrow_mut();
+        debug_assert_eq!(a.len(), id as usize);
+        let addr = TASK_BASE + id as u64 * TASK_BLOCK;
+        a.push(addr);
+        addr
+    }
+
+    pub fn task_struct_addr(&self, id: TaskId) -> u64 {
+        self.task_addr.borrow()[id as usize]
     }
 }

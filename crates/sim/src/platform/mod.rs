@@ -22,10 +22,11 @@
 //! | `locks.rs` | locks in virtual time, a waiter's back-off, Lockmeter statistics; [`SimLock`] |
 //! | `trace.rs` | the scheduling trace the platform records |
 //!
-//! They share the one struct (its fields are visible to this module's children) rather
-//! than each owning a part of it: a touch reads the cursor, the CPU, the line states
-//! and the overlap and store-buffer state in one inlined path, and one struct keeps
-//! that path's loads from one base pointer.
+//! The parts share the one struct (its fields, grouped by the file that uses them,
+//! are visible to this module's children) rather than each owning a part of it: a
+//! touch reads the call's CPU and cursor, the line's state, the L2 tags, the lock
+//! walk's counters and the overlap and store-buffer state in one inlined path, so the
+//! concerns are split by code, not by data, and that path is compiled as one.
 
 mod cache;
 mod coherence;
@@ -48,12 +49,15 @@ use locks::LockState;
 use overlap::{Overlap, StoreBuffers};
 use schedlab_core::cpu::MAX_CPUS;
 use schedlab_core::trace::TraceBuf;
-use schedlab_core::{Access, CpuId, Line, Platform, TaskId, Work};
+use schedlab_core::{Access, CpuId, Line, Platform, Work};
 use std::cell::{Cell, RefCell};
 
 /// The platform for one simulation.
 pub struct SimPlatform {
+    // --- the call: where and when the policy runs, and what it costs ---
     cpu: Cell<CpuId>,
+    /// `1 << cpu` of the current call.
+    me: Cell<u64>,
     cursor: Cell<u64>,
     /// A running task's operation is calling the policy (a send's wake-up, a spawn, a
     /// yield): the runtime has no clock stamp then, so each `now`/`task_clock` the
@@ -67,13 +71,33 @@ pub struct SimPlatform {
     /// `node_of` in a table of the largest machine's size, indexed by a masked CPU
     /// (no bounds check: read at every `begin` and on the miss paths).
     node_at: Box<[usize; MAX_CPUS]>,
-    locks: RefCell<Vec<LockState>>,
-    lines: Vec<LineState>,
+    /// Node of the current CPU (`node_of[cpu]`, read on every miss).
+    node: Cell<usize>,
+    // --- reschedule requests and their IPIs (this file) ---
+    /// Reschedule requests of the current call: the target, and, when the request paid
+    /// an IPI's send, the cursor after it (the IPI leaves then, inside the caller's lock
+    /// hold). A request for the calling CPU, or for one with an IPI already on its way,
+    /// sends none.
+    resched: RefCell<Vec<(CpuId, Option<u64>)>>,
+    /// CPUs (`1 << cpu`) with a reschedule IPI on its way: 2.4's `reschedule_idle` sends
+    /// one only to a CPU whose task has no `need_resched` yet. Set here when a request
+    /// pays the send; cleared by the engine when the IPI arrives. The one record of it:
+    /// the engine reads it through [`ipi_in_flight`](SimPlatform::ipi_in_flight).
+    ipi_in_flight: Cell<u64>,
+    // --- where lines live (`layout.rs`) ---
     task_lines: usize,
     queue_lines: usize,
     /// First working-set line, and working-set lines per task.
     ws_base: usize,
     ws_lines: usize,
+    /// Colours of the task blocks: a task's line is shifted by `colour × line_bytes`
+    /// ([`Geometry::addr_of`]).
+    colours: u32,
+    line_bytes: u32,
+    /// Address of each task's structure (`task_addr[id]`).
+    task_addr: RefCell<Vec<u64>>,
+    // --- coherence and misses (`coherence.rs`) ---
+    lines: Vec<LineState>,
     /// Whether a node's shared cache below the L2 keeps a line it fetches, as masks
     /// for `LineState::remote` (all ones or zero), fixed by the machine: with an LLC
     /// every line (`keep_always`), with a remote cache another node's line
@@ -87,18 +111,24 @@ pub struct SimPlatform {
     /// write leaves in `LineState::remote` ([`kept_on_write`](Self::kept_on_write)).
     /// Computed at the (rarer) writes, not at every `begin`: 0 on every preset.
     llc_keep: u16,
-    /// Reschedule requests of the current call: the target, and, when the request paid
-    /// an IPI's send, the cursor after it (the IPI leaves then, inside the caller's lock
-    /// hold). A request for the calling CPU, or for one with an IPI already on its way,
-    /// sends none.
-    resched: RefCell<Vec<(CpuId, Option<u64>)>>,
-    /// CPUs (`1 << cpu`) with a reschedule IPI on its way: 2.4's `reschedule_idle` sends
-    /// one only to a CPU whose task has no `need_resched` yet. Set here when a request
-    /// pays the send; cleared by the engine when the IPI arrives. The one record of it:
-    /// the engine reads it through [`ipi_in_flight`](SimPlatform::ipi_in_flight).
-    ipi_in_flight: Cell<u64>,
-    /// Address of each task's structure (`task_addr[id]`).
-    task_addr: RefCell<Vec<u64>>,
+    /// For each node, the other nodes' CPUs (`1 << cpu` masks) with the latency of a
+    /// transfer from them to this node, farthest first: an upgrade's latency is that
+    /// of the first entry that holds one of the other sharers.
+    upgrade_from: Vec<Vec<(u64, u64)>>,
+    /// Whether every CPU is on one node: then every transfer costs the same and an
+    /// upgrade's latency needs no loop over the other sharers.
+    one_node: bool,
+    /// An upgrade's latency when `one_node`: a transfer within that node.
+    one_node_upgrade_ns: u64,
+    /// Bus transactions, `[class * 4 + kind]` (a fixed array: the index is in range by
+    /// construction, so the count is one add with no bounds check).
+    bus: [Cell<u64>; 12],
+    /// Reads of task lines, and those that missed, ever (the walk counters below are
+    /// their growth while a lock is held: counting every task-line read costs one add
+    /// where the line kind is known at compile time, `touch`, and no test of the lock).
+    task_reads: Cell<u64>,
+    task_read_misses: Cell<u64>,
+    // --- the per-CPU L2s (`cache.rs`) ---
     /// Every CPU's L2, `[cpu][set][way]` flat: line index + 1 (0 = empty), most
     /// recently used way first. Only the sets some modelled line maps to are stored
     /// (numbered densely, [`SimPlatform::line_set`]): the others can never hold a line,
@@ -113,43 +143,22 @@ pub struct SimPlatform {
     quads: Vec<Cell<[u32; 4]>>,
     /// Whether the sets are in `quads`.
     quad: bool,
-    /// For each node, the other nodes' CPUs (`1 << cpu` masks) with the latency of a
-    /// transfer from them to this node, farthest first: an upgrade's latency is that
-    /// of the first entry that holds one of the other sharers.
-    upgrade_from: Vec<Vec<(u64, u64)>>,
     /// Offset of the current CPU's tags.
     cpu_tags: Cell<usize>,
     /// Tags per CPU (dense sets × ways): CPU `c`'s tags start at `c × cpu_stride`.
     cpu_stride: usize,
-    /// Node of the current CPU (`node_of[cpu]`, read on every miss).
-    node: Cell<usize>,
-    /// Whether every CPU is on one node: then every transfer costs the same and an
-    /// upgrade's latency needs no loop over the other sharers.
-    one_node: bool,
-    /// An upgrade's latency when `one_node`: a transfer within that node.
-    one_node_upgrade_ns: u64,
     /// Sets of the whole L2 (before the dense numbering).
     nsets_full: u64,
     ways: usize,
     set_mask: u64,
     line_shift: u32,
-    /// Dense index of the set every line maps to (fixed by its address): lines
-    /// share a dense index exactly when they share a cache set.
-    colours: u32,
-    line_bytes: u32,
-    /// Bus transactions, `[class * 4 + kind]` (a fixed array: the index is in range by
-    /// construction, so the count is one add with no bounds check).
-    bus: [Cell<u64>; 12],
-    /// Reads of task lines, and those that missed, ever (the walk counters below are
-    /// their growth while a lock is held: counting every task-line read costs one add
-    /// where the line kind is known at compile time, `touch`, and no test of the lock).
-    task_reads: Cell<u64>,
-    task_read_misses: Cell<u64>,
+    // --- locks (`locks.rs`) ---
+    locks: RefCell<Vec<LockState>>,
+    locks_held: Cell<u32>,
     /// `(task_reads, task_read_misses)` when the outermost lock was taken.
     walk_mark: Cell<(u64, u64)>,
     walk_reads: Cell<u64>,
     walk_misses: Cell<u64>,
-    locks_held: Cell<u32>,
     /// The first lock the current `schedule()` call acquired (`usize::MAX`: none yet),
     /// and when its waiter began to ask if the engine deferred the call
     /// ([`SimPlatform::lock_seen_free_at`]; `u64::MAX`: not deferred).
@@ -158,14 +167,14 @@ pub struct SimPlatform {
     /// A `schedule()` call is under way whose first acquire is still to come (only on
     /// a machine whose waiter backs off: the presets test this one flag).
     schedule_open: Cell<bool>,
-    /// `1 << cpu` of the current call.
-    me: Cell<u64>,
-    /// The scheduling trace being recorded (`None`: off, one branch per event).
-    trace: Option<RefCell<TraceBuf>>,
+    // --- overlapped misses and store buffers (`overlap.rs`) ---
     /// The open [`overlapped`](Platform::overlapped) scope, if any (never at `mlp` 1).
     overlap: Overlap,
     /// Each CPU's pending write misses (empty and never used at `store_buffer` 0).
     store_buffers: StoreBuffers,
+    // --- the trace (`trace.rs`) ---
+    /// The scheduling trace being recorded (`None`: off, one branch per event).
+    trace: Option<RefCell<TraceBuf>>,
 }
 
 impl SimPlatform {
@@ -390,20 +399,6 @@ impl SimPlatform {
     pub fn drain_resched(&self, out: &mut Vec<(CpuId, Option<u64>)>) {
         out.clear();
         out.append(&mut self.resched.borrow_mut());
-    }
-
-    /// Record the task-structure address of a new task: 8 KB blocks handed out in
-    /// order, as the buddy allocator does on a freshly booted machine.
-    pub fn alloc_task_struct(&self, id: TaskId) -> u64 {
-        let mut a = self.task_addr.borrow_mut();
-        debug_assert_eq!(a.len(), id as usize);
-        let addr = TASK_BASE + id as u64 * TASK_BLOCK;
-        a.push(addr);
-        addr
-    }
-
-    pub fn task_struct_addr(&self, id: TaskId) -> u64 {
-        self.task_addr.borrow()[id as usize]
     }
 }
 

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 /// do not serialize), so it is kept per CPU.
 #[derive(Debug, Default)]
 pub(super) struct StoreBuffers {
-    /// Entries per CPU (`CostParams::store_buffer`; 0: off, writes charged in place).
+    /// Entries per CPU (`HardwareCosts::store_buffer`; 0: off, writes charged in place).
     pub(super) depth: usize,
     pub(super) pending: RefCell<Vec<VecDeque<u64>>>,
 }
