@@ -34,7 +34,7 @@ pub struct CostModel {
     copy_small: Box<[u64; COPY_TABLE]>,
     pub fork_ns: u64,
     pub exit_ns: u64,
-    /// A fork onto a task block no task used before (see `CostParams::task_block_fresh_ns`).
+    /// A fork onto a task block no task used before (see `HostKnobs::task_block_fresh_ns`).
     pub task_block_fresh_ns: u64,
     pub ipi_send_ns: u64,
     pub tick_ns: u64,
@@ -62,16 +62,16 @@ pub struct CostModel {
     pub recv_register_xcpu_ns: u64,
     pub notify_xcpu_ns: u64,
     pub lock_handoff_ns: u64,
-    /// See `CostParams::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
+    /// See `HostKnobs::lock_remote_ns` (0: transfer + `lock_handoff_ns`).
     pub lock_remote_ns: u64,
-    /// A contended lock's waiter (`CostParams::lock_pause_ns` and the fields after it;
+    /// A contended lock's waiter (`HostKnobs::lock_pause_ns` and the fields after it;
     /// all 0: it polls continuously).
     pub lock_backoff: Backoff,
     pub wake_transfer_ns: u64,
-    /// Misses outstanding at once in an overlapped scope (1: serial; see `CostParams::mlp`).
+    /// Misses outstanding at once in an overlapped scope (1: serial; see `HardwareCosts::mlp`).
     pub mlp: usize,
     /// Store-buffer entries per CPU for write misses (0: charged in place; see
-    /// `CostParams::store_buffer`).
+    /// `HardwareCosts::store_buffer`).
     pub store_buffer: usize,
     nodes: usize,
     /// `[from * nodes + to]`: a dirty line in a cache on node `from` read by node `to`.
@@ -112,20 +112,20 @@ impl CostModel {
         };
         let mut work_ns = [0; Work::COUNT];
         for (w, cycles) in [
-            (Work::ScheduleEntry, c.schedule_entry_cycles),
-            (Work::WakeupEntry, c.wakeup_entry_cycles),
-            (Work::Goodness, c.goodness_cycles),
-            (Work::ListOp, c.list_op_cycles),
-            (Work::Recalc, c.recalc_cycles),
-            (Work::Tick, c.tick_cycles),
-            (Work::Examine, c.examine_cycles),
-            (Work::TreeOp, c.tree_op_cycles),
+            (Work::ScheduleEntry, c.kernel.schedule_entry_cycles),
+            (Work::WakeupEntry, c.kernel.wakeup_entry_cycles),
+            (Work::Goodness, c.kernel.goodness_cycles),
+            (Work::ListOp, c.kernel.list_op_cycles),
+            (Work::Recalc, c.kernel.recalc_cycles),
+            (Work::Tick, c.kernel.tick_cycles),
+            (Work::Examine, c.kernel.examine_cycles),
+            (Work::TreeOp, c.kernel.tree_op_cycles),
         ] {
             work_ns[w.index()] = cy(cycles);
         }
-        let local_transfer = c.c2c_latency_ns as u64;
+        let local_transfer = c.hw.c2c_latency_ns as u64;
         let fs_per_cycle = 1_000_000_000 / mhz;
-        let copy_fs_per_byte = c.copy_cycles_per_kb as u64 * fs_per_cycle / 1024;
+        let copy_fs_per_byte = c.kernel.copy_cycles_per_kb as u64 * fs_per_cycle / 1024;
         let mut copy_small = Box::new([0; COPY_TABLE]);
         for (bytes, ns) in copy_small.iter_mut().enumerate() {
             *ns = copy_ns_of(bytes as u32, copy_fs_per_byte);
@@ -133,45 +133,45 @@ impl CostModel {
         CostModel {
             fs_per_cycle,
             work_ns,
-            lock_ns: cy(c.lock_cycles),
-            l2_hit_ns: cy(c.l2_hit_cycles),
-            context_switch_ns: cy(c.context_switch_cycles),
-            mm_switch_ns: cy(c.mm_switch_cycles),
-            syscall_ns: cy(c.syscall_cycles),
-            send_ns: cy(c.send_cycles),
-            recv_ns: cy(c.recv_cycles),
+            lock_ns: cy(c.hw.lock_cycles),
+            l2_hit_ns: cy(c.hw.l2_hit_cycles),
+            context_switch_ns: cy(c.kernel.context_switch_cycles),
+            mm_switch_ns: cy(c.kernel.mm_switch_cycles),
+            syscall_ns: cy(c.kernel.syscall_cycles),
+            send_ns: cy(c.kernel.send_cycles),
+            recv_ns: cy(c.kernel.recv_cycles),
             copy_fs_per_byte,
             copy_small,
-            fork_ns: cy(c.fork_cycles),
-            exit_ns: cy(c.exit_cycles),
-            task_block_fresh_ns: c.task_block_fresh_ns as u64,
-            ipi_send_ns: cy(c.ipi_send_cycles),
+            fork_ns: cy(c.kernel.fork_cycles),
+            exit_ns: cy(c.kernel.exit_cycles),
+            task_block_fresh_ns: c.host.task_block_fresh_ns as u64,
+            ipi_send_ns: cy(c.hw.ipi_send_cycles),
             tick_ns: 1_000_000_000 / m.hz as u64,
-            tick_stagger_ns: c.tick_stagger_ns as u64,
-            tick_first_ns: (c.tick_first_min_ns as u64, c.tick_first_max_ns as u64),
-            tick_other_ns: (c.tick_other_min_ns as u64, c.tick_other_max_ns as u64),
-            clock_origin_ns: (c.clock_origin_min_ns as u64, c.clock_origin_max_ns as u64),
-            remote_cache_ns: if n > 1 { c.remote_cache_ns as u64 } else { 0 },
-            llc_ns: c.llc_latency_ns as u64,
-            park_wake_ns: c.park_wake_ns as u64,
-            idle_spin_ns: c.idle_spin_ns as u64,
-            clock_read_ns: cy(c.clock_read_cycles),
-            recv_block_ns: cy(c.recv_block_cycles),
-            chan_send_xcpu_ns: c.chan_send_xcpu_ns as u64,
-            chan_recv_xcpu_ns: c.chan_recv_xcpu_ns as u64,
-            recv_register_xcpu_ns: c.recv_register_xcpu_ns as u64,
-            notify_xcpu_ns: c.notify_xcpu_ns as u64,
-            lock_handoff_ns: c.lock_handoff_ns as u64,
-            lock_remote_ns: c.lock_remote_ns as u64,
-            lock_backoff: Backoff::of(c),
-            wake_transfer_ns: c.wake_transfer_ns as u64,
-            mlp: c.mlp as usize,
-            store_buffer: c.store_buffer as usize,
+            tick_stagger_ns: c.host.tick_stagger_ns as u64,
+            tick_first_ns: (c.host.tick_first_min_ns as u64, c.host.tick_first_max_ns as u64),
+            tick_other_ns: (c.host.tick_other_min_ns as u64, c.host.tick_other_max_ns as u64),
+            clock_origin_ns: (c.host.clock_origin_min_ns as u64, c.host.clock_origin_max_ns as u64),
+            remote_cache_ns: if n > 1 { c.hw.remote_cache_ns as u64 } else { 0 },
+            llc_ns: c.hw.llc_latency_ns as u64,
+            park_wake_ns: c.host.park_wake_ns as u64,
+            idle_spin_ns: c.host.idle_spin_ns as u64,
+            clock_read_ns: cy(c.host.clock_read_cycles),
+            recv_block_ns: cy(c.host.recv_block_cycles),
+            chan_send_xcpu_ns: c.host.chan_send_xcpu_ns as u64,
+            chan_recv_xcpu_ns: c.host.chan_recv_xcpu_ns as u64,
+            recv_register_xcpu_ns: c.host.recv_register_xcpu_ns as u64,
+            notify_xcpu_ns: c.host.notify_xcpu_ns as u64,
+            lock_handoff_ns: c.host.lock_handoff_ns as u64,
+            lock_remote_ns: c.host.lock_remote_ns as u64,
+            lock_backoff: Backoff::of(&c.host),
+            wake_transfer_ns: c.host.wake_transfer_ns as u64,
+            mlp: c.hw.mlp as usize,
+            store_buffer: c.hw.store_buffer as usize,
             nodes: n,
-            transfer: grid(&|a, b| scale(c.c2c_latency_ns, a, b)),
-            memory: grid(&|a, b| scale(c.mem_latency_ns, a, b)),
+            transfer: grid(&|a, b| scale(c.hw.c2c_latency_ns, a, b)),
+            memory: grid(&|a, b| scale(c.hw.mem_latency_ns, a, b)),
             // An IPI crossing nodes pays the interconnect's extra latency once.
-            ipi: grid(&|a, b| c.ipi_latency_ns as u64 + scale(c.c2c_latency_ns, a, b) - local_transfer),
+            ipi: grid(&|a, b| c.hw.ipi_latency_ns as u64 + scale(c.hw.c2c_latency_ns, a, b) - local_transfer),
         }
     }
 

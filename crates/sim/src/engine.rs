@@ -235,7 +235,7 @@ impl<'w> Engine<'w> {
             Some(origin) => plat.with_clock_origin(origin),
             None => plat,
         };
-        let jitter = Jitter::new(m.costs.cost_jitter_pct, cfg.seed, &plat.cost);
+        let jitter = Jitter::new(m.costs.host.cost_jitter_pct, cfg.seed, &plat.cost);
         let defer_waits = !plat.cost.lock_backoff.is_continuous();
         let topo = Topology { node_of: m.node_of.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };

@@ -1,4 +1,4 @@
-//! Event-to-event variation of the per-event CPU prices (`CostParams::cost_jitter_pct`).
+//! Event-to-event variation of the per-event CPU prices (`HostKnobs::cost_jitter_pct`).
 //!
 //! Without it every task switch, send, receive, `schedule()` entry and wake-up entry
 //! costs exactly its price, so a workload whose events repeat (hackbench) runs in

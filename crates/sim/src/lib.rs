@@ -20,7 +20,7 @@
 //! | file | what |
 //! |------|------|
 //! | `machine.rs` | [`Machine`]: presets and TOML machine files |
-//! | `machine/costs.rs` | [`CostParams`]: a machine's cost parameters and their presets |
+//! | `machine/costs.rs` | [`CostParams`]: a machine's cost parameters (kernel, hardware, host knobs) and their presets |
 //! | `cost.rs` | [`CostModel`]: the cost parameters resolved to ns for the event loop |
 //! | `config.rs` | [`SimConfig`] and [`SimError`] |
 //! | `engine.rs` | [`simulate`], the event loop and the CPU state machine (step, interrupt, tick, schedule, IPIs) |
@@ -28,7 +28,13 @@
 //! | `engine/checks.rs` | invariant and progress (deadlock) checks |
 //! | `events.rs` | the event kinds and the sleep-timer queue |
 //! | `lockwait.rs` | [`lockwait::Backoff`]: when a contended lock's waiter sees the release (its back-off) |
-//! | `platform.rs` | [`platform::SimPlatform`]: the policies' view of the machine (virtual-time locks, cache lines) |
+//! | `platform/mod.rs` | [`platform::SimPlatform`]: the policies' view of the machine; its state, the call's cursor, reschedule IPIs, the `Platform` trait |
+//! | `platform/layout.rs` | where every modelled line lives: indices, kernel-layout addresses, classes |
+//! | `platform/coherence.rs` | a touch: MESI-like coherence, misses, bus transactions |
+//! | `platform/cache.rs` | each CPU's set-associative L2 |
+//! | `platform/overlap.rs` | overlapped misses (`mlp`) and the store buffer |
+//! | `platform/locks.rs` | virtual-time locks, a waiter's back-off, Lockmeter statistics |
+//! | `platform/trace.rs` | the scheduling trace of a traced run |
 //! | `recorder.rs` | counters, run-queue sampling, wake-up latencies; builds the [`Report`] |
 //! | `report.rs` | [`Report`]: JSON and text output |
 
@@ -46,5 +52,5 @@ pub mod report;
 pub use config::{Progress, ProgressFn, SimConfig, SimError};
 pub use cost::CostModel;
 pub use engine::{simulate, simulate_traced};
-pub use machine::{CostParams, Machine, MachineError, TickPhase};
+pub use machine::{CostParams, HardwareCosts, HostKnobs, KernelCosts, Machine, MachineError, TickPhase};
 pub use report::{Report, RoleStats, RqSeries, StatSummary};

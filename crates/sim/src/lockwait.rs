@@ -9,9 +9,9 @@
 //! Deterministic: the polls are a pure function of when the waiter began to wait.
 //! docs/cost-model.md, "The lock waiter's back-off".
 
-use crate::machine::CostParams;
+use crate::machine::HostKnobs;
 
-/// A waiter's back-off, in ns (`CostParams::lock_pause_ns` and the fields after it).
+/// A waiter's back-off, in ns (`HostKnobs::lock_pause_ns` and the fields after it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backoff {
     /// One `pause` (spin-loop hint). 0 with `yield_ns` and `unpark_ns` 0: continuous polling.
@@ -29,13 +29,13 @@ pub struct Backoff {
 
 impl Backoff {
     /// A machine's waiter (ns: the lock's waiter is priced in time, not cycles).
-    pub fn of(c: &CostParams) -> Backoff {
+    pub fn of(h: &HostKnobs) -> Backoff {
         Backoff {
-            pause_ns: c.lock_pause_ns as u64,
-            spin_steps: c.lock_spin_steps,
-            yield_ns: c.lock_yield_ns as u64,
-            yields: c.lock_yields,
-            unpark_ns: c.lock_unpark_ns as u64,
+            pause_ns: h.lock_pause_ns as u64,
+            spin_steps: h.lock_spin_steps,
+            yield_ns: h.lock_yield_ns as u64,
+            yields: h.lock_yields,
+            unpark_ns: h.lock_unpark_ns as u64,
         }
     }
 

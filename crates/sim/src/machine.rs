@@ -7,7 +7,7 @@
 
 mod costs;
 
-pub use costs::CostParams;
+pub use costs::{CostParams, HardwareCosts, HostKnobs, KernelCosts};
 use schedlab_core::cpu::MAX_CPUS;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -146,6 +146,32 @@ impl Machine {
         self.node_of = (0..self.cpus).map(|c| (c / per).min(self.nodes.saturating_sub(1))).collect();
     }
 
+    /// The machine a calibration measured on this host (`host-N`): `cpus` CPUs on one
+    /// node, a nominal 1000 MHz clock (one cycle is one ns of the host), the host's L2
+    /// as `(KiB, ways, line bytes)`, the runtime's timer rate `hz`, its costs, and
+    /// ticks that start with the run (`tick_phase = "boot"`: a fresh runtime's
+    /// workers start their tick grids with their loops). Built as a value; the caller
+    /// validates it ([`Machine::validate`], as `simulate` does).
+    pub fn host(cpus: usize, (l2_kb, l2_assoc, line_bytes): (u32, u32, u32), hz: u32, costs: CostParams) -> Machine {
+        let mut m = Machine {
+            name: format!("host-{cpus}"),
+            cpus,
+            nodes: 1,
+            node_of: Vec::new(),
+            mhz: 1000,
+            l2_kb,
+            l2_assoc,
+            line_bytes,
+            hz,
+            distance: default_distance(1, 10),
+            costs,
+            irq_affinity: false,
+            tick_phase: TickPhase::Boot,
+        };
+        m.fill_nodes();
+        m
+    }
+
     /// `up`, `smp-N`, `smp-8`, `xeon-4`, `numa-4x4`.
     pub fn preset(name: &str) -> Result<Machine, MachineError> {
         // Modifiers after the preset: `smp-8:l2=512k`.
@@ -187,7 +213,7 @@ impl Machine {
             // The O(1) NetBench box booted UP: one 700 MHz Pentium III Xeon, 1 MB L2.
             "up" => {
                 let mut m = Machine::p3("up", 1, 1, 700, 1024, CostParams::p3_smp(), 10);
-                m.costs.mem_latency_ns = 170; // one CPU on the bus: no snoop arbitration
+                m.costs.hw.mem_latency_ns = 170; // one CPU on the bus: no snoop arbitration
                 Ok(m)
             }
             // The O(1) NetBench server: 4 × 700 MHz Pentium III Xeon, 1 MB L2 each
@@ -353,11 +379,11 @@ impl Machine {
                 }
             }
         }
-        if self.nodes > 1 && self.costs.remote_cache_ns > 0 && self.costs.llc_latency_ns > 0 {
+        if self.nodes > 1 && self.costs.hw.remote_cache_ns > 0 && self.costs.hw.llc_latency_ns > 0 {
             // One state bit per node records which shared cache holds a line.
             return err(format!(
                 "costs: llc_latency_ns = {} and remote_cache_ns = {} on {} nodes: a last-level cache and a remote cache together are not modelled (set one to 0)",
-                self.costs.llc_latency_ns, self.costs.remote_cache_ns, self.nodes
+                self.costs.hw.llc_latency_ns, self.costs.hw.remote_cache_ns, self.nodes
             ));
         }
         self.costs.validate()
@@ -417,11 +443,23 @@ mod tests {
         }
     }
 
+    /// The host machine built as a value is the one its machine file describes.
+    #[test]
+    fn the_host_machine_is_its_machine_file() {
+        let mut costs = CostParams::p3_smp();
+        costs.host.cost_jitter_pct = 10;
+        costs.hw.mlp = 4;
+        let m = Machine::host(2, (2048, 16, 64), 1000, costs.clone());
+        m.validate().unwrap();
+        let text = "cpus = 2\nname = \"host-2\"\nmhz = 1000\nl2_kb = 2048\nl2_assoc = 16\nline_bytes = 64\nhz = 1000\ntick_phase = \"boot\"\n[costs]\ncost_jitter_pct = 10\nmlp = 4\n";
+        assert_eq!(m, Machine::from_toml(text).unwrap());
+    }
+
     #[test]
     fn toml_machines_are_validated() {
         let m = Machine::from_toml("base = \"numa-4x4\"\nmhz = 500\n[costs]\nipi_latency_ns = 3000\n").unwrap();
         assert_eq!(m.mhz, 500);
-        assert_eq!(m.costs.ipi_latency_ns, 3000);
+        assert_eq!(m.costs.hw.ipi_latency_ns, 3000);
         let m = Machine::from_toml("cpus = 4\nnodes = 2\ndistance = [[10, 30], [30, 10]]\n").unwrap();
         assert_eq!(m.node_of, vec![0, 0, 1, 1]);
         let cases = [

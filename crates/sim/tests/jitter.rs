@@ -11,7 +11,7 @@ use schedlab_workloads::parse_workload;
 fn machine(pct: u32) -> Machine {
     let mut m = Machine::preset("smp-2").unwrap();
     m.mhz = 1000;
-    m.costs.cost_jitter_pct = pct;
+    m.costs.host.cost_jitter_pct = pct;
     m
 }
 
@@ -32,7 +32,7 @@ fn run(m: &Machine, policy: &str, workload: &str, seed: u64) -> Report {
 #[test]
 fn every_preset_has_no_jitter() {
     for p in ["up", "smp-2", "smp-8", "numa-4x4", "ppro-4", "xeon-4"] {
-        assert_eq!(Machine::preset(p).unwrap().costs.cost_jitter_pct, 0, "{p}");
+        assert_eq!(Machine::preset(p).unwrap().costs.host.cost_jitter_pct, 0, "{p}");
     }
 }
 
@@ -80,5 +80,5 @@ fn a_bad_jitter_names_the_field() {
     assert!(e.contains("cost_jitter_pct"), "{e}");
     let e = Machine::from_toml(&format!("{base}cost_jitter_pct = 0.05\n")).unwrap_err().to_string();
     assert!(e.contains("cost_jitter_pct"), "{e}");
-    assert_eq!(Machine::from_toml(&format!("{base}cost_jitter_pct = 50\n")).unwrap().costs.cost_jitter_pct, 50);
+    assert_eq!(Machine::from_toml(&format!("{base}cost_jitter_pct = 50\n")).unwrap().costs.host.cost_jitter_pct, 50);
 }

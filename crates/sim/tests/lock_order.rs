@@ -23,7 +23,7 @@ const HOST: &str = include_str!("data/host-2vcpu.toml");
 /// there next, and how many in all.
 fn preemptions_kept(store_buffer: u32, seed: u64) -> (usize, usize) {
     let mut m = Machine::from_toml(HOST).unwrap();
-    m.costs.store_buffer = store_buffer;
+    m.costs.hw.store_buffer = store_buffer;
     let spec = PolicySpec::parse("dss").unwrap();
     let w = parse_workload("hackbench:groups=1,loops=100").unwrap();
     let cfg = SimConfig { seed, ..SimConfig::default() };

@@ -49,22 +49,22 @@ fn the_kernel_presets_charge_no_runtime_cost() {
     for p in ["up", "smp-2", "smp-8", "numa-4x4"] {
         let c = Machine::preset(p).unwrap().costs;
         let runtime = [
-            c.clock_read_cycles,
-            c.recv_block_cycles,
-            c.chan_send_xcpu_ns,
-            c.chan_recv_xcpu_ns,
-            c.recv_register_xcpu_ns,
-            c.notify_xcpu_ns,
-            c.lock_handoff_ns,
-            c.lock_remote_ns,
-            c.wake_transfer_ns,
-            c.task_block_fresh_ns,
-            c.lock_pause_ns,
-            c.lock_spin_steps,
-            c.lock_yield_ns,
-            c.lock_yields,
-            c.lock_unpark_ns,
-            c.store_buffer,
+            c.host.clock_read_cycles,
+            c.host.recv_block_cycles,
+            c.host.chan_send_xcpu_ns,
+            c.host.chan_recv_xcpu_ns,
+            c.host.recv_register_xcpu_ns,
+            c.host.notify_xcpu_ns,
+            c.host.lock_handoff_ns,
+            c.host.lock_remote_ns,
+            c.host.wake_transfer_ns,
+            c.host.task_block_fresh_ns,
+            c.host.lock_pause_ns,
+            c.host.lock_spin_steps,
+            c.host.lock_yield_ns,
+            c.host.lock_yields,
+            c.host.lock_unpark_ns,
+            c.hw.store_buffer,
         ];
         assert_eq!(runtime, [0; 16], "{p}");
     }
@@ -74,13 +74,13 @@ fn the_kernel_presets_charge_no_runtime_cost() {
 fn cross_cpu_costs_are_never_charged_on_one_cpu() {
     let base = pingpong(&with("up", |_| {}), "dss");
     let sets: [(&str, SetCost); 7] = [
-        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 5_000),
-        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 5_000),
-        ("recv_register_xcpu_ns", |c| c.recv_register_xcpu_ns = 5_000),
-        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 5_000),
-        ("lock_handoff_ns", |c| c.lock_handoff_ns = 5_000),
-        ("lock_remote_ns", |c| c.lock_remote_ns = 5_000),
-        ("wake_transfer_ns", |c| c.wake_transfer_ns = 5_000),
+        ("chan_send_xcpu_ns", |c| c.host.chan_send_xcpu_ns = 5_000),
+        ("chan_recv_xcpu_ns", |c| c.host.chan_recv_xcpu_ns = 5_000),
+        ("recv_register_xcpu_ns", |c| c.host.recv_register_xcpu_ns = 5_000),
+        ("notify_xcpu_ns", |c| c.host.notify_xcpu_ns = 5_000),
+        ("lock_handoff_ns", |c| c.host.lock_handoff_ns = 5_000),
+        ("lock_remote_ns", |c| c.host.lock_remote_ns = 5_000),
+        ("wake_transfer_ns", |c| c.host.wake_transfer_ns = 5_000),
     ];
     for (name, set) in sets {
         let r = pingpong(&with("up", set), "dss");
@@ -93,12 +93,12 @@ fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
     let base = split_pingpong(&with("smp-2", |_| {}), "dss");
     assert!(base.migrations == 0 && base.context_switches >= 2 * ROUNDS, "{base:?}");
     let sets: [(&str, SetCost); 6] = [
-        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
-        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
-        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 1_000),
-        ("lock_handoff_ns", |c| c.lock_handoff_ns = 1_000),
-        ("lock_remote_ns", |c| c.lock_remote_ns = 1_000),
-        ("wake_transfer_ns", |c| c.wake_transfer_ns = 1_000),
+        ("chan_send_xcpu_ns", |c| c.host.chan_send_xcpu_ns = 1_000),
+        ("chan_recv_xcpu_ns", |c| c.host.chan_recv_xcpu_ns = 1_000),
+        ("notify_xcpu_ns", |c| c.host.notify_xcpu_ns = 1_000),
+        ("lock_handoff_ns", |c| c.host.lock_handoff_ns = 1_000),
+        ("lock_remote_ns", |c| c.host.lock_remote_ns = 1_000),
+        ("wake_transfer_ns", |c| c.host.wake_transfer_ns = 1_000),
     ];
     for (name, set) in sets {
         let r = split_pingpong(&with("smp-2", set), "dss");
@@ -122,16 +122,16 @@ fn cross_cpu_costs_are_charged_when_the_pair_spans_two_cpus() {
 fn channel_costs_are_charged_once_per_crossing_message() {
     let host = |c: &mut CostParams| {
         // A host-like runtime machine: no syscalls, a registration cost per block.
-        c.syscall_cycles = 0;
-        c.recv_block_cycles = 300;
-        c.clock_read_cycles = 20;
+        c.kernel.syscall_cycles = 0;
+        c.host.recv_block_cycles = 300;
+        c.host.clock_read_cycles = 20;
     };
     let base = split_pingpong(&with("smp-2", host), "dss");
     assert_eq!(base.messages_received, 2 * ROUNDS);
     let sets: [(&str, SetCost); 3] = [
-        ("chan_send_xcpu_ns", |c| c.chan_send_xcpu_ns = 1_000),
-        ("chan_recv_xcpu_ns", |c| c.chan_recv_xcpu_ns = 1_000),
-        ("notify_xcpu_ns", |c| c.notify_xcpu_ns = 1_000),
+        ("chan_send_xcpu_ns", |c| c.host.chan_send_xcpu_ns = 1_000),
+        ("chan_recv_xcpu_ns", |c| c.host.chan_recv_xcpu_ns = 1_000),
+        ("notify_xcpu_ns", |c| c.host.notify_xcpu_ns = 1_000),
     ];
     for (name, set) in sets {
         let r = split_pingpong(
@@ -154,15 +154,15 @@ fn channel_costs_are_charged_once_per_crossing_message() {
 #[test]
 fn a_cross_cpu_registration_is_charged_per_blocking_receive() {
     let host = |c: &mut CostParams| {
-        c.syscall_cycles = 0;
-        c.recv_block_cycles = 300;
+        c.kernel.syscall_cycles = 0;
+        c.host.recv_block_cycles = 300;
     };
     let busy_ns = |r: &Report| r.cpu_busy_pct / 100.0 * r.virtual_ns as f64 * r.cpus as f64;
     let base = split_pingpong(&with("smp-2", host), "dss");
     let r = split_pingpong(
         &with("smp-2", |c| {
             host(c);
-            c.recv_register_xcpu_ns = 1_000;
+            c.host.recv_register_xcpu_ns = 1_000;
         }),
         "dss",
     );
@@ -170,7 +170,7 @@ fn a_cross_cpu_registration_is_charged_per_blocking_receive() {
     let want = (2 * ROUNDS - 2) as f64 * 1_000.0;
     assert!((extra - want).abs() < 0.01 * want, "{extra} ns more busy, {want} ns of charges expected");
     // Not charged when both ends share a CPU.
-    let one = pingpong(&with("up", |c| c.recv_register_xcpu_ns = 5_000), "dss");
+    let one = pingpong(&with("up", |c| c.host.recv_register_xcpu_ns = 5_000), "dss");
     assert_eq!(one.virtual_ns, pingpong(&with("up", |_| {}), "dss").virtual_ns);
 }
 
@@ -178,13 +178,13 @@ fn a_cross_cpu_registration_is_charged_per_blocking_receive() {
 fn clock_reads_and_blocking_receives_are_charged_per_operation() {
     let base = pingpong(&with("up", |_| {}), "dss");
     // 4 operations per round (two sends, two receives), all on the one CPU.
-    let clock = pingpong(&with("up", |c| c.clock_read_cycles = 1_000), "dss");
+    let clock = pingpong(&with("up", |c| c.host.clock_read_cycles = 1_000), "dss");
     let extra = clock.virtual_ns - base.virtual_ns;
     assert!(extra >= 4 * ROUNDS * 1_000, "clock reads: {extra} ns");
     // Plus one per switch: at most 4 + 2 per round, and a tick's worth of slack.
     assert!(extra <= (6 * ROUNDS + 100) * 1_000, "clock reads: {extra} ns");
     // Each round blocks at least once (on one CPU the pair cannot both find a message).
-    let block = pingpong(&with("up", |c| c.recv_block_cycles = 1_000), "dss");
+    let block = pingpong(&with("up", |c| c.host.recv_block_cycles = 1_000), "dss");
     let extra = block.virtual_ns - base.virtual_ns;
     assert!((ROUNDS * 1_000..=(2 * ROUNDS + 100) * 1_000).contains(&extra), "blocking receives: {extra} ns");
 }
@@ -228,9 +228,9 @@ fn ipi_wins(m: &Machine, policy: &str) -> (usize, usize) {
 #[test]
 fn an_ipid_cpu_that_reaches_schedule_first_wins_the_woken_task() {
     let m = with("smp-2", |c| {
-        c.recv_block_cycles = 2_000;
-        c.ipi_latency_ns = 100;
-        c.ipi_send_cycles = 0;
+        c.host.recv_block_cycles = 2_000;
+        c.hw.ipi_latency_ns = 100;
+        c.hw.ipi_send_cycles = 0;
     });
     for policy in ["dss", "mqs"] {
         let (asked, won) = ipi_wins(&m, policy);
@@ -239,7 +239,7 @@ fn an_ipid_cpu_that_reaches_schedule_first_wins_the_woken_task() {
     }
     // With no registration time the waker's `schedule()` comes right after its send,
     // before the IPI lands: it runs the woken task itself, and the hop stays local.
-    let quick = with("smp-2", |c| c.ipi_latency_ns = 100);
+    let quick = with("smp-2", |c| c.hw.ipi_latency_ns = 100);
     let (asked, won) = ipi_wins(&quick, "dss");
     assert!(asked as u64 >= ROUNDS && won * 10 <= asked, "no registration time: {won} of {asked}");
 }
@@ -252,8 +252,8 @@ fn an_ipid_cpu_that_reaches_schedule_first_wins_the_woken_task() {
 fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
     use schedlab_core::trace::Event;
     let m = with("smp-2", |c| {
-        c.recv_block_cycles = 5_000;
-        c.ipi_latency_ns = 100;
+        c.host.recv_block_cycles = 5_000;
+        c.hw.ipi_latency_ns = 100;
     });
     let w = parse_workload(&format!("pingpong:rounds={ROUNDS}")).unwrap();
     let cfg = SimConfig { check_invariants: true, ..SimConfig::default() };
@@ -276,13 +276,13 @@ fn a_send_during_a_receives_registration_wakes_it_after_its_schedule() {
 fn fair_charges_a_tree_op_per_insert_and_removal() {
     let base = pingpong(&with("up", |_| {}), "cfs");
     // Per round, two hops; a hop is a wake-up (one insert) and the pick (one removal).
-    let tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "cfs");
+    let tree = pingpong(&with("up", |c| c.kernel.tree_op_cycles += 1_000), "cfs");
     let extra = tree.virtual_ns - base.virtual_ns;
     assert!((4 * ROUNDS * 1_000..=(4 * ROUNDS + 100) * 1_000).contains(&extra), "tree ops: {extra} ns");
-    let list = pingpong(&with("up", |c| c.list_op_cycles += 1_000), "cfs");
+    let list = pingpong(&with("up", |c| c.kernel.list_op_cycles += 1_000), "cfs");
     assert_eq!(list.virtual_ns, base.virtual_ns, "cfs charged a list link");
     let dss = pingpong(&with("up", |_| {}), "dss");
-    let dss_tree = pingpong(&with("up", |c| c.tree_op_cycles += 1_000), "dss");
+    let dss_tree = pingpong(&with("up", |c| c.kernel.tree_op_cycles += 1_000), "dss");
     assert_eq!(dss.virtual_ns, dss_tree.virtual_ns, "DSS charged a tree op");
 }
 
@@ -295,7 +295,7 @@ fn fair_charges_a_tree_op_per_insert_and_removal() {
 fn a_policys_clock_read_inside_a_task_operation_is_charged() {
     let extra = |policy: &str| {
         let base = pingpong(&with("up", |_| {}), policy);
-        let clock = pingpong(&with("up", |c| c.clock_read_cycles = 1_000), policy);
+        let clock = pingpong(&with("up", |c| c.host.clock_read_cycles = 1_000), policy);
         assert_eq!(base.context_switches, clock.context_switches, "{policy}: the same schedule");
         clock.virtual_ns as i64 - base.virtual_ns as i64
     };
@@ -323,7 +323,7 @@ fn two_spawns(child_ns: u64, gap_ns: u64) -> Workload {
 fn a_fresh_task_block_is_charged_only_while_every_block_is_in_use() {
     let fresh = 100_000;
     let extra = |w: &Workload| {
-        let charged = run(&with("up", |c| c.task_block_fresh_ns = fresh), "dss", w).virtual_ns;
+        let charged = run(&with("up", |c| c.host.task_block_fresh_ns = fresh), "dss", w).virtual_ns;
         charged - run(&with("up", |_| {}), "dss", w).virtual_ns
     };
     // The first child lives on while the second is spawned: two blocks, both new.
@@ -335,7 +335,7 @@ fn a_fresh_task_block_is_charged_only_while_every_block_is_in_use() {
 #[test]
 fn every_preset_keeps_serial_misses() {
     for p in schedlab_sim::machine::PRESETS.iter().map(|p| p.replace("smp-N", "smp-4")) {
-        assert_eq!(Machine::preset(&p).unwrap().costs.mlp, 1, "{p}");
+        assert_eq!(Machine::preset(&p).unwrap().costs.hw.mlp, 1, "{p}");
     }
 }
 
@@ -348,7 +348,7 @@ fn overlapped_misses_shorten_a_cross_cpu_hop_under_each_marking_policy() {
     // wrote it last.)
     for policy in ["dss", "mqs", "o1"] {
         let serial = split_pingpong(&with("smp-2", |_| {}), policy);
-        let overlapped = split_pingpong(&with("smp-2", |c| c.mlp = 4), policy);
+        let overlapped = split_pingpong(&with("smp-2", |c| c.hw.mlp = 4), policy);
         assert_eq!(serial.context_switches, overlapped.context_switches, "{policy}");
         assert!(
             overlapped.virtual_ns < serial.virtual_ns,

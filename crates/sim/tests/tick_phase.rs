@@ -53,7 +53,7 @@ fn with_stagger(phase: &str, stagger: u64) -> Machine {
 /// machine ignores it (the same run), and a value past a second is named.
 #[test]
 fn the_stagger_applies_to_boot_only_and_bad_values_are_named() {
-    assert_eq!(with_stagger("random", 0).costs.tick_stagger_ns, 0);
+    assert_eq!(with_stagger("random", 0).costs.host.tick_stagger_ns, 0);
     for seed in 1..=3 {
         assert_eq!(run(&with_stagger("random", 0), seed), run(&with_stagger("random", 400_000), seed), "seed {seed}");
     }

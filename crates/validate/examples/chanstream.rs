@@ -28,7 +28,7 @@ fn main() {
     let receiver = {
         let (draining, stop) = (draining.clone(), stop.clone());
         std::thread::spawn(move || {
-            schedlab_validate::calibrate::pin(1);
+            schedlab_validate::pin(1);
             let mut per_msg = Vec::new();
             while !stop.load(Ordering::Acquire) {
                 if !draining.load(Ordering::Acquire) {
@@ -51,7 +51,7 @@ fn main() {
             per_msg
         })
     };
-    schedlab_validate::calibrate::pin(0);
+    schedlab_validate::pin(0);
     for _ in 0..reps {
         // Alone: the receiver waits; the sender's lines stay on its CPU, then drained
         // on this CPU (not timed).

@@ -30,14 +30,14 @@ fn main() {
     let m = cal.machine();
     let c = &m.costs;
     let price = [
-        c.schedule_entry_cycles,
-        c.wakeup_entry_cycles,
-        c.goodness_cycles,
-        c.list_op_cycles,
-        c.recalc_cycles,
-        c.tick_cycles,
-        c.examine_cycles,
-        c.tree_op_cycles,
+        c.kernel.schedule_entry_cycles,
+        c.kernel.wakeup_entry_cycles,
+        c.kernel.goodness_cycles,
+        c.kernel.list_op_cycles,
+        c.kernel.recalc_cycles,
+        c.kernel.tick_cycles,
+        c.kernel.examine_cycles,
+        c.kernel.tree_op_cycles,
     ];
     println!("host prices (ns): {:?}", NAMES.iter().zip(price).collect::<Vec<_>>());
     let reps = 200_000u64;
@@ -59,7 +59,7 @@ fn main() {
                     let charged: f64 = counts.iter().zip(price).map(|(n, pr)| n * pr as f64).sum();
                     let lk = per.locks;
                     let lines = per.lines;
-                    let total = charged + lk * c.lock_cycles as f64 + lines * c.l2_hit_cycles as f64;
+                    let total = charged + lk * c.hw.lock_cycles as f64 + lines * c.hw.l2_hit_cycles as f64;
                     let per: Vec<String> = NAMES
                         .iter()
                         .zip(&counts)
@@ -68,8 +68,8 @@ fn main() {
                         .collect();
                     println!(
                         "{pol:<5} cpus={cpus} k={k:<3} {what:<10} measured {ns:7.1} ns  charged {total:6.1} = work {charged:6.1} + locks {lk:.1}x{} + lines {lines:.1}x{}  [{}]",
-                        c.lock_cycles,
-                        c.l2_hit_cycles,
+                        c.hw.lock_cycles,
+                        c.hw.l2_hit_cycles,
                         per.join(", ")
                     );
                 };

@@ -335,7 +335,7 @@ fn main() {
     let c = &m.costs;
     println!(
         "machine {machine}: send {} chan_send_xcpu {} notify_xcpu {} wake_transfer {} ipi_send {} lock {} wakeup_entry {} (cycles/ns); clock read here {clock:.0} ns",
-        c.send_cycles, c.chan_send_xcpu_ns, c.notify_xcpu_ns, c.wake_transfer_ns, c.ipi_send_cycles, c.lock_cycles, c.wakeup_entry_cycles
+        c.kernel.send_cycles, c.host.chan_send_xcpu_ns, c.host.notify_xcpu_ns, c.host.wake_transfer_ns, c.hw.ipi_send_cycles, c.hw.lock_cycles, c.kernel.wakeup_entry_cycles
     );
     println!("policy | mode | real: median [p25 p75] and mean of the middle 90 %, ns (cross-CPU rounds) | sim charge ns (rounds it comes from)");
     let cost = schedlab_sim::CostModel::new(&m);

@@ -10,7 +10,7 @@
 //! run-queue lock (`RtLock`) is that mutex. Micro-benchmarks only: nothing here looks
 //! at a workload.
 
-use crate::calibrate::{pin, time_per};
+use crate::timing::{pin, time_per};
 use serde::Serialize;
 
 /// `SpinWait::spin`'s steps that spin (`counter <= 3`): 2, 4 and 8 pauses.

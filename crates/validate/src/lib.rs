@@ -13,15 +13,18 @@ pub mod counting;
 pub mod dist;
 pub mod hostdelay;
 pub mod linexfer;
+pub mod policycost;
 pub mod spread;
 pub mod summary;
 pub mod tickphase;
+pub mod timing;
 pub mod workerstart;
 pub mod xcpu;
 
-pub use calibrate::{calibrate, pin, Calibration};
+pub use calibrate::{calibrate, Calibration};
 pub use dist::{Dist, Mispriced};
 pub use summary::{summarize, Summary};
+pub use timing::{median, pin};
 
 use schedlab_core::trace::{Trace, DEFAULT_CAP};
 use schedlab_core::{PolicySource, PolicySpec};
@@ -250,19 +253,6 @@ pub fn moved(calibrated_ns: f64, probe_ns: f64) -> bool {
     hi > 2.0 * lo.max(1.0)
 }
 
-/// The median (the mean of the two middle values for an even count): of a row's runs
-/// and of every calibration's samples.
-pub fn median(v: impl AsRef<[f64]>) -> f64 {
-    let mut s = v.as_ref().to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
-}
-
 /// The smallest and largest of `v` (∞, −∞ when empty).
 pub fn min_max(v: &[f64]) -> (f64, f64) {
     v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
@@ -349,7 +339,7 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
     let _ = writeln!(
         s,
         "  price jitter {} % (one event's σ over its median, from batches of {}, clock step {:.0} ns: {})",
-        m.costs.cost_jitter_pct,
+        m.costs.host.cost_jitter_pct,
         spread::K,
         sp.step_ns,
         sp.ops
@@ -370,12 +360,12 @@ pub fn render(cals: &[Calibration], rows: &[Row]) -> String {
         tp.gap_median_ns / 1e3,
         tp.clock_ns.0 / 1e3,
         tp.clock_ns.1 / 1e3,
-        m.costs.tick_stagger_ns
+        m.costs.host.tick_stagger_ns
     );
     let _ = writeln!(
         s,
         "  DSS as charged: schedule() entry {}, wake-up entry {}, goodness {} (the calls measured less their lock, goodness calls and L2 hits, which are charged apart)",
-        m.costs.schedule_entry_cycles, m.costs.wakeup_entry_cycles, m.costs.goodness_cycles
+        m.costs.kernel.schedule_entry_cycles, m.costs.kernel.wakeup_entry_cycles, m.costs.kernel.goodness_cycles
     );
     let x = &cal.cross;
     let _ = writeln!(

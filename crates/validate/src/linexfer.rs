@@ -6,8 +6,8 @@
 //! misses this machine overlaps: the host machine's `mlp` (`examples/linexfer`
 //! prints the table for several K).
 
-use crate::calibrate::pin;
-use crate::median;
+use crate::timing::median;
+use crate::timing::pin;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::Instant;

@@ -18,7 +18,7 @@
 //! independently (the two estimates agree) or together (the larger batches' is
 //! larger); it is printed, not used.
 
-use crate::calibrate::pin;
+use crate::timing::pin;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -56,7 +56,7 @@ impl Spreads {
             return 0;
         }
         let max = schedlab_sim::CostParams::MAX_JITTER_PCT as f64;
-        (crate::median(cvs) * 100.0).round().clamp(0.0, max) as u32
+        (crate::timing::median(cvs) * 100.0).round().clamp(0.0, max) as u32
     }
 }
 
@@ -167,7 +167,7 @@ fn both(n: usize, scale: f64, f: &mut dyn FnMut()) -> (Vec<f64>, Vec<f64>) {
 
 /// Batch timings of `yield_now` re-dispatches (a task switch) on a one-worker runtime.
 fn yields(n: usize, scale: f64) -> Result<(Vec<f64>, Vec<f64>), String> {
-    let rt = crate::calibrate::runtime(1)?;
+    let rt = crate::timing::runtime(1)?;
     let h = rt.spawn(async move {
         let mut out = Vec::new();
         for k in [K, K / 4] {
@@ -216,7 +216,7 @@ pub fn measure(quick: bool) -> Result<Spreads, String> {
             rx.try_recv().unwrap();
         })
     }))?;
-    let hop = on_cpu0(Box::new(move || crate::calibrate::dss_hop(|f| both(n, scale, f))))?;
+    let hop = on_cpu0(Box::new(move || crate::policycost::dss_hop(|f| both(n, scale, f))))?;
     let switch = yields(n, scale)?;
     let step_ns = clock_step_ns([&pair.0, &pair.1, &hop.0, &hop.1, &switch.0, &switch.1]);
     Ok(Spreads {

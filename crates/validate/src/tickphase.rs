@@ -96,7 +96,7 @@ pub fn ranges(rounds: &[Round]) -> Ranges {
         rounds: rounds.len(),
         first_ns: pct(first),
         other_ns: if other.is_empty() { (0.0, 0.0) } else { pct(other) },
-        gap_median_ns: if gaps.is_empty() { 0.0 } else { crate::median(gaps) },
+        gap_median_ns: if gaps.is_empty() { 0.0 } else { crate::timing::median(gaps) },
         clock_ns: pct(rounds.iter().map(|r| r.clock_ns as f64).collect()),
     }
 }

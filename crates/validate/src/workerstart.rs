@@ -11,8 +11,8 @@
 //! over several rounds; the offset is the median of (last start − first start) /
 //! (workers − 1), taking the threads in their spawn order, at least 0.
 
-use crate::calibrate::pin;
-use crate::median;
+use crate::timing::median;
+use crate::timing::pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

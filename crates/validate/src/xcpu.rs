@@ -9,10 +9,10 @@
 //! Each is timed on two threads pinned on CPUs 0 and 1 taking turns, one operation at
 //! a time between two clock reads; the median of the samples, minus the median of an
 //! empty interval (the clock read itself), is the cost. A median, because other users'
-//! processes share these CPUs (see `calibrate::time_per`).
+//! processes share these CPUs (see `timing::time_per`).
 
-use crate::calibrate::pin;
-use crate::median;
+use crate::timing::median;
+use crate::timing::pin;
 use schedlab_rt::park::Parker;
 use serde::Serialize;
 use std::future::Future;
@@ -266,7 +266,7 @@ fn recv_block(n: u64, pair_ns: f64) -> f64 {
     let (tx, rx) = async_channel::unbounded::<()>();
     let w = Arc::new(FlagWaker(AtomicBool::new(false)));
     let waker = Waker::from(w.clone());
-    let cycle = crate::calibrate::time_per(n, || {
+    let cycle = crate::timing::time_per(n, || {
         let mut f = pin!(rx.recv());
         let mut cx = Context::from_waker(&waker);
         let first = f.as_mut().poll(&mut cx);

@@ -18,11 +18,11 @@ fn calibration_gives_a_valid_host_machine() {
     let m = cal.machine();
     m.validate().unwrap();
     assert_eq!(m.cpus, 2);
-    assert_eq!(m.costs.context_switch_cycles as f64, cal.dispatch_ns.round().max(1.0));
+    assert_eq!(m.costs.kernel.context_switch_cycles as f64, cal.dispatch_ns.round().max(1.0));
     // The modelled L2 is this machine's (sysfs), a line it lost comes from the L3:
     // priced, and never above memory.
     assert_eq!((m.l2_kb, m.l2_assoc, m.line_bytes), cal.l2);
-    assert!(m.costs.llc_latency_ns > 0 && m.costs.llc_latency_ns <= m.costs.mem_latency_ns);
+    assert!(m.costs.hw.llc_latency_ns > 0 && m.costs.hw.llc_latency_ns <= m.costs.hw.mem_latency_ns);
 
     // The cross-CPU micro-benchmarks: positive and bounded (a shared 2-vCPU VM under
     // load stays well under these bounds; 0 or a runaway means a broken benchmark).
@@ -53,7 +53,7 @@ fn calibration_gives_a_valid_host_machine() {
     }
     // Each lands in the machine parameter the simulator charges (docs/cost-model.md).
     let c = &m.costs;
-    assert_eq!(c.ipi_send_cycles as f64, x.ipi_send_ns.round().max(1.0));
+    assert_eq!(c.hw.ipi_send_cycles as f64, x.ipi_send_ns.round().max(1.0));
     // The simulator charges the send, then the latency: the host's latency is what is
     // left after the send (each sample's end of send is after its store, so never more
     // than the latency from the store).
@@ -63,40 +63,40 @@ fn calibration_gives_a_valid_host_machine() {
         x.ipi_after_send_ns,
         x.ipi_latency_ns
     );
-    assert_eq!(c.ipi_latency_ns as f64, x.ipi_after_send_ns.round().max(1.0));
-    assert_eq!(c.clock_read_cycles as f64, x.clock_read_ns.round().max(1.0));
-    assert_eq!(c.recv_block_cycles as f64, x.recv_block_ns.round().max(1.0));
-    assert_eq!(c.chan_send_xcpu_ns as f64, x.chan_send_xcpu_ns.round());
-    assert_eq!(c.chan_recv_xcpu_ns as f64, x.chan_recv_xcpu_ns.round());
-    assert_eq!(c.wake_transfer_ns as f64, x.rmw_transfer_ns.round());
+    assert_eq!(c.hw.ipi_latency_ns as f64, x.ipi_after_send_ns.round().max(1.0));
+    assert_eq!(c.host.clock_read_cycles as f64, x.clock_read_ns.round().max(1.0));
+    assert_eq!(c.host.recv_block_cycles as f64, x.recv_block_ns.round().max(1.0));
+    assert_eq!(c.host.chan_send_xcpu_ns as f64, x.chan_send_xcpu_ns.round());
+    assert_eq!(c.host.chan_recv_xcpu_ns as f64, x.chan_recv_xcpu_ns.round());
+    assert_eq!(c.host.wake_transfer_ns as f64, x.rmw_transfer_ns.round());
     // A hand-off is charged as measured, transfer included, beyond the lock's own cost.
-    assert_eq!(c.lock_handoff_ns, 0);
-    assert_eq!(c.lock_remote_ns as f64, (x.lock_handoff_ns - cal.lock_ns).max(1.0).round());
-    assert_eq!(c.park_wake_ns as f64, (cal.park_wake_ns - x.ipi_after_send_ns).max(0.0).round());
+    assert_eq!(c.host.lock_handoff_ns, 0);
+    assert_eq!(c.host.lock_remote_ns as f64, (x.lock_handoff_ns - cal.lock_ns).max(1.0).round());
+    assert_eq!(c.host.park_wake_ns as f64, (cal.park_wake_ns - x.ipi_after_send_ns).max(0.0).round());
     // A contended lock's waiter: `parking_lot`'s back-off with this machine's step prices;
     // not its parked phase (docs/cost-model.md, "The lock waiter's back-off").
     let b = &cal.lock_backoff;
     assert!(b.pause_ns > 0.0 && b.pause_ns < 1_000.0, "pause = {} ns", b.pause_ns);
     assert!(b.yield_ns > 0.0 && b.yield_ns < 100_000.0, "sched_yield = {} ns", b.yield_ns);
-    assert_eq!(c.lock_pause_ns as f64, b.pause_ns.round().max(1.0));
-    assert_eq!(c.lock_yield_ns as f64, b.yield_ns.round().max(1.0));
-    assert_eq!((c.lock_spin_steps, c.lock_yields, c.lock_unpark_ns), (3, 7, 0));
+    assert_eq!(c.host.lock_pause_ns as f64, b.pause_ns.round().max(1.0));
+    assert_eq!(c.host.lock_yield_ns as f64, b.yield_ns.round().max(1.0));
+    assert_eq!((c.host.lock_spin_steps, c.host.lock_yields, c.host.lock_unpark_ns), (3, 7, 0));
     // `fair`'s tree operation, from its own `schedule()` on the free platform: it lands
     // in the machine as its own price, not as a list link's.
     assert!(cal.tree_op_ns.is_finite() && (1.0..5_000.0).contains(&cal.tree_op_ns), "tree op = {}", cal.tree_op_ns);
-    assert_eq!(c.tree_op_cycles as f64, cal.tree_op_ns.round().max(1.0));
-    assert_eq!(c.list_op_cycles, 1);
+    assert_eq!(c.kernel.tree_op_cycles as f64, cal.tree_op_ns.round().max(1.0));
+    assert_eq!(c.kernel.list_op_cycles, 1);
     // Lines the other CPU wrote: a chain pays each transfer, independent loads no more
     // (a core that overlaps nothing gives 1); their rounded ratio is the host's `mlp`.
     assert!(x.line_chain_ns.is_finite() && x.line_chain_ns < 50_000.0, "chain {} ns", x.line_chain_ns);
     assert!(x.line_independent_ns.is_finite() && x.line_independent_ns >= 0.0, "{}", x.line_independent_ns);
-    assert_eq!(c.mlp, schedlab_validate::linexfer::mlp_of(x.line_chain_ns, x.line_independent_ns));
-    assert!((1..=16).contains(&c.mlp));
+    assert_eq!(c.hw.mlp, schedlab_validate::linexfer::mlp_of(x.line_chain_ns, x.line_independent_ns));
+    assert!((1..=16).contains(&c.hw.mlp));
     // The same chain with writes: the host buffers stores when they add under half a line.
     assert!(x.line_chain_write_ns.is_finite() && x.line_chain_write_ns >= 0.0, "{}", x.line_chain_write_ns);
     // Charged as measured (docs/cost-model.md, "The store buffer").
-    assert_eq!(c.store_buffer, x.store_buffer());
-    assert!([0, schedlab_validate::linexfer::HOST_STORE_BUFFER].contains(&c.store_buffer));
+    assert_eq!(c.hw.store_buffer, x.store_buffer());
+    assert!([0, schedlab_validate::linexfer::HOST_STORE_BUFFER].contains(&c.hw.store_buffer));
 
     // Regression: under CI load the target saw the flag before the sender's unpark
     // ended in most rounds, the median after the send was under 0.5 ns, and the host
@@ -110,7 +110,7 @@ fn calibration_gives_a_valid_host_machine() {
     zero.park_wake_ns = 0.0;
     let m0 = zero.machine();
     m0.validate().unwrap();
-    assert_eq!(m0.costs.ipi_latency_ns, 1);
+    assert_eq!(m0.costs.hw.ipi_latency_ns, 1);
 }
 
 /// The HZ each engine gives the policy it builds (`BuildEnv::hz`), recorded by a probe

@@ -1,0 +1,132 @@
+//! Where every line the platform models lives: the line indices of a policy's
+//! [`Line`]s and the tasks' working sets, each line's address in the kernel's layout
+//! (a task's scheduler-hot line at offset [`TASK_HOT_OFFSET`] of its 8 KB-aligned
+//! block, run queues and per-CPU data in kernel data at [`KDATA_BASE`], working sets
+//! in user memory at [`USER_BASE`]), and its class for the bus counts. The address
+//! decides the L2 set (`cache.rs`); the class, which copy of the miss path runs
+//! (`coherence.rs`).
+
+use super::SimPlatform;
+use schedlab_core::{Line, TaskId};
+
+pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};
+/// Kernel static data (run queues then per-CPU data): each object on its own 128-byte
+/// slot (`____cacheline_aligned` for the largest line of the modelled machines).
+pub const KDATA_BASE: u64 = 0xC030_0000;
+/// Slot of one kernel-data object.
+pub const KDATA_SLOT: u64 = 128;
+/// Physical base of the tasks' own working sets (user memory, above the kernel image
+/// and task blocks of a 640 MB-era machine). Each task's working set is contiguous and
+/// page-aligned, [`ws_stride`](SimPlatform::with_working_sets) bytes apart.
+pub const USER_BASE: u64 = 0x1000_0000;
+/// Line classes of [`BusStats`](super::BusStats).
+pub const CLASS_TASK: usize = 0;
+pub const CLASS_SCHED: usize = 1;
+pub const CLASS_WORKLOAD: usize = 2;
+
+/// Where every line lives: the address map of [`SimPlatform`]'s line indices.
+#[derive(Clone, Copy)]
+pub(super) struct Geometry {
+    pub(super) task_lines: usize,
+    pub(super) ws_base: usize,
+    pub(super) ws_lines: usize,
+    pub(super) colours: u32,
+    pub(super) line_bytes: u32,
+}
+
+impl Geometry {
+    /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
+    /// of their 8 KB block, shifted by `colour × line_bytes` with
+    /// `colour = (block >> 13) & (colours − 1)` (the colouring paper, S6 in docs/sources.md); then run queues and
+    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data; then each task's
+    /// working set, contiguous from a page boundary at [`USER_BASE`].
+    pub(super) fn addr_of(&self, i: usize) -> u64 {
+        if i < self.task_lines {
+            schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, self.colours, self.line_bytes)
+        } else if i < self.ws_base {
+            KDATA_BASE + (i - self.task_lines) as u64 * KDATA_SLOT
+        } else {
+            let (t, j) = ((i - self.ws_base) / self.ws_lines, (i - self.ws_base) % self.ws_lines);
+            let stride = (self.ws_lines as u64 * self.line_bytes as u64).next_multiple_of(4096);
+            USER_BASE + t as u64 * stride + j as u64 * self.line_bytes as u64
+        }
+    }
+}
+
+impl SimPlatform {
+    pub(super) fn geometry(&self) -> Geometry {
+        Geometry {
+            task_lines: self.task_lines,
+            ws_base: self.ws_base,
+            ws_lines: self.ws_lines,
+            colours: self.colours,
+            line_bytes: self.line_bytes,
+        }
+    }
+
+    /// Address of a line in the kernel's layout.
+    pub fn line_addr(&self, line: Line) -> u64 {
+        self.geometry().addr_of(self.line_index(line))
+    }
+
+    /// Address of line `j` of task `t`'s working set.
+    pub fn working_set_addr(&self, t: TaskId, j: usize) -> u64 {
+        self.geometry().addr_of(self.ws_base + t as usize * self.ws_lines + j)
+    }
+
+    /// L2 set a line maps to.
+    pub fn line_set_of(&self, line: Line) -> u64 {
+        (self.line_addr(line) >> self.line_shift) & self.set_mask
+    }
+
+    #[inline]
+    pub(super) fn class_of(&self, idx: usize) -> usize {
+        if idx < self.task_lines {
+            CLASS_TASK
+        } else if idx < self.ws_base {
+            CLASS_SCHED
+        } else {
+            CLASS_WORKLOAD
+        }
+    }
+
+    #[inline]
+    pub(super) fn line_index(&self, line: Line) -> usize {
+        match line {
+            Line::Task(t) => t as usize,
+            Line::Queue(q) => self.task_lines + q.min(self.queue_lines - 1),
+            Line::CpuData(c) => self.task_lines + self.queue_lines + c,
+            Line::Tree(q) => self.ws_base - 1 - self.queue_lines + q.min(self.queue_lines - 1),
+            Line::IdleMap => self.ws_base - 1,
+        }
+    }
+
+    /// [`class_of`](Self::class_of) a policy's line, from its kind: a constant where
+    /// the kind is (every `touch` call site names it), so the miss paths need not compare
+    /// the index with the line ranges. A task's line is below `task_lines` (the policy's
+    /// task table has the platform's capacity and panics beyond it), a CPU's data line
+    /// below `ws_base` (the policy's topology has the machine's CPUs).
+    #[inline(always)]
+    pub(super) fn class_of_line(&self, line: Line) -> usize {
+        let class = match line {
+            Line::Task(_) => CLASS_TASK,
+            Line::Queue(_) | Line::CpuData(_) | Line::Tree(_) | Line::IdleMap => CLASS_SCHED,
+        };
+        debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
+        class
+    }
+
+    /// Record the task-structure address of a new task: 8 KB blocks handed out in
+    /// order, as the buddy allocator does on a freshly booted machine.
+    pub fn alloc_task_struct(&self, id: TaskId) -> u64 {
+        let mut a = self.task_addr.borrow_mut();
+        debug_assert_eq!(a.len(), id as usize);
+        let addr = TASK_BASE + id as u64 * TASK_BLOCK;
+        a.push(addr);
+        addr
+    }
+
+    pub fn task_struct_addr(&self, id: TaskId) -> u64 {
+        self.task_addr.borrow()[id as usize]
+    }
+}
