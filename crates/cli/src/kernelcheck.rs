@@ -27,14 +27,8 @@ pub fn run(quick: bool, json: bool, machine: Option<String>) -> ExitCode {
         Ok(m) => m,
         Err(e) => return refuse(&e),
     };
-    let opts = kc::Options {
-        quick,
-        self_exe,
-        perf,
-        machine,
-        machine_desc,
-        progress: |s| eprintln!("kernelcheck: {s}"),
-    };
+    let opts =
+        kc::Options { quick, self_exe, perf, machine, machine_desc, progress: |s| eprintln!("kernelcheck: {s}") };
     match kc::run(&opts) {
         Ok(r) => {
             if json {

@@ -202,7 +202,8 @@ throughputs being compared. Example:
     },
     /// The simulator against this machine's Linux kernel: perf bench and kernel-thread
     /// workloads recorded with `perf sched record`, beside the simulator under eevdf and cfs.
-    #[command(after_help = "Runs `perf bench sched messaging` (threads and processes x pipes and sockets), `perf bench
+    #[command(
+        after_help = "Runs `perf bench sched messaging` (threads and processes x pipes and sockets), `perf bench
 sched pipe` and schedlab's kernel-thread Chat and hackbench under the kernel, each once alone
 (throughput) and once under `perf sched record` (context switches, migrations, wake-to-run
 latency, run length, read back with `perf sched script`), then the equivalent workloads on the
@@ -210,7 +211,8 @@ simulator under eevdf and cfs, and prints the three side by side with the ratios
 Needs perf and permission to record the sched tracepoints (root): exits 2 otherwise.
 docs/kernelcheck.md. Examples:
   schedlab kernelcheck --quick
-  schedlab kernelcheck --machine host.toml --format json")]
+  schedlab kernelcheck --machine host.toml --format json"
+    )]
     Kernelcheck {
         /// Small sizes (CI; well under a minute).
         #[arg(long)]

@@ -14,7 +14,6 @@ pub mod kthread;
 pub mod parse;
 pub mod perf;
 
-use schedlab_core::trace::DEFAULT_CAP;
 use schedlab_core::PolicySpec;
 use schedlab_sim::{simulate_traced, Machine, SimConfig};
 use schedlab_validate::dist::{self, Dist};
@@ -26,6 +25,10 @@ use std::time::Duration;
 /// The simulator's policies compared with the kernel: its fair class now (EEVDF, 6.6
 /// on) and before (CFS).
 pub const POLICIES: [&str; 2] = ["eevdf", "cfs"];
+
+/// Records the simulator's trace of one row may keep (40 bytes each: at most 320 MB):
+/// cfs's full-size messaging row records about 2 M, its ping-pong 2.4 M.
+pub const SIM_TRACE_CAP: usize = 8_000_000;
 
 /// Senders and receivers per group of `perf bench sched messaging` (fixed there).
 pub const MESSAGING_FDS: u32 = 20;
@@ -54,7 +57,8 @@ pub fn rows(quick: bool, self_exe: &std::path::Path) -> Vec<RowDef> {
     let (groups, loops, pipe_loops) = if quick { (2u32, 100u32, 10_000u32) } else { (10, 100, 100_000) };
     // Chat and hackbench at `schedlab bench --quick`'s kernel-thread sizes for the full
     // run, smaller for the quick one: their traces are read whole.
-    let (chat, hack) = if quick { ((1usize, 20usize, 20usize), (1usize, 20usize, 50usize)) } else { ((2, 20, 50), (2, 20, 50)) };
+    let (chat, hack) =
+        if quick { ((1usize, 20usize, 20usize), (1usize, 20usize, 50usize)) } else { ((2, 20, 50), (2, 20, 50)) };
     let mut v = Vec::new();
     for (threads, pipes) in [(true, true), (true, false), (false, true), (false, false)] {
         let mut argv: Vec<String> = ["perf", "bench", "sched", "messaging"].map(String::from).to_vec();
@@ -85,7 +89,11 @@ pub fn rows(quick: bool, self_exe: &std::path::Path) -> Vec<RowDef> {
     }
     v.push(RowDef {
         name: "pipe".into(),
-        argv: ["perf", "bench", "sched", "pipe", "-l"].map(String::from).into_iter().chain([pipe_loops.to_string()]).collect(),
+        argv: ["perf", "bench", "sched", "pipe", "-l"]
+            .map(String::from)
+            .into_iter()
+            .chain([pipe_loops.to_string()])
+            .collect(),
         comm: "sched-pipe".into(),
         units: u64::from(pipe_loops),
         unit: "round trips/s".into(),
@@ -171,6 +179,9 @@ pub struct Side {
     pub wake_p50_us: Option<f64>,
     pub wake_p99_us: Option<f64>,
     pub run_p50_us: Option<f64>,
+    /// Simulator events past [`SIM_TRACE_CAP`]: the distributions then cover the
+    /// run's beginning only (0 for the kernel, whose recording is read whole).
+    pub trace_dropped: u64,
 }
 
 impl Side {
@@ -185,6 +196,7 @@ impl Side {
             wake_p50_us: us(d.wake_to_run_p50_ns),
             wake_p99_us: us(d.wake_to_run_p99_ns),
             run_p50_us: us(d.run_len_p50_ns),
+            trace_dropped: d.dropped,
         }
     }
 }
@@ -252,6 +264,10 @@ pub struct Report {
     pub kernel_release: String,
     pub sched_features: String,
     pub perf: String,
+    /// `/proc/loadavg`'s 1, 5 and 15 minute figures before and after the run: other
+    /// processes on these CPUs are in the kernel's figures.
+    pub load_before: String,
+    pub load_after: String,
     pub machine: String,
     pub cpus: usize,
     pub size: String,
@@ -272,6 +288,12 @@ pub fn sched_features(release: &str) -> String {
             format!("{} defaults assumed (sched/features not readable)", version.join("."))
         }
     }
+}
+
+/// `/proc/loadavg`'s three load averages.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map_or_else(|_| "unknown".into(), |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
 /// The settings of one run.
@@ -295,9 +317,13 @@ fn total_secs(stdout: &str, what: &str) -> Result<f64, String> {
 pub fn run(o: &Options) -> Result<Report, String> {
     let limit = Duration::from_secs(if o.quick { 60 } else { 180 });
     let release = kernel_release();
+    let load_before = load_average();
     let mut out = Vec::new();
     for r in rows(o.quick, &o.self_exe) {
-        let cmd = r.argv.join(" ");
+        // The command as printed: the program by its file name (no local paths).
+        let program =
+            std::path::Path::new(&r.argv[0]).file_name().map_or(r.argv[0].clone(), |f| f.to_string_lossy().into());
+        let cmd = std::iter::once(program).chain(r.argv[1..].iter().cloned()).collect::<Vec<_>>().join(" ");
         (o.progress)(&format!("{}: kernel ({cmd})", r.name));
         let plain = perf::plain(&r.argv, limit)?;
         let secs = total_secs(&plain, &cmd)?;
@@ -317,14 +343,10 @@ pub fn run(o: &Options) -> Result<Report, String> {
             (o.progress)(&format!("{}: simulator, {p} ({})", r.name, r.sim_workload));
             let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
             let cfg = SimConfig::default();
-            let (rep, t) = simulate_traced(&o.machine, &spec, &w, &cfg, DEFAULT_CAP)
+            let (rep, t) = simulate_traced(&o.machine, &spec, &w, &cfg, SIM_TRACE_CAP)
                 .map_err(|e| format!("sim {p} {}: {e}", r.sim_workload))?;
             let d = dist::analyze(&t);
-            let mut side = Side::new(&format!("sim {p}"), r.units, rep.virtual_ns as f64 / 1e9, &d);
-            if t.dropped > 0 {
-                side.engine += " (trace capped)";
-            }
-            sim.push(side);
+            sim.push(Side::new(&format!("sim {p}"), r.units, rep.virtual_ns as f64 / 1e9, &d));
         }
         let ratios = sim.iter().map(|s| Ratios::new(s, &kernel)).collect();
         out.push(RowResult {
@@ -345,6 +367,8 @@ pub fn run(o: &Options) -> Result<Report, String> {
         sched_features: sched_features(&release),
         kernel_release: release,
         perf: o.perf.clone(),
+        load_before,
+        load_after: load_average(),
         machine: o.machine_desc.clone(),
         cpus: o.machine.cpus,
         size: if o.quick { "quick" } else { "full" }.into(),
@@ -365,6 +389,10 @@ pub fn render(r: &Report) -> String {
     s += &format!("perf: {}\n", r.perf);
     s += &format!("machine: {}, {} CPUs\n", r.machine, r.cpus);
     s += &format!("size: {}\n", r.size);
+    s += &format!(
+        "load average: {} before, {} after (other processes' time is in the kernel's figures)\n",
+        r.load_before, r.load_after
+    );
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
     for row in &r.rows {
         s += &format!("\n{} [{}]\n", row.workload, row.unit);
@@ -404,6 +432,12 @@ pub fn render(r: &Report) -> String {
             );
         }
         s += &format!("  kernel throughput while traced: {:.0}\n", row.kernel_traced_throughput);
+        for side in row.sim.iter().filter(|s| s.trace_dropped > 0) {
+            s += &format!(
+                "  {}: trace capped ({} events dropped): its distributions cover the run's beginning\n",
+                side.engine, side.trace_dropped
+            );
+        }
     }
     s
 }

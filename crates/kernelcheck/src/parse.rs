@@ -98,7 +98,8 @@ fn find_key(s: &str, key: &str) -> Option<usize> {
     None
 }
 
-const SWITCH_KEYS: &[&str] = &["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"];
+const SWITCH_KEYS: &[&str] =
+    &["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"];
 const TASK_KEYS: &[&str] = &["comm", "pid", "prio", "target_cpu", "orig_cpu", "dest_cpu", "success"];
 const FORK_KEYS: &[&str] = &["comm", "pid", "child_comm", "child_pid"];
 
@@ -264,7 +265,9 @@ mod tests {
 
     #[test]
     fn lines_are_cut_at_the_cpu_field() {
-        let l = parse_line("  lto cgu.08 25402 [001] 23603.610017: sched:sched_stat_runtime: comm=lto cgu.08 pid=25402").unwrap();
+        let l =
+            parse_line("  lto cgu.08 25402 [001] 23603.610017: sched:sched_stat_runtime: comm=lto cgu.08 pid=25402")
+                .unwrap();
         assert_eq!((l.cpu, l.ts_ns, l.event.as_str()), (1, 23_603_610_017_000, "sched_stat_runtime"));
         assert_eq!(field(&l.fields, "comm", TASK_KEYS), Some("lto cgu.08"));
         assert_eq!(field(&l.fields, "pid", TASK_KEYS), Some("25402"));

@@ -140,8 +140,9 @@ pub fn check() -> Result<String, String> {
     let version = plain(&["perf".into(), "--version".into()], Duration::from_secs(20))
         .map_err(|e| format!("perf is not usable: {e}"))?;
     let data = TempFile(temp_data());
-    record(&data.0, &["true".into()], Duration::from_secs(60))
-        .map_err(|e| format!("`perf sched record` does not work here (root and the sched tracepoints are needed): {e}"))?;
+    record(&data.0, &["true".into()], Duration::from_secs(60)).map_err(|e| {
+        format!("`perf sched record` does not work here (root and the sched tracepoints are needed): {e}")
+    })?;
     let mut cmd = Command::new("perf");
     cmd.args(["sched", "script", "--ns", "-i"]).arg(&data.0);
     let text = run(cmd, "perf sched script", Duration::from_secs(60))?;
