@@ -4,6 +4,7 @@ mod bench;
 #[cfg(feature = "mpi")]
 mod bench_mpi;
 mod cachecheck;
+mod kernelcheck;
 mod mpi_sweep;
 mod outpath;
 mod reproduce;
@@ -199,6 +200,37 @@ throughputs being compared. Example:
         #[arg(long, value_name = "N")]
         runs: Option<u64>,
     },
+    /// The simulator against this machine's Linux kernel: perf bench and kernel-thread
+    /// workloads recorded with `perf sched record`, beside the simulator under eevdf and cfs.
+    #[command(
+        after_help = "Runs `perf bench sched messaging` (threads and processes x pipes and sockets), `perf bench
+sched pipe` and schedlab's kernel-thread Chat and hackbench under the kernel, each once alone
+(throughput) and once under `perf sched record` (context switches, migrations, wake-to-run
+latency, run length, read back with `perf sched script`), then the equivalent workloads on the
+simulator under eevdf and cfs, and prints the three side by side with the ratios sim/kernel.
+Needs perf and permission to record the sched tracepoints (root): exits 2 otherwise.
+docs/kernelcheck.md. Examples:
+  schedlab kernelcheck --quick
+  schedlab kernelcheck --machine host.toml --format json"
+    )]
+    Kernelcheck {
+        /// Small sizes (CI; well under a minute).
+        #[arg(long)]
+        quick: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// The simulated host: a machine file (`schedlab validate --machine-out FILE`) or a
+        /// preset [default: a quick calibration of this machine, as `validate --quick`'s].
+        #[arg(long, value_name = "FILE")]
+        machine: Option<String>,
+    },
+    /// The kernel-thread program `kernelcheck` records (run by it under perf).
+    #[command(hide = true, name = "kernelcheck-kthread")]
+    KernelcheckKthread {
+        /// `chat ROOMS USERS MESSAGES` or `hackbench GROUPS FDS LOOPS`.
+        args: Vec<String>,
+    },
     /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
     #[command(
         after_help = "The same walk (TASKS task hot lines at the simulator's addresses, visited REPS times in order or
@@ -349,6 +381,8 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out, trace, runs } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace, runs)
         }
+        Cmd::Kernelcheck { quick, format, machine } => kernelcheck::run(quick, matches!(format, Format::Json), machine),
+        Cmd::KernelcheckKthread { args } => kernelcheck::kthread(&args),
         Cmd::Bench { mpi: true, check_order: true, .. } => bench_mpi_order(),
         Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
             // Every rank sees the same arguments, so the check fails alike on all.
