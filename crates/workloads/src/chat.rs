@@ -144,23 +144,9 @@ impl Options for ChatParams {
 impl WorkloadKind for ChatParams {
     const NAME: &'static str = "chat";
     const SUMMARY: &'static str = "IBM LTC Chat (VolanoMark-like): rooms of users, each message broadcast to the room";
-    fn footprint(&self) -> Footprint {
-        ChatParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        ChatParams::build(self)
-    }
-}
-
-impl ChatParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
     /// Tasks, channels and program operations of [`ChatParams::build`], from the
     /// parameters alone (checked against the built workload by the tests).
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let nu = self.rooms as u64 * self.users as u64;
         // client_send 4, server_receive 3, server_send 3 + users, client_receive 3.
         let per_user = 4 + 3 + (3 + self.users as u64) + 3;
@@ -168,8 +154,8 @@ impl ChatParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &ChatParams { rooms, messages: m, users, bytes, think, work } = self;
         let nusers = rooms * users; // ≤ 10^6
         let c2s = |u: u32| 5 * u;

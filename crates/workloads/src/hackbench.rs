@@ -102,32 +102,18 @@ impl Options for HackbenchParams {
 impl WorkloadKind for HackbenchParams {
     const NAME: &'static str = "hackbench";
     const SUMMARY: &'static str = "Rusty Russell's hackbench: groups of senders and receivers over pipes";
-    fn footprint(&self) -> Footprint {
-        HackbenchParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        HackbenchParams::build(self)
-    }
-}
-
-impl HackbenchParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
     /// Tasks, channels and program operations of [`HackbenchParams::build`], from the
     /// parameters alone (checked against the built workload by the tests): each
     /// sender holds one send per receiver of its group, so operations grow as
     /// `groups · fds²`.
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let (g, f) = (self.groups as u64, self.fds as u64);
         Footprint { tasks: 2 * g * f + 1, channels: g * f, ops: (2 * g * f + 1) + 2 * g * f + g * f * (1 + f) }
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &HackbenchParams { groups, loops, fds, bytes, threads } = self;
         let chan = |g: u32, j: u32| g * fds + j;
         let ntasks = 2 * groups * fds;

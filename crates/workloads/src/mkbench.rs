@@ -153,29 +153,15 @@ impl Options for MkbenchParams {
 impl WorkloadKind for MkbenchParams {
     const NAME: &'static str = "mkbench";
     const SUMMARY: &'static str = "B concurrent `make -j J` builds of U compile units each";
-    fn footprint(&self) -> Footprint {
-        MkbenchParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        MkbenchParams::build(self)
-    }
-}
-
-impl MkbenchParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
     /// Build the workload (see the module documentation for its shape).
     /// Tasks, channels and program operations of [`MkbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let b = self.builds as u64;
         Footprint { tasks: 1 + b * (1 + self.units as u64), channels: b, ops: (b + 1) + b * (9 + 5) }
     }
 
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &MkbenchParams { builds, jobs, units, unit_min, unit_max, io_ns, link } = self;
         let first = jobs.min(units);
         // Program ids: 0 = root, then per build b: 1 + 2b = make, 2 + 2b = job.

@@ -340,56 +340,8 @@ impl Options for NetbenchParams {
 impl WorkloadKind for NetbenchParams {
     const NAME: &'static str = "netbench";
     const SUMMARY: &'static str = "a throttled SMB file server and a `ps` probe (NetBench)";
-    fn footprint(&self) -> Footprint {
-        NetbenchParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        NetbenchParams::build(self)
-    }
-}
-
-impl NetbenchParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
-    /// Number of cases of a live run.
-    pub fn cases(&self) -> u32 {
-        match self.mode {
-            Mode::Fresh => 1,
-            Mode::Live => self.clients.div_ceil(self.per_case.max(1)),
-        }
-    }
-
-    /// The case (0-based) in which client `c` joins.
-    pub fn case_of(&self, c: u32) -> u32 {
-        match self.mode {
-            Mode::Fresh => 0,
-            Mode::Live => c / self.per_case.max(1),
-        }
-    }
-
-    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
-    /// client is present in (live; `ops` per case when `think_ns = 0`).
-    pub fn client_ops(&self) -> Vec<u32> {
-        let per_case = match self.think_ns {
-            0 => self.ops as u64,
-            t => (self.case_ns / t).max(1),
-        };
-        (0..self.clients)
-            .map(|c| match self.mode {
-                Mode::Fresh => self.ops,
-                Mode::Live => {
-                    let n = per_case.saturating_mul((self.cases() - self.case_of(c)) as u64);
-                    n.min(u32::MAX as u64) as u32
-                }
-            })
-            .collect()
-    }
-
     /// Tasks, channels and program operations of [`NetbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let n = self.clients as u64;
         let probe = (self.probes > 0) as u64;
         let daemon = (self.fork == Fork::Daemon) as u64;
@@ -404,8 +356,8 @@ impl NetbenchParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let p = *self;
         let n = p.clients;
         // Program ids: 0 root, 1 + 2c smbd c, 2 + 2c nic c, 1 + 2n probe, 2 + 2n ps.
@@ -523,5 +475,41 @@ impl NetbenchParams {
             bound,
             working_set: Vec::new(),
         })
+    }
+}
+
+impl NetbenchParams {
+    /// Number of cases of a live run.
+    pub fn cases(&self) -> u32 {
+        match self.mode {
+            Mode::Fresh => 1,
+            Mode::Live => self.clients.div_ceil(self.per_case.max(1)),
+        }
+    }
+
+    /// The case (0-based) in which client `c` joins.
+    pub fn case_of(&self, c: u32) -> u32 {
+        match self.mode {
+            Mode::Fresh => 0,
+            Mode::Live => c / self.per_case.max(1),
+        }
+    }
+
+    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
+    /// client is present in (live; `ops` per case when `think_ns = 0`).
+    pub fn client_ops(&self) -> Vec<u32> {
+        let per_case = match self.think_ns {
+            0 => self.ops as u64,
+            t => (self.case_ns / t).max(1),
+        };
+        (0..self.clients)
+            .map(|c| match self.mode {
+                Mode::Fresh => self.ops,
+                Mode::Live => {
+                    let n = per_case.saturating_mul((self.cases() - self.case_of(c)) as u64);
+                    n.min(u32::MAX as u64) as u32
+                }
+            })
+            .collect()
     }
 }

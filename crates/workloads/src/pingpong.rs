@@ -73,28 +73,14 @@ impl Options for PingPongParams {
 impl WorkloadKind for PingPongParams {
     const NAME: &'static str = "pingpong";
     const SUMMARY: &'static str = "two tasks bouncing one message";
-    fn footprint(&self) -> Footprint {
-        PingPongParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        PingPongParams::build(self)
-    }
-}
-
-impl PingPongParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
     /// Tasks, channels and program operations of [`PingPongParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         Footprint { tasks: 3, channels: 2, ops: 3 + 2 * 4 }
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &PingPongParams { rounds, bytes, compute } = self;
         let work = (compute > 0).then_some(Op::Compute { cycles: compute });
         let send = |chan| Op::Send { chan, bytes };

@@ -43,6 +43,11 @@ pub trait WorkloadKind: Options + fmt::Debug + Send + Sync {
     fn footprint(&self) -> Footprint;
     /// Build the workload's programs.
     fn build(&self) -> Result<Workload, SpecError>;
+    /// Check every parameter against its accepted range (parameters built in code
+    /// rather than parsed).
+    fn check(&self) -> Result<(), SpecError> {
+        options::check("workload", Self::NAME, self)
+    }
 }
 
 /// A registry entry.

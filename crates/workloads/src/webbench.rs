@@ -203,27 +203,8 @@ impl Options for WebbenchParams {
 impl WorkloadKind for WebbenchParams {
     const NAME: &'static str = "webbench";
     const SUMMARY: &'static str = "Apache httpds kept runnable by WebBench clients";
-    fn footprint(&self) -> Footprint {
-        WebbenchParams::footprint(self)
-    }
-    fn build(&self) -> Result<Workload, SpecError> {
-        WebbenchParams::build(self)
-    }
-}
-
-impl WebbenchParams {
-    /// Check every parameter against its accepted range (parameters built in code).
-    pub fn check(&self) -> Result<(), SpecError> {
-        options::check("workload", Self::NAME, self)
-    }
-
-    /// Client tasks: one per client thread that has a server.
-    fn nics(&self) -> u32 {
-        self.servers.min(self.clients)
-    }
-
     /// Tasks, channels and program operations of [`WebbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let (n, c) = (self.servers as u64, self.nics() as u64);
         Footprint {
             tasks: 1 + n + c,
@@ -233,8 +214,8 @@ impl WebbenchParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let p = *self;
         let (n, nics) = (p.servers, p.nics());
         // Program ids: 0 root, 1 + k httpd k, 1 + n + c nic c.
@@ -317,5 +298,12 @@ impl WebbenchParams {
             bound,
             working_set,
         })
+    }
+}
+
+impl WebbenchParams {
+    /// Client tasks: one per client thread that has a server.
+    fn nics(&self) -> u32 {
+        self.servers.min(self.clients)
     }
 }

@@ -1,7 +1,9 @@
 //! Spec parsing: errors name the bad part; canonical specs round-trip.
 
 use proptest::prelude::*;
-use schedlab_workloads::{parse_workload, workload_names, ChatParams, HackbenchParams, PingPongParams, WorkloadSpec};
+use schedlab_workloads::{
+    parse_workload, workload_names, ChatParams, HackbenchParams, PingPongParams, WorkloadKind, WorkloadSpec,
+};
 
 fn err(s: &str) -> String {
     parse_workload(s).unwrap_err().0
