@@ -7,7 +7,10 @@
 //! real futures. Both therefore execute exactly the same benchmark, and both step
 //! through a program with the same [`Cursor`] (loop control lives in one place).
 //!
-//! Workloads are built from `name:key=value,...` specs ([`parse_workload`]):
+//! Workloads are built from `name:key=value,...` specs ([`parse_workload`]), read
+//! against the registry ([`REGISTRY`]: one line per workload file); each key's type,
+//! range, default and doc is one row of the workload's options table, which
+//! `schedlab list` prints:
 //!
 //! | spec | what it models |
 //! |------|----------------|
