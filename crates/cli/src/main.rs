@@ -15,10 +15,9 @@ mod sweep;
 mod validate;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use schedlab_core::policies;
+use schedlab_core::{options, policies};
 use schedlab_sim::machine::PRESETS;
 use schedlab_workloads::footprint::parse_size;
-use schedlab_workloads::WORKLOAD_NAMES;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -343,19 +342,25 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::List => {
             println!("machines:  {}  (or a .toml machine file; see docs/machines.md)", PRESETS.join(", "));
-            println!("policies:");
+            println!("policies (any also takes {}):", options::help::<policies::KernelOptions>()[0]);
             for e in policies::entries() {
                 println!("  {:<9} {}", e.name, e.summary);
-                if !e.options.is_empty() {
-                    println!("  {:<9} options: {}", "", e.options);
-                    println!("  {:<9} keys: {}", "", e.keys.join(", "));
+                for p in &e.params {
+                    println!("  {:<9}   {p}", "");
                 }
             }
             println!("workloads:");
-            for name in WORKLOAD_NAMES {
-                let keys = schedlab_workloads::WorkloadSpec::keys(name).map(|k| k.join(", "));
-                println!("  {:<9} {}", name, keys.unwrap_or_else(|e| e.0));
+            for e in schedlab_workloads::REGISTRY {
+                println!("  {:<9} {}", e.name, e.summary);
+                for p in (e.params)() {
+                    println!("  {:<9}   {p}", "");
+                }
             }
+            println!("  {:<9} trace:FILE[,mhz=N]: a recorded trace's wake-up dependencies (docs/traces.md)", "trace");
+            for p in options::help::<schedlab_workloads::trace_in::TraceOptions>() {
+                println!("  {:<9}   {p}", "");
+            }
+            println!("TIME: Nns, Nus, Nms or Ns (a bare number is ns; TICKS|TIME: a bare number is timer ticks)");
             ExitCode::SUCCESS
         }
         Cmd::Sweep { quick, out, threads, resume, max_memory, mpi, experiment } => {

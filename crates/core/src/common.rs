@@ -5,11 +5,10 @@
 
 use crate::cpu::{CpuId, Topology};
 use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS, PREEMPTION_THRESHOLD};
+use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::PolicyOptions;
 use crate::policy::PrevState;
 use crate::runlist::RunList;
-use crate::spec::{Spec, SpecError};
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -43,7 +42,6 @@ impl CpuSched {
 }
 
 /// The options every 2.4-family policy takes (`dss`, `mqs`, and `pmqs` beside its own).
-/// The spec key is [`Opts24::PREEMPT_THRESHOLD`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Opts24 {
     /// A woken task preempts a running one when `preemption_goodness > preempt_threshold`
@@ -58,43 +56,26 @@ impl Default for Opts24 {
 }
 
 impl Opts24 {
-    pub const PREEMPT_THRESHOLD: &'static str = "preempt_threshold";
-    /// Syntax fragment for help texts.
-    pub const SYNTAX: &'static str = "preempt_threshold=N";
-
-    /// Read the shared keys from `spec` (the caller reads its own keys and finishes).
-    /// The range stops at the RT goodness scale: a larger threshold would only mean
-    /// "never preempt", which 1000 already says.
-    pub fn read(spec: &mut Spec) -> Result<Opts24, SpecError> {
-        Ok(Opts24 { preempt_threshold: spec.get(Self::PREEMPT_THRESHOLD, PREEMPTION_THRESHOLD, 0..=1000)? })
-    }
-
-    /// The non-default shared options as `key=value` pairs for a canonical spec (empty
-    /// at the defaults, so `dss` stays `dss` in reports).
-    pub fn canonical_args(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if self.preempt_threshold != PREEMPTION_THRESHOLD {
-            v.push(format!("{}={}", Self::PREEMPT_THRESHOLD, self.preempt_threshold));
-        }
-        v
+    /// The option's row in an options table, for a struct that holds an `Opts24` at
+    /// `opts` (`dss`/`mqs`: the struct itself; `pmqs`: its `sched` field). The range
+    /// stops at the RT goodness scale: a larger threshold would only mean "never
+    /// preempt", which 1000 already says.
+    pub const fn param<T>(get: fn(&T) -> Value, set: fn(&mut T, Value)) -> Param<T> {
+        Param::int(
+            "preempt_threshold",
+            0,
+            1000,
+            "a woken task preempts when its preemption goodness exceeds this (2.4.7: 1; 2.5.0's multi-queue RFC: 0)",
+            get,
+            set,
+        )
     }
 }
 
 /// `dss[:preempt_threshold=N]`, `mqs[:preempt_threshold=N]`.
-impl PolicyOptions for Opts24 {
-    const KEYS: &'static [&'static str] = &[Opts24::PREEMPT_THRESHOLD];
-    const SYNTAX: &'static str = Opts24::SYNTAX;
-    fn parse(spec: &mut Spec) -> Result<Opts24, SpecError> {
-        Opts24::read(spec)
-    }
-    fn canonical(&self, name: &str) -> String {
-        let args = self.canonical_args();
-        if args.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}:{}", args.join(","))
-        }
-    }
+impl Options for Opts24 {
+    const PARAMS: &'static [Param<Opts24>] =
+        &[Opts24::param(|o| Value::Int(o.preempt_threshold as i64), |o, v| o.preempt_threshold = v.int() as i32)];
 }
 
 /// Common state embedded by each 2.4-family policy.

@@ -33,12 +33,15 @@
 //! engine), `policies/` (the registry in `mod.rs` — names, spec parsing, the one
 //! constructor [`PolicyKind::build`] — and one file per policy), `common.rs` (what the
 //! 2.4-family policies share, including the body of 2.4's `schedule()`), `goodness.rs`
-//! (2.4 priority arithmetic), `task.rs`, `runlist.rs`, `cpu.rs`, `spec.rs`.
+//! (2.4 priority arithmetic), `task.rs`, `runlist.rs`, `cpu.rs`, `spec.rs` (the
+//! `name:key=value` syntax), `options.rs` (the option tables of policies and workloads:
+//! parsing, canonical specs, help).
 
 pub mod common;
 pub mod cpu;
 pub mod goodness;
 pub mod layout;
+pub mod options;
 pub mod platform;
 pub mod policies;
 pub mod policy;

@@ -2,7 +2,6 @@
 //! (`mqs`, `pmqs:pool=4,lb=lbp,period=45`, `chat:rooms=10,messages=100`).
 
 use std::fmt;
-use std::str::FromStr;
 
 /// A parse or validation failure, naming the offending part.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,16 +14,13 @@ impl fmt::Display for SpecError {
 }
 impl std::error::Error for SpecError {}
 
-/// A parsed `name:key=value,...` string. Every key must be consumed by a typed getter;
-/// [`Spec::finish`] rejects leftovers so that a misspelt key is an error, not a no-op.
+/// A parsed `name:key=value,...` string. Every key must be consumed ([`Spec::take`], by
+/// [`crate::options::parse`]); [`Spec::finish`] rejects leftovers so that a misspelt key is an error, not a no-op.
 #[derive(Clone, Debug)]
 pub struct Spec {
     pub name: String,
     kind: &'static str,
     args: Vec<(String, String, bool)>,
-    /// Every key a parser asked for, with its range and default, in order: the help
-    /// texts (`schedlab list`) come from the parsers themselves, so they cannot drift.
-    asked: Vec<String>,
 }
 
 impl Spec {
@@ -53,60 +49,20 @@ impl Spec {
             }
             args.push((k.to_string(), v.to_string(), false));
         }
-        Ok(Spec { name: name.to_ascii_lowercase(), kind, args, asked: Vec::new() })
+        Ok(Spec { name: name.to_ascii_lowercase(), kind, args })
     }
 
-    /// Typed value of `key`, or `default` when absent; checked against `range`.
-    pub fn get<T>(&mut self, key: &str, default: T, range: std::ops::RangeInclusive<T>) -> Result<T, SpecError>
-    where
-        T: FromStr + PartialOrd + fmt::Display + Copy,
-    {
-        self.asked.push(format!("{key}={}..={} (default {default})", range.start(), range.end()));
-        let (kind, name) = (self.kind, self.name.clone());
-        let Some(slot) = self.args.iter_mut().find(|(k, _, _)| k == key) else {
-            return Ok(default);
-        };
+    /// The raw value of `key`, marking it consumed; `None` when absent. Typed reading is
+    /// [`crate::options`]'s.
+    pub fn take(&mut self, key: &str) -> Option<String> {
+        let slot = self.args.iter_mut().find(|(k, _, _)| k == key)?;
         slot.2 = true;
-        let v: T = slot.1.parse().map_err(|_| {
-            // A well-formed integer that does not fit the type is out of range, not
-            // malformed.
-            let digits = slot.1.strip_prefix('-').unwrap_or(&slot.1);
-            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-                SpecError(format!(
-                    "{kind} '{name}': {key}={} is out of range {}..={}",
-                    slot.1,
-                    range.start(),
-                    range.end()
-                ))
-            } else {
-                SpecError(format!("{kind} '{name}': {key}='{}' is not a valid number", slot.1))
-            }
-        })?;
-        if !range.contains(&v) {
-            return Err(SpecError(format!(
-                "{kind} '{name}': {key}={v} is out of range {}..={}",
-                range.start(),
-                range.end()
-            )));
-        }
-        Ok(v)
+        Some(slot.1.clone())
     }
 
-    /// String value of `key` (e.g. a balancer name), or `default`.
-    pub fn get_str(&mut self, key: &str, default: &str) -> String {
-        self.asked.push(format!("{key}=... (default {default})"));
-        match self.args.iter_mut().find(|(k, _, _)| k == key) {
-            Some(slot) => {
-                slot.2 = true;
-                slot.1.to_ascii_lowercase()
-            }
-            None => default.to_string(),
-        }
-    }
-
-    /// The keys the parser asked for so far, `key=min..=max (default d)` each.
-    pub fn asked(&self) -> &[String] {
-        &self.asked
+    /// An error about this spec: `policy 'pmqs': {msg}`.
+    pub fn error(&self, msg: &str) -> SpecError {
+        SpecError(format!("{} '{}': {msg}", self.kind, self.name))
     }
 
     /// Fail if any key was not consumed. `known` lists the accepted keys for the message.
@@ -128,28 +84,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_and_validates() {
+    fn parses_and_takes() {
         let mut s = Spec::parse("workload", "Chat:rooms=10, messages=100").unwrap();
         assert_eq!(s.name, "chat");
-        assert_eq!(s.get("rooms", 1u32, 1..=1000).unwrap(), 10);
-        assert_eq!(s.get("messages", 1u32, 1..=100_000).unwrap(), 100);
-        assert_eq!(s.get("users", 20u32, 1..=100).unwrap(), 20);
-        s.finish(&["rooms", "messages", "users"]).unwrap();
+        assert_eq!(s.take("rooms").as_deref(), Some("10"));
+        assert_eq!(s.take("users"), None);
+        assert!(s.finish(&["rooms", "messages"]).unwrap_err().0.contains("unknown key 'messages'"));
+        assert_eq!(s.take("messages").as_deref(), Some("100"));
+        s.finish(&["rooms", "messages"]).unwrap();
+        assert_eq!(s.error("x").0, "workload 'chat': x");
     }
 
     #[test]
     fn errors_name_the_bad_part() {
         let e = Spec::parse("workload", "chat:rooms").unwrap_err();
         assert!(e.0.contains("'rooms' is not key=value"), "{e}");
-        let mut s = Spec::parse("workload", "chat:rooms=x").unwrap();
-        assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("rooms='x'"));
-        let mut s = Spec::parse("workload", "chat:rooms=0").unwrap();
-        assert!(s.get("rooms", 1u32, 1..=10).unwrap_err().0.contains("out of range"));
-        for big in ["99999999999999999999", "-1"] {
-            let mut s = Spec::parse("workload", &format!("chat:rooms={big}")).unwrap();
-            let e = s.get("rooms", 1u32, 1..=10).unwrap_err().0;
-            assert!(e.contains("out of range 1..=10") && e.contains(big), "{e}");
-        }
         let s = Spec::parse("workload", "chat:romos=3").unwrap();
         assert!(s.finish(&["rooms"]).unwrap_err().0.contains("unknown key 'romos'"));
         assert!(Spec::parse("policy", "mqs:a=1,a=2").is_err());

@@ -124,7 +124,7 @@ fn options_convert_to_ticks_and_reject_bad_values() {
         .unwrap();
     assert_eq!(
         (cfg.starvation_limit, cfg.cache_decay, cfg.min_timeslice),
-        (Span::Ms(10_000), Span::Ticks(2), Span::Ms(25))
+        (Span::ms(10_000), Span::Ticks(2), Span::ms(25))
     );
     let t = Tunables::new(&cfg, HZ).unwrap();
     assert_eq!((t.starvation_limit, t.cache_decay, t.min_timeslice), (1000, 2, 2));

@@ -2,10 +2,10 @@
 //! constructor the registry uses ([`PolicyKind::build`], reached with [`Configured`]):
 //! nothing else in schedlab knows about it.
 
+use schedlab_core::options::{Options, Param, Value};
 use schedlab_core::platform::{Access, Line, Platform, SchedLock, Work};
 use schedlab_core::{
-    BuildEnv, Configured, CpuId, Policy, PolicyKind, PolicyOptions, PolicySource, PrevState, Spec, SpecError, TaskId,
-    TaskParams, TaskTable,
+    BuildEnv, Configured, CpuId, Policy, PolicyKind, PolicySource, PrevState, SpecError, TaskId, TaskParams, TaskTable,
 };
 use schedlab_rtrun::run_on_runtime;
 use schedlab_sim::{simulate, Machine, SimConfig};
@@ -29,14 +29,22 @@ struct Toy;
 #[derive(Clone, Copy, Debug)]
 struct Quantum(u32);
 
-impl PolicyOptions for Quantum {
-    const KEYS: &'static [&'static str] = &["quantum"];
-    fn parse(spec: &mut Spec) -> Result<Quantum, SpecError> {
-        spec.get("quantum", 2, 1..=100).map(Quantum)
+impl Default for Quantum {
+    fn default() -> Self {
+        Quantum(2)
     }
-    fn canonical(&self, name: &str) -> String {
-        format!("{name}:quantum={}", self.0)
-    }
+}
+
+impl Options for Quantum {
+    const PARAMS: &'static [Param<Quantum>] = &[Param::int(
+        "quantum",
+        1,
+        100,
+        "ticks per quantum",
+        |q: &Quantum| Value::Int(q.0 as i64),
+        |q, v| q.0 = v.int() as u32,
+    )
+    .always()];
 }
 
 impl PolicyKind for Toy {

@@ -46,10 +46,10 @@
 //! is just as uninterrupted. The root then exits: `expected_tasks = 4·users·R + 1`
 //! (80R + 1 with the default 20 users).
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
-use std::ops::RangeInclusive;
 
 /// Address space of the client process (client tasks and the root).
 pub const CLIENT_MM: u32 = 1;
@@ -59,15 +59,6 @@ pub const SERVER_MM: u32 = 2;
 pub const DEFAULT_WORK: u64 = 300;
 /// Real-time priority of the root while it sets the test up and releases the clients.
 pub const START_RT_PRIORITY: u8 = 1;
-
-/// Keys accepted in a `chat:` spec, in canonical order.
-pub const KEYS: &[&str] = &["rooms", "messages", "users", "bytes", "think", "work"];
-
-const ROOMS: RangeInclusive<u32> = 1..=1000;
-const MESSAGES: RangeInclusive<u32> = 1..=1_000_000;
-const USERS: RangeInclusive<u32> = 2..=1000;
-const BYTES: RangeInclusive<u32> = 1..=1 << 20;
-const CYCLES: RangeInclusive<u64> = 0..=10_000_000_000;
 
 /// Parameters of a Chat run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,54 +83,70 @@ impl Default for ChatParams {
     }
 }
 
-impl ChatParams {
-    /// Read the parameters from a parsed `chat:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<ChatParams, SpecError> {
-        let d = ChatParams::default();
-        let p = ChatParams {
-            rooms: spec.get("rooms", d.rooms, ROOMS)?,
-            messages: spec.get("messages", d.messages, MESSAGES)?,
-            users: spec.get("users", d.users, USERS)?,
-            bytes: spec.get("bytes", d.bytes, BYTES)?,
-            think: spec.get("think", d.think, CYCLES)?,
-            work: spec.get("work", d.work, CYCLES)?,
-        };
-        spec.finish(KEYS)?;
-        Ok(p)
-    }
+impl Options for ChatParams {
+    const PARAMS: &'static [Param<ChatParams>] = &[
+        Param::int(
+            "rooms",
+            1,
+            1000,
+            "chat rooms R",
+            |p: &Self| Value::Int(p.rooms as i64),
+            |p, v| p.rooms = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "messages",
+            1,
+            1_000_000,
+            "messages each user sends, M",
+            |p: &Self| Value::Int(p.messages as i64),
+            |p, v| p.messages = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "users",
+            2,
+            1000,
+            "users per room (20 in the original)",
+            |p| Value::Int(p.users as i64),
+            |p, v| p.users = v.int() as u32,
+        ),
+        Param::int(
+            "bytes",
+            1,
+            1 << 20,
+            "message size",
+            |p: &Self| Value::Int(p.bytes as i64),
+            |p, v| p.bytes = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::int(
+            "think",
+            0,
+            10_000_000_000,
+            "client think time before each send",
+            |p: &Self| Value::Int(p.think as i64),
+            |p, v| p.think = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::int(
+            "work",
+            0,
+            10_000_000_000,
+            "server user-mode work per received message (broadcast bookkeeping)",
+            |p: &Self| Value::Int(p.work as i64),
+            |p, v| p.work = v.int() as u64,
+        )
+        .unit("cycles"),
+    ];
+}
 
-    /// Check every parameter against its accepted range.
-    pub fn check(&self) -> Result<(), SpecError> {
-        check_range("chat", "rooms", self.rooms, &ROOMS)?;
-        check_range("chat", "messages", self.messages, &MESSAGES)?;
-        check_range("chat", "users", self.users, &USERS)?;
-        check_range("chat", "bytes", self.bytes, &BYTES)?;
-        check_range("chat", "think", self.think, &CYCLES)?;
-        check_range("chat", "work", self.work, &CYCLES)
-    }
-
-    /// Canonical spec: `rooms` and `messages` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = ChatParams::default();
-        let mut s = format!("chat:rooms={},messages={}", self.rooms, self.messages);
-        if self.users != d.users {
-            s += &format!(",users={}", self.users);
-        }
-        if self.bytes != d.bytes {
-            s += &format!(",bytes={}", self.bytes);
-        }
-        if self.think != d.think {
-            s += &format!(",think={}", self.think);
-        }
-        if self.work != d.work {
-            s += &format!(",work={}", self.work);
-        }
-        s
-    }
-
+impl WorkloadKind for ChatParams {
+    const NAME: &'static str = "chat";
+    const SUMMARY: &'static str = "IBM LTC Chat (VolanoMark-like): rooms of users, each message broadcast to the room";
     /// Tasks, channels and program operations of [`ChatParams::build`], from the
     /// parameters alone (checked against the built workload by the tests).
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let nu = self.rooms as u64 * self.users as u64;
         // client_send 4, server_receive 3, server_send 3 + users, client_receive 3.
         let per_user = 4 + 3 + (3 + self.users as u64) + 3;
@@ -147,8 +154,8 @@ impl ChatParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &ChatParams { rooms, messages: m, users, bytes, think, work } = self;
         let nusers = rooms * users; // ≤ 10^6
         let c2s = |u: u32| 5 * u;
@@ -232,7 +239,7 @@ impl ChatParams {
         let counted = (0..channels).map(|c| c % 5 == 0 || c % 5 == 2).collect();
         let (nu, m, users) = (nusers as u64, m as u64, users as u64);
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs,
             channels,
             root: 0,

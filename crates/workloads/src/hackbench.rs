@@ -25,19 +25,10 @@
 //! producer is the closest order. All user-mode work of hackbench is negligible; its
 //! cost is the kernel's, charged by the engines per `Send`/`Recv`.
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::SpecError;
-use std::ops::RangeInclusive;
-
-/// Keys accepted in a `hackbench:` spec, in canonical order.
-pub const KEYS: &[&str] = &["groups", "loops", "fds", "bytes", "threads"];
-
-const GROUPS: RangeInclusive<u32> = 1..=1000;
-const LOOPS: RangeInclusive<u32> = 1..=1_000_000;
-const FDS: RangeInclusive<u32> = 1..=1000;
-const BYTES: RangeInclusive<u32> = 1..=1 << 20;
-const THREADS: RangeInclusive<u32> = 0..=1;
 
 /// Parameters of a hackbench run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,57 +51,69 @@ impl Default for HackbenchParams {
     }
 }
 
-impl HackbenchParams {
-    /// Read the parameters from a parsed `hackbench:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<HackbenchParams, SpecError> {
-        let d = HackbenchParams::default();
-        let p = HackbenchParams {
-            groups: spec.get("groups", d.groups, GROUPS)?,
-            loops: spec.get("loops", d.loops, LOOPS)?,
-            fds: spec.get("fds", d.fds, FDS)?,
-            bytes: spec.get("bytes", d.bytes, BYTES)?,
-            threads: spec.get("threads", d.threads as u32, THREADS)? == 1,
-        };
-        spec.finish(KEYS)?;
-        Ok(p)
-    }
+impl Options for HackbenchParams {
+    const PARAMS: &'static [Param<HackbenchParams>] = &[
+        Param::int(
+            "groups",
+            1,
+            1000,
+            "groups G",
+            |p: &Self| Value::Int(p.groups as i64),
+            |p, v| p.groups = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "loops",
+            1,
+            1_000_000,
+            "messages per sender per receiver",
+            |p: &Self| Value::Int(p.loops as i64),
+            |p, v| p.loops = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "fds",
+            1,
+            1000,
+            "senders and receivers per group",
+            |p| Value::Int(p.fds as i64),
+            |p, v| p.fds = v.int() as u32,
+        ),
+        Param::int(
+            "bytes",
+            1,
+            1 << 20,
+            "message size",
+            |p: &Self| Value::Int(p.bytes as i64),
+            |p, v| p.bytes = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::int(
+            "threads",
+            0,
+            1,
+            "1: the tasks are threads of one process; 0: a process each",
+            |p| Value::Int(p.threads as i64),
+            |p, v| p.threads = v.int() == 1,
+        ),
+    ];
+}
 
-    /// Check every parameter against its accepted range.
-    pub fn check(&self) -> Result<(), SpecError> {
-        check_range("hackbench", "groups", self.groups, &GROUPS)?;
-        check_range("hackbench", "loops", self.loops, &LOOPS)?;
-        check_range("hackbench", "fds", self.fds, &FDS)?;
-        check_range("hackbench", "bytes", self.bytes, &BYTES)
-    }
-
-    /// Canonical spec: `groups` and `loops` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = HackbenchParams::default();
-        let mut s = format!("hackbench:groups={},loops={}", self.groups, self.loops);
-        if self.fds != d.fds {
-            s += &format!(",fds={}", self.fds);
-        }
-        if self.bytes != d.bytes {
-            s += &format!(",bytes={}", self.bytes);
-        }
-        if self.threads != d.threads {
-            s += &format!(",threads={}", self.threads as u32);
-        }
-        s
-    }
-
+impl WorkloadKind for HackbenchParams {
+    const NAME: &'static str = "hackbench";
+    const SUMMARY: &'static str = "Rusty Russell's hackbench: groups of senders and receivers over pipes";
     /// Tasks, channels and program operations of [`HackbenchParams::build`], from the
     /// parameters alone (checked against the built workload by the tests): each
     /// sender holds one send per receiver of its group, so operations grow as
     /// `groups · fds²`.
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let (g, f) = (self.groups as u64, self.fds as u64);
         Footprint { tasks: 2 * g * f + 1, channels: g * f, ops: (2 * g * f + 1) + 2 * g * f + g * f * (1 + f) }
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &HackbenchParams { groups, loops, fds, bytes, threads } = self;
         let chan = |g: u32, j: u32| g * fds + j;
         let ntasks = 2 * groups * fds;
@@ -146,7 +149,7 @@ impl HackbenchParams {
         let channels = groups * fds;
         let (g, f, l) = (groups as u64, fds as u64, loops as u64);
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs,
             channels,
             root: 0,

@@ -7,7 +7,10 @@
 //! real futures. Both therefore execute exactly the same benchmark, and both step
 //! through a program with the same [`Cursor`] (loop control lives in one place).
 //!
-//! Workloads are built from `name:key=value,...` specs ([`parse_workload`]):
+//! Workloads are built from `name:key=value,...` specs ([`parse_workload`]), read
+//! against the registry ([`REGISTRY`]: one line per workload file); each key's type,
+//! range, default and doc is one row of the workload's options table, which
+//! `schedlab list` prints:
 //!
 //! | spec | what it models |
 //! |------|----------------|
@@ -48,27 +51,10 @@ pub use mkbench::MkbenchParams;
 pub use netbench::NetbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
-pub use spec::{parse_workload, parse_workload_within, WorkloadSpec, WORKLOAD_NAMES};
+pub use spec::{parse_workload, parse_workload_within, workload_names, WorkloadKind, WorkloadSpec, REGISTRY};
 pub use webbench::WebbenchParams;
 
-use schedlab_core::{SpecError, TaskParams};
-use std::fmt::Display;
-use std::ops::RangeInclusive;
-
-/// Range check with the same wording as [`schedlab_core::spec::Spec::get`], for
-/// parameter structs built in code rather than parsed.
-pub(crate) fn check_range<T: PartialOrd + Display>(
-    workload: &str,
-    key: &str,
-    v: T,
-    range: &RangeInclusive<T>,
-) -> Result<(), SpecError> {
-    if range.contains(&v) {
-        Ok(())
-    } else {
-        Err(SpecError(format!("workload '{workload}': {key}={v} is out of range {}..={}", range.start(), range.end())))
-    }
-}
+use schedlab_core::TaskParams;
 
 /// Default task parameters in address space `mm`.
 pub(crate) fn in_mm(mm: u32) -> TaskParams {

@@ -37,19 +37,10 @@
 //!
 //! `expected_tasks = 1 + B·(1 + U)`, `expected_messages = B·U`.
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::SpecError;
-use std::ops::RangeInclusive;
-
-/// Keys accepted in a `mkbench:` spec, in canonical order.
-pub const KEYS: &[&str] = &["builds", "jobs", "units", "unit_min", "unit_max", "io_ns", "link"];
-
-const BUILDS: RangeInclusive<u32> = 1..=256;
-const JOBS: RangeInclusive<u32> = 1..=4096;
-const UNITS: RangeInclusive<u32> = 1..=1_000_000;
-const CYCLES: RangeInclusive<u64> = 0..=100_000_000_000;
-const IO_NS: RangeInclusive<u64> = 0..=10_000_000_000;
 
 /// Parameters of a Mkbench run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,68 +75,93 @@ impl Default for MkbenchParams {
     }
 }
 
-impl MkbenchParams {
-    /// Read the parameters from a parsed `mkbench:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<MkbenchParams, SpecError> {
-        let d = MkbenchParams::default();
-        let p = MkbenchParams {
-            builds: spec.get("builds", d.builds, BUILDS)?,
-            jobs: spec.get("jobs", d.jobs, JOBS)?,
-            units: spec.get("units", d.units, UNITS)?,
-            unit_min: spec.get("unit_min", d.unit_min, CYCLES)?,
-            unit_max: spec.get("unit_max", d.unit_max, CYCLES)?,
-            io_ns: spec.get("io_ns", d.io_ns, IO_NS)?,
-            link: spec.get("link", d.link, CYCLES)?,
-        };
-        spec.finish(KEYS)?;
-        p.check()?;
-        Ok(p)
-    }
+impl Options for MkbenchParams {
+    const PARAMS: &'static [Param<MkbenchParams>] = &[
+        Param::int(
+            "builds",
+            1,
+            256,
+            "concurrent builds B",
+            |p: &Self| Value::Int(p.builds as i64),
+            |p, v| p.builds = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "jobs",
+            1,
+            4096,
+            "make -j J per build",
+            |p: &Self| Value::Int(p.jobs as i64),
+            |p, v| p.jobs = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "units",
+            1,
+            1_000_000,
+            "compile units per build U",
+            |p: &Self| Value::Int(p.units as i64),
+            |p, v| p.units = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "unit_min",
+            0,
+            100_000_000_000,
+            "shortest compile unit",
+            |p: &Self| Value::Int(p.unit_min as i64),
+            |p, v| p.unit_min = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::int(
+            "unit_max",
+            0,
+            100_000_000_000,
+            "longest compile unit",
+            |p: &Self| Value::Int(p.unit_max as i64),
+            |p, v| p.unit_max = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::time(
+            "io_ns",
+            0,
+            10_000_000_000,
+            "each of the two I/O waits of a unit (0: none)",
+            |p: &Self| Value::from_ns(p.io_ns),
+            |p, v| p.io_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "link",
+            0,
+            100_000_000_000,
+            "final link step (0: none)",
+            |p: &Self| Value::Int(p.link as i64),
+            |p, v| p.link = v.int() as u64,
+        )
+        .unit("cycles"),
+    ];
 
-    /// Check every parameter against its accepted range, and `unit_min ≤ unit_max`.
-    pub fn check(&self) -> Result<(), SpecError> {
-        check_range("mkbench", "builds", self.builds, &BUILDS)?;
-        check_range("mkbench", "jobs", self.jobs, &JOBS)?;
-        check_range("mkbench", "units", self.units, &UNITS)?;
-        check_range("mkbench", "unit_min", self.unit_min, &CYCLES)?;
-        check_range("mkbench", "unit_max", self.unit_max, &CYCLES)?;
-        check_range("mkbench", "io_ns", self.io_ns, &IO_NS)?;
-        check_range("mkbench", "link", self.link, &CYCLES)?;
-        if self.unit_min > self.unit_max {
-            return Err(SpecError(format!(
-                "workload 'mkbench': unit_min={} is greater than unit_max={}",
-                self.unit_min, self.unit_max
-            )));
+    fn check_across(&self) -> Result<(), String> {
+        match self.unit_min <= self.unit_max {
+            true => Ok(()),
+            false => Err(format!("unit_min={} is greater than unit_max={}", self.unit_min, self.unit_max)),
         }
-        Ok(())
     }
+}
 
-    /// Canonical spec: `builds`, `jobs`, `units` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = MkbenchParams::default();
-        let mut s = format!("mkbench:builds={},jobs={},units={}", self.builds, self.jobs, self.units);
-        for (k, v, dv) in [
-            ("unit_min", self.unit_min, d.unit_min),
-            ("unit_max", self.unit_max, d.unit_max),
-            ("io_ns", self.io_ns, d.io_ns),
-            ("link", self.link, d.link),
-        ] {
-            if v != dv {
-                s += &format!(",{k}={v}");
-            }
-        }
-        s
-    }
-
+impl WorkloadKind for MkbenchParams {
+    const NAME: &'static str = "mkbench";
+    const SUMMARY: &'static str = "B concurrent `make -j J` builds of U compile units each";
     /// Build the workload (see the module documentation for its shape).
     /// Tasks, channels and program operations of [`MkbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let b = self.builds as u64;
         Footprint { tasks: 1 + b * (1 + self.units as u64), channels: b, ops: (b + 1) + b * (9 + 5) }
     }
 
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &MkbenchParams { builds, jobs, units, unit_min, unit_max, io_ns, link } = self;
         let first = jobs.min(units);
         // Program ids: 0 = root, then per build b: 1 + 2b = make, 2 + 2b = job.
@@ -184,7 +200,7 @@ impl MkbenchParams {
         }
         let (b, u) = (builds as u64, units as u64);
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs,
             channels: builds,
             root: 0,

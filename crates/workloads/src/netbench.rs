@@ -79,31 +79,10 @@
 //! `expected_tasks = 1 + 2N + (probes > 0) + probes (+ 1 with the daemon)`,
 //! `expected_messages = 2 · Σ ops per client`.
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
-use std::ops::RangeInclusive;
-
-/// Keys accepted in a `netbench:` spec, in canonical order.
-pub const KEYS: &[&str] = &[
-    "clients",
-    "ops",
-    "think_ns",
-    "work",
-    "irq",
-    "io_ns",
-    "bytes",
-    "timeout_ns",
-    "probes",
-    "probe_every_ns",
-    "ps",
-    "fork",
-    "idle_ns",
-    "accept_ns",
-    "mode",
-    "case_ns",
-    "per_case",
-];
 
 /// Who forks the smbds (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +100,11 @@ pub enum Mode {
 
 /// Largest number of operations all clients of one run may do together: bounds a
 /// run's events and time.
+/// Largest number of operations of one client.
+pub const MAX_CLIENT_OPS: u32 = 100_000_000;
+
+/// Largest number of operations all clients of one run may do together: bounds a
+/// run's events and time.
 pub const MAX_TOTAL_OPS: u64 = 500_000_000;
 
 /// Bytes of an SMB request on the wire (the reply carries `bytes`).
@@ -128,14 +112,6 @@ pub const REQUEST_BYTES: u32 = 128;
 /// Real-time priority of the `nic` tasks (interrupt stand-ins): above every
 /// time-shared task, the value itself only orders them among real-time tasks.
 pub const NIC_RT_PRIORITY: u8 = 50;
-
-const CLIENTS: RangeInclusive<u32> = 1..=4096;
-const OPS: RangeInclusive<u32> = 1..=100_000_000;
-const NS: RangeInclusive<u64> = 0..=3_600_000_000_000;
-const CYCLES: RangeInclusive<u64> = 0..=100_000_000_000;
-const BYTES: RangeInclusive<u32> = 1..=1 << 24;
-const PROBES: RangeInclusive<u32> = 0..=1_000_000;
-const CASE_NS: RangeInclusive<u64> = 1..=3_600_000_000_000;
 
 /// Parameters of a NetBench run (see the module documentation for the defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,152 +159,189 @@ impl Default for NetbenchParams {
     }
 }
 
-impl NetbenchParams {
-    /// Read the parameters from a parsed `netbench:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<NetbenchParams, SpecError> {
-        let d = NetbenchParams::default();
-        let p = NetbenchParams {
-            clients: spec.get("clients", d.clients, CLIENTS)?,
-            ops: spec.get("ops", d.ops, OPS)?,
-            think_ns: spec.get("think_ns", d.think_ns, NS)?,
-            work: spec.get("work", d.work, CYCLES)?,
-            irq: spec.get("irq", d.irq, CYCLES)?,
-            io_ns: spec.get("io_ns", d.io_ns, NS)?,
-            bytes: spec.get("bytes", d.bytes, BYTES)?,
-            timeout_ns: spec.get("timeout_ns", d.timeout_ns, NS)?,
-            probes: spec.get("probes", d.probes, PROBES)?,
-            probe_every_ns: spec.get("probe_every_ns", d.probe_every_ns, NS)?,
-            ps: spec.get("ps", d.ps, CYCLES)?,
-            fork: match spec.get_str("fork", "root").as_str() {
-                "root" => Fork::Root,
-                "daemon" => Fork::Daemon,
-                other => return Err(SpecError(format!("workload 'netbench': fork='{other}' is not root or daemon"))),
+impl Options for NetbenchParams {
+    const PARAMS: &'static [Param<NetbenchParams>] = &[
+        Param::int(
+            "clients",
+            1,
+            4096,
+            "SMB clients",
+            |p: &Self| Value::Int(p.clients as i64),
+            |p, v| p.clients = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "ops",
+            1,
+            MAX_CLIENT_OPS as i64,
+            "operations per client (mode=fresh; mode=live with think_ns=0: per case)",
+            |p| Value::Int(p.ops as i64),
+            |p, v| p.ops = v.int() as u32,
+        ),
+        Param::time(
+            "think_ns",
+            0,
+            3_600_000_000_000,
+            "think time between a reply and the next request: the throttle",
+            |p: &Self| Value::from_ns(p.think_ns),
+            |p, v| p.think_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "work",
+            0,
+            100_000_000_000,
+            "the server's work per operation",
+            |p: &Self| Value::Int(p.work as i64),
+            |p, v| p.work = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::int(
+            "irq",
+            0,
+            100_000_000_000,
+            "interrupt work per packet",
+            |p: &Self| Value::Int(p.irq as i64),
+            |p, v| p.irq = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::time(
+            "io_ns",
+            0,
+            3_600_000_000_000,
+            "disk wait per operation (0: the file set is in the page cache)",
+            |p: &Self| Value::from_ns(p.io_ns),
+            |p, v| p.io_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "bytes",
+            1,
+            1 << 24,
+            "reply size",
+            |p: &Self| Value::Int(p.bytes as i64),
+            |p, v| p.bytes = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::time(
+            "timeout_ns",
+            0,
+            3_600_000_000_000,
+            "an operation later than this is a time-out",
+            |p: &Self| Value::from_ns(p.timeout_ns),
+            |p, v| p.timeout_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "probes",
+            0,
+            1_000_000,
+            "ps probes",
+            |p| Value::Int(p.probes as i64),
+            |p, v| p.probes = v.int() as u32,
+        ),
+        Param::time(
+            "probe_every_ns",
+            0,
+            3_600_000_000_000,
+            "time between probes",
+            |p: &Self| Value::from_ns(p.probe_every_ns),
+            |p, v| p.probe_every_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "ps",
+            0,
+            100_000_000_000,
+            "a probe's ps work",
+            |p: &Self| Value::Int(p.ps as i64),
+            |p, v| p.ps = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::choice(
+            "fork",
+            &["root", "daemon"],
+            "who forks the smbds",
+            |p| {
+                Value::Word(match p.fork {
+                    Fork::Root => "root",
+                    Fork::Daemon => "daemon",
+                })
             },
-            idle_ns: spec.get("idle_ns", d.idle_ns, NS)?,
-            accept_ns: spec.get("accept_ns", d.accept_ns, NS)?,
-            mode: match spec.get_str("mode", "fresh").as_str() {
-                "fresh" => Mode::Fresh,
-                "live" => Mode::Live,
-                other => return Err(SpecError(format!("workload 'netbench': mode='{other}' is not fresh or live"))),
+            |p, v| p.fork = if v.word() == "daemon" { Fork::Daemon } else { Fork::Root },
+        ),
+        Param::time(
+            "idle_ns",
+            0,
+            3_600_000_000_000,
+            "the server idles this long before the test",
+            |p: &Self| Value::from_ns(p.idle_ns),
+            |p, v| p.idle_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::time(
+            "accept_ns",
+            0,
+            3_600_000_000_000,
+            "the server accepts one client per this",
+            |p: &Self| Value::from_ns(p.accept_ns),
+            |p, v| p.accept_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::choice(
+            "mode",
+            &["fresh", "live"],
+            "one case per run, or clients joining one live server",
+            |p| {
+                Value::Word(match p.mode {
+                    Mode::Fresh => "fresh",
+                    Mode::Live => "live",
+                })
             },
-            case_ns: spec.get("case_ns", d.case_ns, CASE_NS)?,
-            per_case: spec.get("per_case", d.per_case, CLIENTS)?,
-        };
-        spec.finish(KEYS)?;
-        Ok(p)
-    }
+            |p, v| p.mode = if v.word() == "live" { Mode::Live } else { Mode::Fresh },
+        ),
+        Param::time(
+            "case_ns",
+            1,
+            3_600_000_000_000,
+            "mode=live: time between cases",
+            |p: &Self| Value::from_ns(p.case_ns),
+            |p, v| p.case_ns = v.ns(),
+        )
+        .bare_ns(),
+        Param::int(
+            "per_case",
+            1,
+            4096,
+            "mode=live: clients joining per case",
+            |p| Value::Int(p.per_case as i64),
+            |p, v| p.per_case = v.int() as u32,
+        ),
+    ];
 
-    /// Check every parameter against its accepted range.
-    pub fn check(&self) -> Result<(), SpecError> {
-        let w = "netbench";
-        check_range(w, "clients", self.clients, &CLIENTS)?;
-        check_range(w, "ops", self.ops, &OPS)?;
-        check_range(w, "think_ns", self.think_ns, &NS)?;
-        check_range(w, "work", self.work, &CYCLES)?;
-        check_range(w, "irq", self.irq, &CYCLES)?;
-        check_range(w, "io_ns", self.io_ns, &NS)?;
-        check_range(w, "bytes", self.bytes, &BYTES)?;
-        check_range(w, "timeout_ns", self.timeout_ns, &NS)?;
-        check_range(w, "probes", self.probes, &PROBES)?;
-        check_range(w, "probe_every_ns", self.probe_every_ns, &NS)?;
-        check_range(w, "ps", self.ps, &CYCLES)?;
-        check_range(w, "idle_ns", self.idle_ns, &NS)?;
-        check_range(w, "accept_ns", self.accept_ns, &NS)?;
-        check_range(w, "case_ns", self.case_ns, &CASE_NS)?;
-        check_range(w, "per_case", self.per_case, &CLIENTS)?;
+    fn check_across(&self) -> Result<(), String> {
         let ops = self.client_ops();
-        if let Some(c) = ops.iter().position(|&o| !OPS.contains(&o)) {
-            return Err(SpecError(format!(
-                "workload 'netbench': client {c} would do {} operations (at most {}): fewer clients or a shorter case_ns",
-                ops[c],
-                OPS.end()
-            )));
+        if let Some(c) = ops.iter().position(|&o| !(1..=MAX_CLIENT_OPS).contains(&o)) {
+            return Err(format!(
+                "client {c} would do {} operations (at most {}): fewer clients or a shorter case_ns",
+                ops[c], MAX_CLIENT_OPS
+            ));
         }
         let total: u64 = ops.iter().map(|&o| o as u64).sum();
         if total > MAX_TOTAL_OPS {
-            return Err(SpecError(format!(
-                "workload 'netbench': {total} operations in all (at most {MAX_TOTAL_OPS}): fewer clients, fewer ops or a shorter case_ns"
-            )));
+            return Err(format!(
+                "{total} operations in all (at most {MAX_TOTAL_OPS}): fewer clients, fewer ops or a shorter case_ns"
+            ));
         }
         Ok(())
     }
+}
 
-    /// Number of cases of a live run.
-    pub fn cases(&self) -> u32 {
-        match self.mode {
-            Mode::Fresh => 1,
-            Mode::Live => self.clients.div_ceil(self.per_case.max(1)),
-        }
-    }
-
-    /// The case (0-based) in which client `c` joins.
-    pub fn case_of(&self, c: u32) -> u32 {
-        match self.mode {
-            Mode::Fresh => 0,
-            Mode::Live => c / self.per_case.max(1),
-        }
-    }
-
-    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
-    /// client is present in (live; `ops` per case when `think_ns = 0`).
-    pub fn client_ops(&self) -> Vec<u32> {
-        let per_case = match self.think_ns {
-            0 => self.ops as u64,
-            t => (self.case_ns / t).max(1),
-        };
-        (0..self.clients)
-            .map(|c| match self.mode {
-                Mode::Fresh => self.ops,
-                Mode::Live => {
-                    let n = per_case.saturating_mul((self.cases() - self.case_of(c)) as u64);
-                    n.min(u32::MAX as u64) as u32
-                }
-            })
-            .collect()
-    }
-
-    /// Canonical spec: `clients` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = NetbenchParams::default();
-        let mut s = format!("netbench:clients={}", self.clients);
-        for (k, v, dv) in [
-            ("ops", self.ops as u64, d.ops as u64),
-            ("think_ns", self.think_ns, d.think_ns),
-            ("work", self.work, d.work),
-            ("irq", self.irq, d.irq),
-            ("io_ns", self.io_ns, d.io_ns),
-            ("bytes", self.bytes as u64, d.bytes as u64),
-            ("timeout_ns", self.timeout_ns, d.timeout_ns),
-            ("probes", self.probes as u64, d.probes as u64),
-            ("probe_every_ns", self.probe_every_ns, d.probe_every_ns),
-            ("ps", self.ps, d.ps),
-        ] {
-            if v != dv {
-                s += &format!(",{k}={v}");
-            }
-        }
-        if self.fork == Fork::Daemon {
-            s += ",fork=daemon";
-        }
-        for (k, v, dv) in [("idle_ns", self.idle_ns, d.idle_ns), ("accept_ns", self.accept_ns, d.accept_ns)] {
-            if v != dv {
-                s += &format!(",{k}={v}");
-            }
-        }
-        if self.mode == Mode::Live {
-            s += ",mode=live";
-        }
-        for (k, v, dv) in [("case_ns", self.case_ns, d.case_ns), ("per_case", self.per_case as u64, d.per_case as u64)]
-        {
-            if v != dv {
-                s += &format!(",{k}={v}");
-            }
-        }
-        s
-    }
-
+impl WorkloadKind for NetbenchParams {
+    const NAME: &'static str = "netbench";
+    const SUMMARY: &'static str = "a throttled SMB file server and a `ps` probe (NetBench)";
     /// Tasks, channels and program operations of [`NetbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let n = self.clients as u64;
         let probe = (self.probes > 0) as u64;
         let daemon = (self.fork == Fork::Daemon) as u64;
@@ -343,8 +356,8 @@ impl NetbenchParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let p = *self;
         let n = p.clients;
         // Program ids: 0 root, 1 + 2c smbd c, 2 + 2c nic c, 1 + 2n probe, 2 + 2n ps.
@@ -446,7 +459,7 @@ impl NetbenchParams {
         let (n64, probes) = (n as u64, p.probes as u64);
         let total_ops: u64 = client_ops.iter().map(|&o| o as u64).sum();
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs,
             channels: 2 * n,
             root: 0,
@@ -462,5 +475,41 @@ impl NetbenchParams {
             bound,
             working_set: Vec::new(),
         })
+    }
+}
+
+impl NetbenchParams {
+    /// Number of cases of a live run.
+    pub fn cases(&self) -> u32 {
+        match self.mode {
+            Mode::Fresh => 1,
+            Mode::Live => self.clients.div_ceil(self.per_case.max(1)),
+        }
+    }
+
+    /// The case (0-based) in which client `c` joins.
+    pub fn case_of(&self, c: u32) -> u32 {
+        match self.mode {
+            Mode::Fresh => 0,
+            Mode::Live => c / self.per_case.max(1),
+        }
+    }
+
+    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
+    /// client is present in (live; `ops` per case when `think_ns = 0`).
+    pub fn client_ops(&self) -> Vec<u32> {
+        let per_case = match self.think_ns {
+            0 => self.ops as u64,
+            t => (self.case_ns / t).max(1),
+        };
+        (0..self.clients)
+            .map(|c| match self.mode {
+                Mode::Fresh => self.ops,
+                Mode::Live => {
+                    let n = per_case.saturating_mul((self.cases() - self.case_of(c)) as u64);
+                    n.min(u32::MAX as u64) as u32
+                }
+            })
+            .collect()
     }
 }

@@ -11,22 +11,15 @@
 //! cycles per round to each side (default 0). The root (mm 1) spawns `pong`, then
 //! `ping`, and exits: `expected_tasks = 3`, `expected_messages = 2N`.
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::SpecError;
-use std::ops::RangeInclusive;
-
-/// Keys accepted in a `pingpong:` spec, in canonical order.
-pub const KEYS: &[&str] = &["rounds", "bytes", "compute"];
 
 /// Channel ping → pong.
 pub const CHAN_A: u32 = 0;
 /// Channel pong → ping (counted).
 pub const CHAN_B: u32 = 1;
-
-const ROUNDS: RangeInclusive<u32> = 1..=1_000_000_000;
-const BYTES: RangeInclusive<u32> = 1..=1 << 20;
-const CYCLES: RangeInclusive<u64> = 0..=10_000_000_000;
 
 /// Parameters of a pingpong run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,47 +38,49 @@ impl Default for PingPongParams {
     }
 }
 
-impl PingPongParams {
-    /// Read the parameters from a parsed `pingpong:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<PingPongParams, SpecError> {
-        let d = PingPongParams::default();
-        let p = PingPongParams {
-            rounds: spec.get("rounds", d.rounds, ROUNDS)?,
-            bytes: spec.get("bytes", d.bytes, BYTES)?,
-            compute: spec.get("compute", d.compute, CYCLES)?,
-        };
-        spec.finish(KEYS)?;
-        Ok(p)
-    }
+impl Options for PingPongParams {
+    const PARAMS: &'static [Param<PingPongParams>] = &[
+        Param::int(
+            "rounds",
+            1,
+            1_000_000_000,
+            "round trips N",
+            |p: &Self| Value::Int(p.rounds as i64),
+            |p, v| p.rounds = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "bytes",
+            1,
+            1 << 20,
+            "message size",
+            |p: &Self| Value::Int(p.bytes as i64),
+            |p, v| p.bytes = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::int(
+            "compute",
+            0,
+            10_000_000_000,
+            "user-mode work per round on each side",
+            |p: &Self| Value::Int(p.compute as i64),
+            |p, v| p.compute = v.int() as u64,
+        )
+        .unit("cycles"),
+    ];
+}
 
-    /// Check every parameter against its accepted range.
-    pub fn check(&self) -> Result<(), SpecError> {
-        check_range("pingpong", "rounds", self.rounds, &ROUNDS)?;
-        check_range("pingpong", "bytes", self.bytes, &BYTES)?;
-        check_range("pingpong", "compute", self.compute, &CYCLES)
-    }
-
-    /// Canonical spec: `rounds` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = PingPongParams::default();
-        let mut s = format!("pingpong:rounds={}", self.rounds);
-        if self.bytes != d.bytes {
-            s += &format!(",bytes={}", self.bytes);
-        }
-        if self.compute != d.compute {
-            s += &format!(",compute={}", self.compute);
-        }
-        s
-    }
-
+impl WorkloadKind for PingPongParams {
+    const NAME: &'static str = "pingpong";
+    const SUMMARY: &'static str = "two tasks bouncing one message";
     /// Tasks, channels and program operations of [`PingPongParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         Footprint { tasks: 3, channels: 2, ops: 3 + 2 * 4 }
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let &PingPongParams { rounds, bytes, compute } = self;
         let work = (compute > 0).then_some(Op::Compute { cycles: compute });
         let send = |chan| Op::Send { chan, bytes };
@@ -101,7 +96,7 @@ impl PingPongParams {
         let root =
             vec![Op::Spawn { program: 2, params: in_mm(3) }, Op::Spawn { program: 1, params: in_mm(2) }, Op::Exit];
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs: vec![
                 Program { role: "root".into(), ops: root },
                 Program { role: "ping".into(), ops: ping },

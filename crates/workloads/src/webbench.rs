@@ -65,13 +65,10 @@
 //!
 //! `expected_tasks = 1 + N + min(N, C)`, `expected_messages = 2·N·requests + min(N, C)`.
 
-use crate::{check_range, in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::spec::Spec;
+use crate::spec::WorkloadKind;
+use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
-use std::ops::RangeInclusive;
-
-/// Keys accepted in a `webbench:` spec, in canonical order.
-pub const KEYS: &[&str] = &["servers", "clients", "requests", "depth", "work", "ws", "irq", "bytes", "rtt"];
 
 /// Bytes of an HTTP request on the wire.
 pub const REQUEST_BYTES: u32 = 256;
@@ -79,14 +76,6 @@ pub const REQUEST_BYTES: u32 = 256;
 pub const NIC_RT_PRIORITY: u8 = 50;
 /// Real-time priority of the root (the benchmark's controller, outside the server).
 pub const CONTROLLER_RT_PRIORITY: u8 = NIC_RT_PRIORITY + 1;
-
-const TASKS: RangeInclusive<u32> = 1..=4096;
-const REQUESTS: RangeInclusive<u32> = 1..=10_000_000;
-const DEPTH: RangeInclusive<u32> = 1..=16;
-const CYCLES: RangeInclusive<u64> = 0..=100_000_000_000;
-const WS: RangeInclusive<u32> = 0..=1 << 20;
-const BYTES: RangeInclusive<u32> = 1..=1 << 24;
-const NS: RangeInclusive<u64> = 0..=10_000_000_000;
 
 /// Parameters of a WebBench run (see the module documentation for the defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,75 +107,104 @@ impl Default for WebbenchParams {
     }
 }
 
-impl WebbenchParams {
-    /// Read the parameters from a parsed `webbench:` spec (consumes and finishes it).
-    pub fn from_spec(spec: &mut Spec) -> Result<WebbenchParams, SpecError> {
-        let d = WebbenchParams::default();
-        let p = WebbenchParams {
-            servers: spec.get("servers", d.servers, TASKS)?,
-            clients: spec.get("clients", d.clients, TASKS)?,
-            requests: spec.get("requests", d.requests, REQUESTS)?,
-            depth: spec.get("depth", d.depth, DEPTH)?,
-            work: spec.get("work", d.work, CYCLES)?,
-            ws: spec.get("ws", d.ws, WS)?,
-            irq: spec.get("irq", d.irq, CYCLES)?,
-            bytes: spec.get("bytes", d.bytes, BYTES)?,
-            rtt: spec.get("rtt", d.rtt, NS)?,
-        };
-        spec.finish(KEYS)?;
-        p.check()?;
-        Ok(p)
-    }
+impl Options for WebbenchParams {
+    const PARAMS: &'static [Param<WebbenchParams>] = &[
+        Param::int(
+            "servers",
+            1,
+            4096,
+            "httpd processes",
+            |p: &Self| Value::Int(p.servers as i64),
+            |p, v| p.servers = v.int() as u32,
+        )
+        .always(),
+        Param::int(
+            "clients",
+            1,
+            4096,
+            "client threads",
+            |p| Value::Int(p.clients as i64),
+            |p, v| p.clients = v.int() as u32,
+        ),
+        Param::int(
+            "requests",
+            1,
+            10_000_000,
+            "requests per client thread",
+            |p| Value::Int(p.requests as i64),
+            |p, v| p.requests = v.int() as u32,
+        ),
+        Param::int(
+            "depth",
+            1,
+            16,
+            "requests in flight per connection",
+            |p| Value::Int(p.depth as i64),
+            |p, v| p.depth = v.int() as u32,
+        ),
+        Param::int(
+            "work",
+            0,
+            100_000_000_000,
+            "Apache's work per request",
+            |p: &Self| Value::Int(p.work as i64),
+            |p, v| p.work = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::int(
+            "ws",
+            0,
+            1 << 20,
+            "working set touched per request",
+            |p: &Self| Value::Int(p.ws as i64),
+            |p, v| p.ws = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::int(
+            "irq",
+            0,
+            100_000_000_000,
+            "interrupt work per request",
+            |p: &Self| Value::Int(p.irq as i64),
+            |p, v| p.irq = v.int() as u64,
+        )
+        .unit("cycles"),
+        Param::int(
+            "bytes",
+            1,
+            1 << 24,
+            "reply size",
+            |p: &Self| Value::Int(p.bytes as i64),
+            |p, v| p.bytes = v.int() as u32,
+        )
+        .unit("bytes"),
+        Param::time(
+            "rtt",
+            0,
+            10_000_000_000,
+            "from a reply leaving to the next request arriving (the wire and the client)",
+            |p: &Self| Value::from_ns(p.rtt),
+            |p, v| p.rtt = v.ns(),
+        )
+        .bare_ns(),
+    ];
 
-    /// Check every parameter against its accepted range.
-    pub fn check(&self) -> Result<(), SpecError> {
-        let w = "webbench";
-        check_range(w, "servers", self.servers, &TASKS)?;
-        check_range(w, "clients", self.clients, &TASKS)?;
-        check_range(w, "requests", self.requests, &REQUESTS)?;
-        check_range(w, "depth", self.depth, &DEPTH)?;
-        check_range(w, "work", self.work, &CYCLES)?;
-        check_range(w, "ws", self.ws, &WS)?;
-        check_range(w, "irq", self.irq, &CYCLES)?;
-        check_range(w, "bytes", self.bytes, &BYTES)?;
-        check_range(w, "rtt", self.rtt, &NS)?;
-        if self.depth > self.requests {
-            return Err(SpecError(format!(
-                "workload 'webbench': depth={} must not exceed requests={} (a connection cannot carry more requests than it makes)",
+    fn check_across(&self) -> Result<(), String> {
+        match self.depth <= self.requests {
+            true => Ok(()),
+            false => Err(format!(
+                "depth={} must not exceed requests={} (a connection cannot carry more requests than it makes)",
                 self.depth, self.requests
-            )));
+            )),
         }
-        Ok(())
     }
+}
 
-    /// Canonical spec: `servers` always, other keys when not default.
-    pub fn canonical(&self) -> String {
-        let d = WebbenchParams::default();
-        let mut s = format!("webbench:servers={}", self.servers);
-        for (k, v, dv) in [
-            ("clients", self.clients as u64, d.clients as u64),
-            ("requests", self.requests as u64, d.requests as u64),
-            ("depth", self.depth as u64, d.depth as u64),
-            ("work", self.work, d.work),
-            ("ws", self.ws as u64, d.ws as u64),
-            ("irq", self.irq, d.irq),
-            ("bytes", self.bytes as u64, d.bytes as u64),
-            ("rtt", self.rtt, d.rtt),
-        ] {
-            if v != dv {
-                s += &format!(",{k}={v}");
-            }
-        }
-        s
-    }
-
-    /// Client tasks: one per client thread that has a server.
-    fn nics(&self) -> u32 {
-        self.servers.min(self.clients)
-    }
-
+impl WorkloadKind for WebbenchParams {
+    const NAME: &'static str = "webbench";
+    const SUMMARY: &'static str = "Apache httpds kept runnable by WebBench clients";
     /// Tasks, channels and program operations of [`WebbenchParams::build`].
-    pub fn footprint(&self) -> Footprint {
+    fn footprint(&self) -> Footprint {
         let (n, c) = (self.servers as u64, self.nics() as u64);
         Footprint {
             tasks: 1 + n + c,
@@ -196,8 +214,8 @@ impl WebbenchParams {
     }
 
     /// Build the workload (see the module documentation for its shape).
-    pub fn build(&self) -> Result<Workload, SpecError> {
-        self.check()?;
+    fn build(&self) -> Result<Workload, SpecError> {
+        WorkloadKind::check(self)?;
         let p = *self;
         let (n, nics) = (p.servers, p.nics());
         // Program ids: 0 root, 1 + k httpd k, 1 + n + c nic c.
@@ -266,7 +284,7 @@ impl WebbenchParams {
 
         let counted = (0..n + 2 * nics).map(|ch| (n..n + nics).contains(&ch)).collect();
         Ok(Workload {
-            spec: self.canonical(),
+            spec: options::canonical(Self::NAME, self),
             programs,
             channels: n + 2 * nics,
             root: 0,
@@ -280,5 +298,12 @@ impl WebbenchParams {
             bound,
             working_set,
         })
+    }
+}
+
+impl WebbenchParams {
+    /// Client tasks: one per client thread that has a server.
+    fn nics(&self) -> u32 {
+        self.servers.min(self.clients)
     }
 }

@@ -1,7 +1,7 @@
 //! NetBench's structure: who forks the smbds (`fork=root|daemon`) and the live server
 //! that clients join case by case (`mode=live`).
 
-use schedlab_workloads::{parse_workload, Op, Workload, WorkloadSpec};
+use schedlab_workloads::{parse_workload, NetbenchParams, Op, Workload, WorkloadSpec};
 
 fn program<'a>(w: &'a Workload, role: &str) -> Vec<&'a [Op]> {
     w.programs.iter().filter(|p| p.role == role).map(|p| p.ops.as_slice()).collect()
@@ -45,10 +45,8 @@ fn live_clients_join_per_case_and_stay_to_the_end() {
     let s = "netbench:clients=10,fork=daemon,mode=live,case_ns=1000000000";
     let w = parse_workload(s).unwrap();
     assert_eq!(w.spec, s);
-    let p = match WorkloadSpec::parse(s).unwrap() {
-        WorkloadSpec::Netbench(p) => p,
-        other => panic!("{other:?}"),
-    };
+    let spec = WorkloadSpec::parse(s).unwrap();
+    let p = spec.params::<NetbenchParams>().unwrap();
     assert_eq!(p.cases(), 3);
     let ops = p.client_ops();
     assert_eq!(ops, [150, 150, 150, 150, 100, 100, 100, 100, 50, 50]);

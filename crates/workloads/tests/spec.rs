@@ -1,7 +1,9 @@
 //! Spec parsing: errors name the bad part; canonical specs round-trip.
 
 use proptest::prelude::*;
-use schedlab_workloads::{parse_workload, ChatParams, HackbenchParams, PingPongParams, WorkloadSpec, WORKLOAD_NAMES};
+use schedlab_workloads::{
+    parse_workload, workload_names, ChatParams, HackbenchParams, PingPongParams, WorkloadKind, WorkloadSpec,
+};
 
 fn err(s: &str) -> String {
     parse_workload(s).unwrap_err().0
@@ -11,7 +13,7 @@ fn err(s: &str) -> String {
 fn unknown_workload_lists_known_ones() {
     let e = err("volano:rooms=3");
     assert!(e.contains("unknown workload 'volano'"), "{e}");
-    for n in WORKLOAD_NAMES {
+    for n in workload_names() {
         assert!(e.contains(n), "{e}");
     }
     assert!(err("").contains("empty workload name"));

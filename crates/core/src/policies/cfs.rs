@@ -85,11 +85,12 @@
 
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
+use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::linux_balance::{self, Balance};
-use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
-use crate::spec::{Spec, SpecError};
+use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
 use std::collections::BTreeSet;
@@ -174,113 +175,52 @@ impl Default for CfsConfig {
 }
 
 /// Largest time option: 10 s.
-const MAX_TIME_NS: u64 = 10_000_000_000;
+pub(crate) const MAX_TIME_NS: u64 = 10_000_000_000;
 
-/// `6ms`, `750us`, `2s`, `1500ns` or a bare number of ns, as policy `policy`'s option
-/// `key` (shared with `eevdf`).
-pub(crate) fn parse_time(policy: &str, key: &str, s: &str) -> Result<u64, SpecError> {
-    let bad = || SpecError(format!("policy '{policy}': {key}='{s}' is not a time (a number with ns, us, ms or s)"));
-    let (digits, mult) = if let Some(d) = s.strip_suffix("ns") {
-        (d, 1)
-    } else if let Some(d) = s.strip_suffix("us") {
-        (d, 1_000)
-    } else if let Some(d) = s.strip_suffix("ms") {
-        (d, 1_000_000)
-    } else if let Some(d) = s.strip_suffix('s') {
-        (d, 1_000_000_000)
-    } else {
-        (s, 1)
-    };
-    let v: u64 = digits.trim().parse().map_err(|_| bad())?;
-    match v.checked_mul(mult) {
-        Some(ns) if ns <= MAX_TIME_NS => Ok(ns),
-        _ => Err(SpecError(format!("policy '{policy}': {key}={s} is out of range (at most 10s)"))),
-    }
-}
-
-/// The canonical form of a time: the largest unit that shows it exactly.
-pub(crate) fn show_time(ns: u64) -> String {
-    match ns {
-        0 => "0".to_string(),
-        _ if ns.is_multiple_of(1_000_000_000) => format!("{}s", ns / 1_000_000_000),
-        _ if ns.is_multiple_of(1_000_000) => format!("{}ms", ns / 1_000_000),
-        _ if ns.is_multiple_of(1_000) => format!("{}us", ns / 1_000),
-        _ => format!("{ns}ns"),
-    }
-}
-
-fn time_opt(spec: &mut Spec, key: &str, default: u64, positive: bool) -> Result<u64, SpecError> {
-    time_opt_for("cfs", spec, key, default, positive)
-}
-
-/// Time option `key` of policy `policy` (absent: `default`; `positive`: 0 is refused).
-pub(crate) fn time_opt_for(
-    policy: &str,
-    spec: &mut Spec,
-    key: &str,
-    default: u64,
-    positive: bool,
-) -> Result<u64, SpecError> {
-    // The default in its canonical form, so that `schedlab list` shows it; given
-    // explicitly it parses back to the same value.
-    let shown = show_time(default);
-    let raw = spec.get_str(key, &shown);
-    if raw == shown {
-        return Ok(default);
-    }
-    let v = parse_time(policy, key, &raw)?;
-    if positive && v == 0 {
-        return Err(SpecError(format!("policy '{policy}': {key}={raw} must be positive")));
-    }
-    Ok(v)
-}
-
-impl PolicyOptions for CfsConfig {
-    const KEYS: &'static [&'static str] =
-        &["latency", "min_granularity", "wakeup_granularity", "imbalance_pct", "yield"];
-    const SYNTAX: &'static str = "latency=T,min_granularity=T,wakeup_granularity=T,imbalance_pct=N,yield=skip|tail \
-(T: Nns, Nus, Nms, Ns; at most 10s)";
-
-    fn parse(spec: &mut Spec) -> Result<CfsConfig, SpecError> {
-        let d = CfsConfig::default();
-        Ok(CfsConfig {
-            latency: time_opt(spec, "latency", d.latency, true)?,
-            min_granularity: time_opt(spec, "min_granularity", d.min_granularity, true)?,
-            wakeup_granularity: time_opt(spec, "wakeup_granularity", d.wakeup_granularity, false)?,
-            imbalance_pct: spec.get("imbalance_pct", d.imbalance_pct, 100..=1000)?,
-            yield_tail: match spec.get_str("yield", "skip").as_str() {
-                "skip" => false,
-                "tail" => true,
-                other => return Err(SpecError(format!("policy 'cfs': yield='{other}' is not skip or tail"))),
-            },
-        })
-    }
-
-    /// `cfs` followed by the options that differ from the defaults, in [`Self::KEYS`] order.
-    fn canonical(&self, name: &str) -> String {
-        let d = CfsConfig::default();
-        let mut parts = Vec::new();
-        for (key, v, dv) in [
-            ("latency", self.latency, d.latency),
-            ("min_granularity", self.min_granularity, d.min_granularity),
-            ("wakeup_granularity", self.wakeup_granularity, d.wakeup_granularity),
-        ] {
-            if v != dv {
-                parts.push(format!("{key}={}", show_time(v)));
-            }
-        }
-        if self.imbalance_pct != d.imbalance_pct {
-            parts.push(format!("imbalance_pct={}", self.imbalance_pct));
-        }
-        if self.yield_tail != d.yield_tail {
-            parts.push("yield=tail".to_string());
-        }
-        if parts.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}:{}", parts.join(","))
-        }
-    }
+/// `cfs[:key=value,...]`.
+impl Options for CfsConfig {
+    const PARAMS: &'static [Param<CfsConfig>] = &[
+        Param::time(
+            "latency",
+            1,
+            MAX_TIME_NS,
+            "sysctl_sched_latency: every runnable task runs once in it",
+            |c| Value::from_ns(c.latency),
+            |c, v| c.latency = v.ns(),
+        ),
+        Param::time(
+            "min_granularity",
+            1,
+            MAX_TIME_NS,
+            "sysctl_sched_min_granularity: the shortest slice",
+            |c| Value::from_ns(c.min_granularity),
+            |c, v| c.min_granularity = v.ns(),
+        ),
+        Param::time(
+            "wakeup_granularity",
+            0,
+            MAX_TIME_NS,
+            "sysctl_sched_wakeup_granularity: how far behind a woken task must be to preempt",
+            |c| Value::from_ns(c.wakeup_granularity),
+            |c, v| c.wakeup_granularity = v.ns(),
+        ),
+        Param::int(
+            "imbalance_pct",
+            100,
+            1000,
+            "the busiest queue's load over this CPU's that the periodic balance corrects",
+            |c: &Self| Value::Int(c.imbalance_pct as i64),
+            |c, v| c.imbalance_pct = v.int() as u32,
+        )
+        .unit("%"),
+        Param::choice(
+            "yield",
+            &["skip", "tail"],
+            "sched_yield: the skip buddy, or 2.6.23's sched_compat_yield",
+            |c| Value::Word(if c.yield_tail { "tail" } else { "skip" }),
+            |c, v| c.yield_tail = v.word() == "tail",
+        ),
+    ];
 }
 
 // ---------------------------------------------------------- data structures ------

@@ -74,12 +74,13 @@
 
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
+use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
 use crate::policies::linux_balance::{self, Balance};
-use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
-use crate::spec::{Spec, SpecError};
+use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
 use std::collections::BTreeSet;
@@ -166,86 +167,64 @@ impl Default for EevdfConfig {
     }
 }
 
-fn switch_opt(spec: &mut Spec, key: &str, default: bool) -> Result<bool, SpecError> {
-    match spec.get_str(key, if default { "on" } else { "off" }).as_str() {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        other => Err(SpecError(format!("policy 'eevdf': {key}='{other}' is not on or off"))),
-    }
-}
-
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
-}
-
-impl PolicyOptions for EevdfConfig {
-    const KEYS: &'static [&'static str] = &[
-        "base_slice",
-        "scaling",
-        "place_lag",
-        "place_deadline_initial",
-        "run_to_parity",
-        "delay_dequeue",
-        "imbalance_pct",
-    ];
-    const SYNTAX: &'static str = "base_slice=T,scaling=log|none|linear,place_lag=on|off,\
-place_deadline_initial=on|off,run_to_parity=on|off,delay_dequeue=on|off,imbalance_pct=N \
-(T: Nns, Nus, Nms, Ns; at most 10s)";
-
-    fn parse(spec: &mut Spec) -> Result<EevdfConfig, SpecError> {
-        let d = EevdfConfig::default();
-        Ok(EevdfConfig {
-            base_slice: cfs::time_opt_for("eevdf", spec, "base_slice", d.base_slice, true)?,
-            scaling: match spec.get_str("scaling", "log").as_str() {
-                "log" => Scaling::Log,
-                "none" => Scaling::None,
-                "linear" => Scaling::Linear,
-                other => {
-                    return Err(SpecError(format!("policy 'eevdf': scaling='{other}' is not log, none or linear")))
+/// `eevdf[:key=value,...]`.
+impl Options for EevdfConfig {
+    const PARAMS: &'static [Param<EevdfConfig>] = &[
+        Param::time(
+            "base_slice",
+            1,
+            cfs::MAX_TIME_NS,
+            "normalized_sysctl_sched_base_slice, before the CPU-count factor",
+            |c| Value::from_ns(c.base_slice),
+            |c, v| c.base_slice = v.ns(),
+        ),
+        Param::choice(
+            "scaling",
+            &["log", "none", "linear"],
+            "sysctl_sched_tunable_scaling: the base slice's CPU-count factor",
+            |c| Value::Word(c.scaling.name()),
+            |c, v| {
+                c.scaling = match v.word() {
+                    "none" => Scaling::None,
+                    "linear" => Scaling::Linear,
+                    _ => Scaling::Log,
                 }
             },
-            place_lag: switch_opt(spec, "place_lag", d.place_lag)?,
-            place_deadline_initial: switch_opt(spec, "place_deadline_initial", d.place_deadline_initial)?,
-            run_to_parity: switch_opt(spec, "run_to_parity", d.run_to_parity)?,
-            delay_dequeue: switch_opt(spec, "delay_dequeue", d.delay_dequeue)?,
-            imbalance_pct: spec.get("imbalance_pct", d.imbalance_pct, 100..=1000)?,
-        })
-    }
-
-    /// `eevdf` followed by the options that differ from the defaults, in
-    /// [`Self::KEYS`] order.
-    fn canonical(&self, name: &str) -> String {
-        let d = EevdfConfig::default();
-        let mut parts = Vec::new();
-        if self.base_slice != d.base_slice {
-            parts.push(format!("base_slice={}", cfs::show_time(self.base_slice)));
-        }
-        if self.scaling != d.scaling {
-            parts.push(format!("scaling={}", self.scaling.name()));
-        }
-        for (key, v, dv) in [
-            ("place_lag", self.place_lag, d.place_lag),
-            ("place_deadline_initial", self.place_deadline_initial, d.place_deadline_initial),
-            ("run_to_parity", self.run_to_parity, d.run_to_parity),
-            ("delay_dequeue", self.delay_dequeue, d.delay_dequeue),
-        ] {
-            if v != dv {
-                parts.push(format!("{key}={}", on_off(v)));
-            }
-        }
-        if self.imbalance_pct != d.imbalance_pct {
-            parts.push(format!("imbalance_pct={}", self.imbalance_pct));
-        }
-        if parts.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}:{}", parts.join(","))
-        }
-    }
+        ),
+        Param::switch(
+            "place_lag",
+            "PLACE_LAG: lag kept across sleep (off: every wake-up placed at V)",
+            |c| Value::switch(c.place_lag),
+            |c, v| c.place_lag = v.on(),
+        ),
+        Param::switch(
+            "place_deadline_initial",
+            "PLACE_DEADLINE_INITIAL: a new task's first deadline half a slice away",
+            |c| Value::switch(c.place_deadline_initial),
+            |c, v| c.place_deadline_initial = v.on(),
+        ),
+        Param::switch(
+            "run_to_parity",
+            "RUN_TO_PARITY: no wake-up preemption before the running task's deadline moves",
+            |c| Value::switch(c.run_to_parity),
+            |c, v| c.run_to_parity = v.on(),
+        ),
+        Param::switch(
+            "delay_dequeue",
+            "DELAY_DEQUEUE: a task blocking while not eligible stays queued",
+            |c| Value::switch(c.delay_dequeue),
+            |c, v| c.delay_dequeue = v.on(),
+        ),
+        Param::int(
+            "imbalance_pct",
+            100,
+            1000,
+            "the periodic balance's imbalance_pct, as in cfs",
+            |c: &Self| Value::Int(c.imbalance_pct as i64),
+            |c, v| c.imbalance_pct = v.int() as u32,
+        )
+        .unit("%"),
+    ];
 }
 
 // ---------------------------------------------------------- data structures ------

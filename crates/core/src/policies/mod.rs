@@ -25,6 +25,7 @@ pub mod o1;
 pub mod pmqs;
 
 use crate::cpu::Topology;
+use crate::options::{self, Options, Param, ParamHelp, Value};
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::spec::{Spec, SpecError};
@@ -58,29 +59,11 @@ pub struct BuildEnv<'a> {
     pub hz: u32,
 }
 
-/// A policy's options: read from a spec's `key=value` pairs, printed back canonically.
-/// `()` is "no options" (`dss`, `mqs`, `fast`).
-pub trait PolicyOptions: Clone + fmt::Debug + Send + Sync + Sized + 'static {
-    /// The keys [`PolicyOptions::parse`] accepts, for error messages.
-    const KEYS: &'static [&'static str] = &[];
-    /// Their syntax for help texts (`"pool=P,lb=off|ip|lbp|lbc,..."`; empty if none).
-    const SYNTAX: &'static str = "";
-    /// Read the options with `spec`'s typed getters (unknown keys are rejected
-    /// afterwards against [`PolicyOptions::KEYS`]).
-    fn parse(spec: &mut Spec) -> Result<Self, SpecError>;
-    /// The canonical spec of policy `name` with these options; it parses back to equal
-    /// options.
-    fn canonical(&self, name: &str) -> String;
-}
-
-impl PolicyOptions for () {
-    fn parse(_: &mut Spec) -> Result<(), SpecError> {
-        Ok(())
-    }
-    fn canonical(&self, name: &str) -> String {
-        name.to_string()
-    }
-}
+/// A policy's options: an [`Options`] table (declared once: parsed from a spec's
+/// `key=value` pairs, printed back canonically, listed by `schedlab list`). `()` is "no
+/// options" (`fast`).
+pub trait PolicyOptions: Options + fmt::Debug + Send + Sync {}
+impl<T: Options + fmt::Debug + Send + Sync> PolicyOptions for T {}
 
 /// A policy as the registry knows it: its name, its options and its constructor.
 pub trait PolicyKind: 'static {
@@ -127,13 +110,44 @@ pub trait PolicySource {
 /// task_struct is ~1.7 KB on i386; the stack needs ~4 KB).
 pub const MAX_COLOURS: u32 = 64;
 
+/// The options every policy takes, whatever its kind: the kernel's, which the platform
+/// applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelOptions {
+    /// Task-structure cache colours (1 = vanilla).
+    pub colours: u32,
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions { colours: 1 }
+    }
+}
+
+impl Options for KernelOptions {
+    const PARAMS: &'static [Param<Self>] = &[Param::int(
+        "colours",
+        1,
+        MAX_COLOURS as i64,
+        "task-structure cache colours of the kernel, a power of two (1: vanilla)",
+        |o| Value::Int(o.colours as i64),
+        |o, v| o.colours = v.int() as u32,
+    )];
+    fn check_across(&self) -> Result<(), String> {
+        match self.colours.is_power_of_two() {
+            true => Ok(()),
+            false => Err(format!("colours={} must be a power of two", self.colours)),
+        }
+    }
+}
+
 /// A kind and its options, whether or not the kind is in the registry.
 #[derive(Clone, Debug)]
 pub struct Configured<K: PolicyKind>(pub K::Config);
 
 impl<K: PolicyKind> PolicySource for Configured<K> {
     fn canonical(&self) -> String {
-        self.0.canonical(K::NAME)
+        options::canonical(K::NAME, &self.0)
     }
     fn runtime_native(&self) -> bool {
         K::RUNTIME_NATIVE
@@ -148,9 +162,10 @@ impl<K: PolicyKind> PolicySource for Configured<K> {
 pub struct Entry {
     pub name: &'static str,
     pub summary: &'static str,
-    pub options: &'static str,
-    /// Each key as the options' parser reads it: `key=min..=max (default d)`.
-    pub keys: Vec<String>,
+    /// `key=SYNTAX,...` (empty without options).
+    pub options: String,
+    /// Each option: syntax, range, default and doc.
+    pub params: Vec<ParamHelp>,
     pub example: &'static str,
     pub runtime_native: bool,
     /// Other names specs accept for it ([`PolicyKind::ALIASES`]).
@@ -171,13 +186,11 @@ pub fn entries() -> Vec<Entry> {
     struct List(Vec<Entry>);
     impl KindVisitor for List {
         fn visit<K: PolicyKind>(&mut self) {
-            let mut spec = Spec::parse("policy", K::NAME).expect("a registry name parses");
-            let _ = K::Config::parse(&mut spec);
             self.0.push(Entry {
                 name: K::NAME,
                 summary: K::SUMMARY,
-                options: K::Config::SYNTAX,
-                keys: spec.asked().to_vec(),
+                options: options::syntax::<K::Config>(),
+                params: options::help::<K::Config>(),
                 example: K::EXAMPLE,
                 runtime_native: K::RUNTIME_NATIVE,
                 aliases: K::ALIASES,
@@ -216,19 +229,16 @@ impl PolicySpec {
         impl KindVisitor for Parse {
             fn visit<K: PolicyKind>(&mut self) {
                 if self.out.is_none() && (self.spec.name == K::NAME || K::ALIASES.contains(&self.spec.name.as_str())) {
-                    self.out = Some(K::Config::parse(&mut self.spec).and_then(|cfg| {
-                        self.spec.finish(K::Config::KEYS)?;
+                    self.out = Some(options::parse::<K::Config>(&mut self.spec).and_then(|cfg| {
+                        self.spec.finish(&options::keys::<K::Config>())?;
                         Ok(PolicySpec::of::<K>(cfg))
                     }));
                 }
             }
         }
         let mut spec = Spec::parse("policy", s)?;
-        // The generic kernel option, consumed before the kind parses its own.
-        let colours: u32 = spec.get("colours", 1, 1..=MAX_COLOURS)?;
-        if !colours.is_power_of_two() {
-            return Err(SpecError(format!("policy '{}': colours={colours} must be a power of two", spec.name)));
-        }
+        // The kernel options, consumed before the kind parses its own.
+        let KernelOptions { colours } = options::parse(&mut spec)?;
         let mut v = Parse { spec, out: None };
         walk(&mut v);
         v.out
@@ -264,7 +274,7 @@ impl PolicySpec {
     pub fn of<K: PolicyKind>(cfg: K::Config) -> PolicySpec {
         PolicySpec {
             name: K::NAME,
-            canonical: cfg.canonical(K::NAME),
+            canonical: options::canonical(K::NAME, &cfg),
             runtime_native: K::RUNTIME_NATIVE,
             colours: 1,
             config: Arc::new(cfg),

@@ -85,11 +85,12 @@
 
 use crate::common::{self, ListChecker, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
+use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::runlist::RunList;
-use crate::spec::{Spec, SpecError};
+use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
@@ -129,52 +130,13 @@ pub fn rt_prio(rt_priority: u8) -> u8 {
 
 // ------------------------------------------------------------------ options ------
 
-/// A time option: a number of ticks, or milliseconds (`150ms`) / seconds (`2s`),
-/// converted to ticks at the machine's HZ as the kernel's `x * HZ / 1000` does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Span {
-    Ticks(u64),
-    Ms(u64),
-}
+/// A time option: a number of ticks, or a time (`150ms`, `2s`) converted to ticks at
+/// the machine's HZ as the kernel's `x * HZ / 1000` does ([`Time::ticks`]).
+pub use crate::options::Time as Span;
 
-impl Span {
-    /// Largest accepted value: a day, or 10^8 ticks.
-    const MAX_MS: u64 = 86_400_000;
-    const MAX_TICKS: u64 = 100_000_000;
-
-    pub fn ticks(self, hz: u32) -> u64 {
-        match self {
-            Span::Ticks(t) => t,
-            Span::Ms(ms) => ms * hz as u64 / 1000,
-        }
-    }
-
-    fn parse(key: &str, s: &str) -> Result<Span, SpecError> {
-        let bad = || SpecError(format!("policy 'o1': {key}='{s}' is not a time (ticks, or a number with ms or s)"));
-        let number = |digits: &str, max: u64| -> Result<u64, SpecError> {
-            let v: u64 = digits.parse().map_err(|_| bad())?;
-            if v > max {
-                return Err(SpecError(format!("policy 'o1': {key}={s} is out of range (at most {max})")));
-            }
-            Ok(v)
-        };
-        if let Some(ms) = s.strip_suffix("ms") {
-            Ok(Span::Ms(number(ms, Span::MAX_MS)?))
-        } else if let Some(secs) = s.strip_suffix('s') {
-            Ok(Span::Ms(number(secs, Span::MAX_MS / 1000)? * 1000))
-        } else {
-            Ok(Span::Ticks(number(s, Span::MAX_TICKS)?))
-        }
-    }
-
-    fn show(self) -> String {
-        match self {
-            Span::Ticks(t) => t.to_string(),
-            Span::Ms(ms) if ms > 0 && ms % 1000 == 0 => format!("{}s", ms / 1000),
-            Span::Ms(ms) => format!("{ms}ms"),
-        }
-    }
-}
+/// Largest time option: a day, or 10^8 ticks.
+const MAX_SPAN_NS: u64 = 86_400 * 1_000_000_000;
+const MAX_TICKS: u64 = 100_000_000;
 
 /// A kernel the options' defaults are taken from (`era=`); every option still
 /// overrides its era's value.
@@ -215,11 +177,8 @@ impl Era {
         }
     }
 
-    fn parse(s: &str) -> Result<Era, SpecError> {
-        Era::ALL
-            .into_iter()
-            .find(|e| e.name() == s)
-            .ok_or_else(|| SpecError(format!("policy 'o1': era='{s}' is not one of j7, 2.5, 2.6")))
+    fn named(s: &str) -> Era {
+        Era::ALL.into_iter().find(|e| e.name() == s).unwrap_or(Era::V25)
     }
 }
 
@@ -305,12 +264,12 @@ impl O1Config {
     pub fn era(era: Era) -> O1Config {
         let v25 = O1Config {
             era,
-            min_timeslice: Span::Ms(10),
-            max_timeslice: Span::Ms(300),
-            max_sleep_avg: Span::Ms(2000),
-            starvation_limit: Span::Ms(2000),
-            busy_rebalance: Span::Ms(250),
-            idle_rebalance: Span::Ms(1),
+            min_timeslice: Span::ms(10),
+            max_timeslice: Span::ms(300),
+            max_sleep_avg: Span::ms(2000),
+            starvation_limit: Span::ms(2000),
+            busy_rebalance: Span::ms(250),
+            idle_rebalance: Span::ms(1),
             cache_decay: Span::Ticks(0),
             prio_bonus_ratio: 25,
             interactive_delta: 2,
@@ -336,10 +295,10 @@ impl O1Config {
                 ..v25
             },
             Era::V26 => O1Config {
-                max_timeslice: Span::Ms(200),
-                max_sleep_avg: Span::Ms(1000),
-                starvation_limit: Span::Ms(1000),
-                busy_rebalance: Span::Ms(200),
+                max_timeslice: Span::ms(200),
+                max_sleep_avg: Span::ms(1000),
+                starvation_limit: Span::ms(1000),
+                busy_rebalance: Span::ms(200),
                 expired_prio_guard: true,
                 stamp_any: true,
                 runqueue_credit: 30,
@@ -356,170 +315,193 @@ impl Default for O1Config {
     }
 }
 
-/// What `Spec::get_str` returns for an absent key (never a valid value).
-const ABSENT: &str = "\u{0}";
-
-fn span_opt(spec: &mut Spec, key: &str, default: Span, positive: bool) -> Result<Span, SpecError> {
-    let raw = spec.get_str(key, ABSENT);
-    if raw == ABSENT {
-        return Ok(default);
-    }
-    let v = Span::parse(key, &raw)?;
-    if positive && matches!(v, Span::Ticks(0) | Span::Ms(0)) {
-        return Err(SpecError(format!("policy 'o1': {key}={raw} must be positive")));
-    }
-    Ok(v)
+/// `s` as a spec writes it.
+fn show_span(s: Span) -> String {
+    O1Config::PARAMS[1].show(Value::Time(s))
 }
 
-fn switch_opt(spec: &mut Spec, key: &str, default: bool) -> Result<bool, SpecError> {
-    match spec.get_str(key, if default { "on" } else { "off" }).as_str() {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        other => Err(SpecError(format!("policy 'o1': {key}='{other}' is not on or off"))),
-    }
+/// A time option of the table: positive unless `zero_ok`.
+const fn span<const ZERO_OK: bool>(
+    name: &'static str,
+    doc: &'static str,
+    get: fn(&O1Config) -> Value,
+    set: fn(&mut O1Config, Value),
+) -> Param<O1Config> {
+    Param::time(name, if ZERO_OK { 0 } else { 1 }, MAX_SPAN_NS, doc, get, set).or_ticks(MAX_TICKS)
 }
 
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
+const fn ratio(
+    name: &'static str,
+    doc: &'static str,
+    get: fn(&O1Config) -> Value,
+    set: fn(&mut O1Config, Value),
+) -> Param<O1Config> {
+    Param::int(name, 0, 100, doc, get, set).unit("%")
 }
 
-fn choice_opt<T: Copy + PartialEq>(
-    spec: &mut Spec,
-    key: &str,
-    default: T,
-    choices: &[(&str, T)],
-) -> Result<T, SpecError> {
-    let name = choices.iter().find(|(_, v)| *v == default).map_or("", |(n, _)| *n);
-    let raw = spec.get_str(key, name);
-    choices.iter().find(|(n, _)| *n == raw).map(|(_, v)| *v).ok_or_else(|| {
-        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-        SpecError(format!("policy 'o1': {key}='{raw}' is not one of {}", names.join(", ")))
-    })
-}
-
-const INTERACTIVE_RULES: &[(&str, InteractiveRule)] = &[("j7", InteractiveRule::J7), ("delta", InteractiveRule::Delta)];
-const BALANCE_SCANS: &[(&str, BalanceScan)] = &[("tail", BalanceScan::Tail), ("walk", BalanceScan::Walk)];
-
-impl PolicyOptions for O1Config {
-    const KEYS: &'static [&'static str] = &[
-        "era",
-        "min_timeslice",
-        "max_timeslice",
-        "max_sleep_avg",
-        "starvation_limit",
-        "busy_rebalance",
-        "idle_rebalance",
-        "cache_decay",
-        "prio_bonus_ratio",
-        "interactive_delta",
-        "interactive",
-        "prio_interactive_ratio",
-        "prio_cpu_hog_ratio",
-        "child_penalty",
-        "parent_penalty",
-        "balance",
-        "expired_prio_guard",
-        "scale",
-        "stamp_any",
-        "runqueue_credit",
-        "charge_run",
+/// `o1[:key=value,...]`: the era first, as it sets every other option's default.
+impl Options for O1Config {
+    const PARAMS: &'static [Param<O1Config>] = &[
+        Param::choice(
+            "era",
+            &["j7", "2.5", "2.6"],
+            "the kernel whose constants are the other options' defaults",
+            |c: &Self| Value::Word(c.era.name()),
+            |c, v| c.era = Era::named(v.word()),
+        )
+        .sets_defaults(),
+        span::<false>(
+            "min_timeslice",
+            "MIN_TIMESLICE",
+            |c| Value::Time(c.min_timeslice),
+            |c, v| c.min_timeslice = v.time(),
+        ),
+        span::<false>(
+            "max_timeslice",
+            "MAX_TIMESLICE",
+            |c| Value::Time(c.max_timeslice),
+            |c, v| c.max_timeslice = v.time(),
+        ),
+        span::<false>(
+            "max_sleep_avg",
+            "MAX_SLEEP_AVG",
+            |c| Value::Time(c.max_sleep_avg),
+            |c, v| c.max_sleep_avg = v.time(),
+        ),
+        span::<true>(
+            "starvation_limit",
+            "STARVATION_LIMIT",
+            |c| Value::Time(c.starvation_limit),
+            |c, v| c.starvation_limit = v.time(),
+        ),
+        span::<false>(
+            "busy_rebalance",
+            "BUSY_REBALANCE_TICK",
+            |c| Value::Time(c.busy_rebalance),
+            |c, v| c.busy_rebalance = v.time(),
+        ),
+        span::<false>(
+            "idle_rebalance",
+            "IDLE_REBALANCE_TICK",
+            |c| Value::Time(c.idle_rebalance),
+            |c, v| c.idle_rebalance = v.time(),
+        ),
+        span::<true>(
+            "cache_decay",
+            "cache_decay_ticks: a task that left a CPU this recently is cache-hot there",
+            |c| Value::Time(c.cache_decay),
+            |c, v| c.cache_decay = v.time(),
+        ),
+        ratio(
+            "prio_bonus_ratio",
+            "PRIO_BONUS_RATIO",
+            |c| Value::Int(c.prio_bonus_ratio as i64),
+            |c, v| c.prio_bonus_ratio = v.int() as u32,
+        ),
+        Param::int(
+            "interactive_delta",
+            -40,
+            40,
+            "INTERACTIVE_DELTA",
+            |c| Value::Int(c.interactive_delta as i64),
+            |c, v| c.interactive_delta = v.int() as i32,
+        ),
+        Param::choice(
+            "interactive",
+            &["j7", "delta"],
+            "TASK_INTERACTIVE's form",
+            |c| {
+                Value::Word(match c.interactive {
+                    InteractiveRule::J7 => "j7",
+                    InteractiveRule::Delta => "delta",
+                })
+            },
+            |c, v| {
+                c.interactive = match v.word() {
+                    "j7" => InteractiveRule::J7,
+                    _ => InteractiveRule::Delta,
+                }
+            },
+        ),
+        ratio(
+            "prio_interactive_ratio",
+            "PRIO_INTERACTIVE_RATIO (the j7 rule)",
+            |c| Value::Int(c.prio_interactive_ratio as i64),
+            |c, v| c.prio_interactive_ratio = v.int() as u32,
+        ),
+        ratio(
+            "prio_cpu_hog_ratio",
+            "PRIO_CPU_HOG_RATIO (the j7 rule)",
+            |c| Value::Int(c.prio_cpu_hog_ratio as i64),
+            |c, v| c.prio_cpu_hog_ratio = v.int() as u32,
+        ),
+        ratio(
+            "child_penalty",
+            "CHILD_PENALTY",
+            |c| Value::Int(c.child_penalty as i64),
+            |c, v| c.child_penalty = v.int() as u32,
+        ),
+        ratio(
+            "parent_penalty",
+            "PARENT_PENALTY",
+            |c| Value::Int(c.parent_penalty as i64),
+            |c, v| c.parent_penalty = v.int() as u32,
+        ),
+        Param::choice(
+            "balance",
+            &["tail", "walk"],
+            "load_balance's scan: each list's tail, or the walk of July 2002",
+            |c| {
+                Value::Word(match c.balance {
+                    BalanceScan::Tail => "tail",
+                    BalanceScan::Walk => "walk",
+                })
+            },
+            |c, v| {
+                c.balance = match v.word() {
+                    "tail" => BalanceScan::Tail,
+                    _ => BalanceScan::Walk,
+                }
+            },
+        ),
+        Param::switch(
+            "expired_prio_guard",
+            "2.6's best_expired_prio clause of EXPIRED_STARVING",
+            |c| Value::switch(c.expired_prio_guard),
+            |c, v| c.expired_prio_guard = v.on(),
+        ),
+        Param::switch(
+            "scale",
+            "STARVATION_LIMIT scaled by nr_running (off: a fix)",
+            |c| Value::switch(c.scale),
+            |c, v| c.scale = v.on(),
+        ),
+        Param::switch(
+            "stamp_any",
+            "2.6: expired_timestamp set at every slice expiry",
+            |c| Value::switch(c.stamp_any),
+            |c, v| c.stamp_any = v.on(),
+        ),
+        ratio(
+            "runqueue_credit",
+            "ON_RUNQUEUE_WEIGHT: run-queue wait credited to sleep_avg (0: off)",
+            |c| Value::Int(c.runqueue_credit as i64),
+            |c, v| c.runqueue_credit = v.int() as u32,
+        ),
+        Param::switch(
+            "charge_run",
+            "2.6: sleep_avg charged the run time at switch-out, not per tick",
+            |c| Value::switch(c.charge_run),
+            |c, v| c.charge_run = v.on(),
+        ),
     ];
-    const SYNTAX: &'static str = "era=j7|2.5|2.6,min_timeslice=T,max_timeslice=T,max_sleep_avg=T,starvation_limit=T,\
-busy_rebalance=T,idle_rebalance=T,cache_decay=T,prio_bonus_ratio=N,interactive_delta=N,interactive=j7|delta,\
-prio_interactive_ratio=N,prio_cpu_hog_ratio=N,child_penalty=N,parent_penalty=N,balance=tail|walk,\
-expired_prio_guard=on|off,scale=on|off,stamp_any=on|off,runqueue_credit=N,charge_run=on|off \
-(T: ticks, or Nms, Ns; the era sets every other option's default)";
 
-    fn parse(spec: &mut Spec) -> Result<O1Config, SpecError> {
-        let era = Era::parse(&spec.get_str("era", Era::V25.name()))?;
-        let d = O1Config::era(era);
-        Ok(O1Config {
-            era,
-            min_timeslice: span_opt(spec, "min_timeslice", d.min_timeslice, true)?,
-            max_timeslice: span_opt(spec, "max_timeslice", d.max_timeslice, true)?,
-            max_sleep_avg: span_opt(spec, "max_sleep_avg", d.max_sleep_avg, true)?,
-            starvation_limit: span_opt(spec, "starvation_limit", d.starvation_limit, false)?,
-            busy_rebalance: span_opt(spec, "busy_rebalance", d.busy_rebalance, true)?,
-            idle_rebalance: span_opt(spec, "idle_rebalance", d.idle_rebalance, true)?,
-            cache_decay: span_opt(spec, "cache_decay", d.cache_decay, false)?,
-            prio_bonus_ratio: spec.get("prio_bonus_ratio", d.prio_bonus_ratio, 0..=100)?,
-            interactive_delta: spec.get("interactive_delta", d.interactive_delta, -40..=40)?,
-            interactive: choice_opt(spec, "interactive", d.interactive, INTERACTIVE_RULES)?,
-            prio_interactive_ratio: spec.get("prio_interactive_ratio", d.prio_interactive_ratio, 0..=100)?,
-            prio_cpu_hog_ratio: spec.get("prio_cpu_hog_ratio", d.prio_cpu_hog_ratio, 0..=100)?,
-            child_penalty: spec.get("child_penalty", d.child_penalty, 0..=100)?,
-            parent_penalty: spec.get("parent_penalty", d.parent_penalty, 0..=100)?,
-            balance: choice_opt(spec, "balance", d.balance, BALANCE_SCANS)?,
-            expired_prio_guard: switch_opt(spec, "expired_prio_guard", d.expired_prio_guard)?,
-            scale: switch_opt(spec, "scale", d.scale)?,
-            stamp_any: switch_opt(spec, "stamp_any", d.stamp_any)?,
-            runqueue_credit: spec.get("runqueue_credit", d.runqueue_credit, 0..=100)?,
-            charge_run: switch_opt(spec, "charge_run", d.charge_run)?,
-        })
+    fn defaults_given(&self) -> O1Config {
+        O1Config::era(self.era)
     }
 
-    /// `o1`, then `era=` unless it is the default era, then the options that differ
-    /// from that era's values, in [`Self::KEYS`] order.
-    fn canonical(&self, name: &str) -> String {
-        let d = O1Config::era(self.era);
-        let mut parts: Vec<String> = Vec::new();
-        if self.era != Era::V25 {
-            parts.push(format!("era={}", self.era.name()));
-        }
-        let mut span = |key: &str, v: Span, dv: Span| {
-            if v != dv {
-                parts.push(format!("{key}={}", v.show()));
-            }
-        };
-        span("min_timeslice", self.min_timeslice, d.min_timeslice);
-        span("max_timeslice", self.max_timeslice, d.max_timeslice);
-        span("max_sleep_avg", self.max_sleep_avg, d.max_sleep_avg);
-        span("starvation_limit", self.starvation_limit, d.starvation_limit);
-        span("busy_rebalance", self.busy_rebalance, d.busy_rebalance);
-        span("idle_rebalance", self.idle_rebalance, d.idle_rebalance);
-        span("cache_decay", self.cache_decay, d.cache_decay);
-        let num = |parts: &mut Vec<String>, key: &str, v: i64, dv: i64| {
-            if v != dv {
-                parts.push(format!("{key}={v}"));
-            }
-        };
-        let choice = |parts: &mut Vec<String>, key: &str, v: &str, dv: &str| {
-            if v != dv {
-                parts.push(format!("{key}={v}"));
-            }
-        };
-        let rule = |r: InteractiveRule| INTERACTIVE_RULES.iter().find(|(_, x)| *x == r).map_or("", |(n, _)| *n);
-        let scan = |b: BalanceScan| BALANCE_SCANS.iter().find(|(_, x)| *x == b).map_or("", |(n, _)| *n);
-        num(&mut parts, "prio_bonus_ratio", self.prio_bonus_ratio as i64, d.prio_bonus_ratio as i64);
-        num(&mut parts, "interactive_delta", self.interactive_delta as i64, d.interactive_delta as i64);
-        choice(&mut parts, "interactive", rule(self.interactive), rule(d.interactive));
-        num(&mut parts, "prio_interactive_ratio", self.prio_interactive_ratio as i64, d.prio_interactive_ratio as i64);
-        num(&mut parts, "prio_cpu_hog_ratio", self.prio_cpu_hog_ratio as i64, d.prio_cpu_hog_ratio as i64);
-        num(&mut parts, "child_penalty", self.child_penalty as i64, d.child_penalty as i64);
-        num(&mut parts, "parent_penalty", self.parent_penalty as i64, d.parent_penalty as i64);
-        choice(&mut parts, "balance", scan(self.balance), scan(d.balance));
-        for (key, v, dv) in [
-            ("expired_prio_guard", self.expired_prio_guard, d.expired_prio_guard),
-            ("scale", self.scale, d.scale),
-            ("stamp_any", self.stamp_any, d.stamp_any),
-        ] {
-            if v != dv {
-                parts.push(format!("{key}={}", on_off(v)));
-            }
-        }
-        num(&mut parts, "runqueue_credit", self.runqueue_credit as i64, d.runqueue_credit as i64);
-        if self.charge_run != d.charge_run {
-            parts.push(format!("charge_run={}", on_off(self.charge_run)));
-        }
-        if parts.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}:{}", parts.join(","))
-        }
+    fn default_sets() -> Vec<(&'static str, O1Config)> {
+        Era::ALL.into_iter().map(|e| (e.name(), O1Config::era(e))).collect()
     }
 }
 
@@ -584,9 +566,9 @@ impl Tunables {
         if tun.min_timeslice > tun.max_timeslice {
             return Err(SpecError(format!(
                 "policy 'o1': min_timeslice={} ({} ticks) exceeds max_timeslice={} ({} ticks) at HZ={hz}",
-                cfg.min_timeslice.show(),
+                show_span(cfg.min_timeslice),
                 tun.min_timeslice,
-                cfg.max_timeslice.show(),
+                show_span(cfg.max_timeslice),
                 tun.max_timeslice
             )));
         }

@@ -46,11 +46,12 @@
 
 use crate::common::Opts24;
 use crate::cpu::{CpuId, Topology, MAX_CPUS};
+use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform};
 use crate::policies::mqs::Mqs;
-use crate::policies::{BuildEnv, PolicyKind, PolicyOptions};
+use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
-use crate::spec::{Spec, SpecError};
+use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -117,53 +118,78 @@ impl LbReading {
 /// Default of PMQS's `period` (LBP-45).
 pub const DEFAULT_LB_PERIOD: u32 = 45;
 
-impl PolicyOptions for PmqsConfig {
-    const KEYS: &'static [&'static str] = &["pool", "lb", "period", "reading", Opts24::PREEMPT_THRESHOLD];
-    const SYNTAX: &'static str = "pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold,preempt_threshold=N";
+impl Options for PmqsConfig {
+    const PARAMS: &'static [Param<PmqsConfig>] = &[
+        Param::int(
+            "pool",
+            1,
+            MAX_CPUS as i64,
+            "CPUs per pool, a divisor of the machine's",
+            |c: &Self| c.pool.map_or(Value::Unset, |n| Value::Int(n as i64)),
+            |c, v| {
+                c.pool = match v {
+                    Value::Int(n) => Some(n as usize),
+                    _ => None,
+                }
+            },
+        )
+        .unset("whole machine (one pool)"),
+        Param::choice(
+            "lb",
+            BALANCERS,
+            "balancer between pools: none, initial placement, periodic (LBP-x), continuous",
+            |c: &Self| Value::Word(c.lb.name()),
+            |c, v| {
+                c.lb = match v.word() {
+                    "ip" => Balancer::Ip,
+                    "lbp" => Balancer::Lbp,
+                    "lbc" => Balancer::Lbc,
+                    _ => Balancer::Off,
+                }
+            },
+        )
+        .aliases(&[("lboff", "off")])
+        .always(),
+        Param::int(
+            "period",
+            1,
+            1_000_000,
+            "LBP's x: the period in ms, or the imbalance threshold in % (reading=threshold)",
+            |c: &Self| Value::Int(c.period as i64),
+            |c, v| c.period = v.int() as u32,
+        )
+        .always(),
+        Param::choice(
+            "reading",
+            &["period", "threshold"],
+            "what LBP's x (period=) means",
+            |c| Value::Word(c.reading.name()),
+            |c, v| {
+                c.reading = match v.word() {
+                    "threshold" => LbReading::Threshold,
+                    _ => LbReading::Period,
+                }
+            },
+        ),
+        Opts24::param(
+            |c| Value::Int(c.sched.preempt_threshold as i64),
+            |c, v| c.sched.preempt_threshold = v.int() as i32,
+        ),
+    ];
+}
 
-    fn parse(spec: &mut Spec) -> Result<PmqsConfig, SpecError> {
-        let pool = match spec.get("pool", 0usize, 1..=MAX_CPUS)? {
-            0 => None,
-            n => Some(n),
-        };
-        let lb = match spec.get_str("lb", "off").as_str() {
-            "off" | "lboff" => Balancer::Off,
-            "ip" => Balancer::Ip,
-            "lbp" => Balancer::Lbp,
-            "lbc" => Balancer::Lbc,
-            other => {
-                return Err(SpecError(format!(
-                    "policy 'pmqs': lb='{other}' is not a balancer (accepted: off, ip, lbp, lbc)"
-                )))
-            }
-        };
-        let period = spec.get("period", DEFAULT_LB_PERIOD, 1..=1_000_000)?;
-        let reading = match spec.get_str("reading", "period").as_str() {
-            "period" => LbReading::Period,
-            "threshold" => LbReading::Threshold,
-            other => {
-                return Err(SpecError(format!(
-                    "policy 'pmqs': reading='{other}' is not known (accepted: period, threshold)"
-                )))
-            }
-        };
-        let sched = Opts24::read(spec)?;
-        Ok(PmqsConfig { pool, lb, period, reading, sched })
-    }
+/// The balancers' names, in `lb=` order.
+const BALANCERS: &[&str] = &["off", "ip", "lbp", "lbc"];
 
-    fn canonical(&self, name: &str) -> String {
-        let mut s = format!("{name}:");
-        if let Some(n) = self.pool {
-            s += &format!("pool={n},");
+impl Default for PmqsConfig {
+    fn default() -> Self {
+        PmqsConfig {
+            pool: None,
+            lb: Balancer::Off,
+            period: DEFAULT_LB_PERIOD,
+            reading: LbReading::Period,
+            sched: Opts24::default(),
         }
-        s += &format!("lb={},period={}", self.lb.name(), self.period);
-        if self.reading != LbReading::Period {
-            s += &format!(",reading={}", self.reading.name());
-        }
-        for arg in self.sched.canonical_args() {
-            s += &format!(",{arg}");
-        }
-        s
     }
 }
 

@@ -36,6 +36,8 @@ pub mod chrome;
 pub mod perf;
 
 use crate::{in_mm, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::spec::Spec;
 use schedlab_core::SpecError;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -422,19 +424,41 @@ fn spawn(i: usize) -> Op {
     Op::Spawn { program: 1 + i as u32, params: in_mm(2 + i as u32) }
 }
 
-/// `trace:FILE[,mhz=N]` → (file, MHz).
+/// The options after a trace's file name (`trace:FILE[,mhz=N]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceOptions {
+    pub mhz: u32,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions { mhz: DEFAULT_MHZ }
+    }
+}
+
+impl Options for TraceOptions {
+    const PARAMS: &'static [Param<TraceOptions>] = &[Param::int(
+        "mhz",
+        1,
+        100_000,
+        "the clock the trace's CPU times are turned into cycles at",
+        |o: &TraceOptions| Value::Int(o.mhz as i64),
+        |o, v| o.mhz = v.int() as u32,
+    )
+    .unit("MHz")];
+}
+
+/// `trace:FILE[,mhz=N]` → (file, MHz). The file name may hold any character, so the
+/// options are split off at the last `,mhz=` rather than at the spec syntax's commas.
 pub fn parse_spec(spec: &str) -> Result<(String, u32), SpecError> {
     let rest = spec.strip_prefix("trace:").ok_or_else(|| SpecError(format!("'{spec}' is not a trace: spec")))?;
-    let (file, mhz) = match rest.rsplit_once(",mhz=") {
-        Some((f, m)) => {
-            let mhz: u32 = m.parse().map_err(|_| SpecError(format!("workload 'trace': mhz={m} is not a number")))?;
-            if !(1..=100_000).contains(&mhz) {
-                return Err(SpecError(format!("workload 'trace': mhz={mhz} is out of range 1..=100000")));
-            }
-            (f, mhz)
-        }
-        None => (rest, DEFAULT_MHZ),
+    let (file, opts) = match rest.rsplit_once(",mhz=") {
+        Some((f, m)) => (f, format!("mhz={m}")),
+        None => (rest, String::new()),
     };
+    let mut opts = Spec::parse("workload", &format!("trace:{opts}"))?;
+    let TraceOptions { mhz } = options::parse(&mut opts)?;
+    opts.finish(&options::keys::<TraceOptions>())?;
     if file.is_empty() {
         return Err(SpecError("workload 'trace': no file given (trace:FILE[,mhz=N])".into()));
     }
