@@ -1,4 +1,4 @@
-//! Diagnosis aid (O(1) hackbench's hand-off): the per-message price of a
+//! Probe (O(1) hackbench's hand-off): the per-message price of a
 //! sender streaming round-robin over 20 channels (`async_channel::unbounded`, the
 //! workloads' channel) while a receiver on the other CPU drains them concurrently,
 //! against the same sends with no receiver running (the lines stay on the sender's

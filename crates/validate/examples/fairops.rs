@@ -1,4 +1,4 @@
-//! Diagnosis aid: what `fair`'s, MQS's and DSS's scheduler calls cost on this machine, timed on
+//! Probe: what `fair`'s, MQS's and DSS's scheduler calls cost on this machine, timed on
 //! the free platform, against what the calibrated host machine charges for the same
 //! calls (each `Work` the call reports, counted, times the host's price for it).
 //! `target/release/examples/fairops`

@@ -1,4 +1,4 @@
-//! Diagnosis aid: a wake-up made on CPU 0 into CPU 1's queue and the pick on CPU 1, two
+//! Probe: a wake-up made on CPU 0 into CPU 1's queue and the pick on CPU 1, two
 //! pinned threads taking turns, for DSS and `fair` on the free platform: what a policy's
 //! queue costs when its lines (a tree's heap nodes, a list's links) last moved on the
 //! other CPU. `target/release/examples/fairxcpu`

@@ -1,4 +1,4 @@
-//! Diagnosis aid: what reading K lines the other CPU wrote last costs per
+//! Probe: what reading K lines the other CPU wrote last costs per
 //! line, as a dependent chain, as a chain whose lines are also written, and as
 //! independent loads (`schedlab_validate::linexfer`; the calibration measures K = 16
 //! for the host machine's `mlp`). `target/release/examples/linexfer`

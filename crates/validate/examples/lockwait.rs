@@ -1,4 +1,4 @@
-//! Diagnosis aid: what a *contended* acquisition of the runtime's run-queue lock
+//! Probe: what a *contended* acquisition of the runtime's run-queue lock
 //! (`RtLock`'s mutex, `schedlab_rt::PolicyMutex`: `parking_lot::Mutex`, or with the
 //! runtime's `spin-lock` feature a polling spin lock) costs beyond an uncontended one that takes the
 //! lock from the other CPU. CPU 0 takes the lock, holds it for H ns and releases it,

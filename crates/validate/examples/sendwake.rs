@@ -1,4 +1,4 @@
-//! Diagnosis aid: what a *send that wakes a blocked receiver*
+//! Probe: what a *send that wakes a blocked receiver*
 //! costs the sender on the runtime under a policy scheduler, against what the simulator
 //! charges for the same step. Chat's receivers drain more messages per slice in the
 //! simulator than on the runtime, and that count follows the ratio of the waking

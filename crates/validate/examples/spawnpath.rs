@@ -1,4 +1,4 @@
-//! Diagnosis aid for the host's `fork_cycles` (calibrate.rs, `policy_spawn_ns`): what a
+//! Probe for the host's `fork_cycles` (calibrate.rs, `policy_spawn_ns`): what a
 //! spawn from a task costs on a one-worker policy runtime with ids no task had before
 //! (every spawn of the workloads) against ids recycled from exited tasks (their task
 //! blocks already touched), and the minor page faults per spawn (`/proc/self/stat`).

@@ -1,4 +1,4 @@
-//! Diagnosis aid: one workload under one policy on the real runtime (validate's
+//! Probe: one workload under one policy on the real runtime (validate's
 //! builder: calibrated workers, pinned, the host machine's HZ), alternately untraced
 //! and traced, printing the runtime's counters and how long the workers waited for
 //! their CPUs. `target/release/examples/vmodes mqs 'chat:rooms=2,messages=100' 6`

@@ -1,4 +1,4 @@
-//! Diagnosis aid: one or more `validate` rows (both engines, with distributions), on a
+//! Probe: one or more `validate` rows (both engines, with distributions), on a
 //! quick calibration. `target/release/examples/vrow 'fair;fair:wakeup_granularity=100us' 'chat:rooms=1,messages=40' [PREFIX]`
 //! prints validate's table; with PREFIX both engines' traces are written as
 //! `PREFIX-<sim|real>-<n>.json` (n: the row's index).

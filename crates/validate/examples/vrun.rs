@@ -1,4 +1,4 @@
-//! Profiling aid: run one workload on the real runtime under one policy, repeatedly.
+//! Probe: run one workload on the real runtime under one policy, repeatedly.
 //! `target/release/examples/vrun pmqs:pool=1,lb=lbp,period=10 'chat:rooms=2;pingpong:rounds=50000' 3`
 //! (several workloads separated by `;` run one after the other in one process).
 

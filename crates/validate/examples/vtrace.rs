@@ -1,4 +1,4 @@
-//! Diagnosis aid: the runtime alone, traced, one row several times, without a
+//! Probe: the runtime alone, traced, one row several times, without a
 //! calibration (pinned, 2 workers, 1000 Hz as the host machine): each run's trace goes
 //! to `PREFIX-<n>.json` with its counters and host wait on stdout, so only the runs the
 //! host left alone need be read.
