@@ -181,6 +181,37 @@ pub enum Type {
 /// `on|off`.
 pub const ON_OFF: &[&str] = &["on", "off"];
 
+/// [`Param::int`] over the integer field of the same name as the key: the table row of
+/// a plain count, with its accessors written once here.
+#[macro_export]
+macro_rules! int_param {
+    ($field:ident, $min:expr, $max:expr, $doc:expr) => {
+        $crate::options::Param::int(
+            stringify!($field),
+            $min,
+            $max,
+            $doc,
+            |p: &Self| $crate::options::Value::Int(p.$field as i64),
+            |p: &mut Self, v| p.$field = v.int() as _,
+        )
+    };
+}
+
+/// [`Param::time`] over the nanosecond field of the same name as the key.
+#[macro_export]
+macro_rules! time_param {
+    ($field:ident, $min:expr, $max:expr, $doc:expr) => {
+        $crate::options::Param::time(
+            stringify!($field),
+            $min,
+            $max,
+            $doc,
+            |p: &Self| $crate::options::Value::from_ns(p.$field),
+            |p: &mut Self, v| p.$field = v.ns(),
+        )
+    };
+}
+
 /// One option: its name, type, documentation and how it is read from and written to
 /// the options struct `T`.
 pub struct Param<T> {

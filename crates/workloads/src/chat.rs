@@ -48,7 +48,8 @@
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::int_param;
+use schedlab_core::options::{self, Options, Param};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
 
 /// Address space of the client process (client tasks and the root).
@@ -85,59 +86,13 @@ impl Default for ChatParams {
 
 impl Options for ChatParams {
     const PARAMS: &'static [Param<ChatParams>] = &[
-        Param::int(
-            "rooms",
-            1,
-            1000,
-            "chat rooms R",
-            |p: &Self| Value::Int(p.rooms as i64),
-            |p, v| p.rooms = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "messages",
-            1,
-            1_000_000,
-            "messages each user sends, M",
-            |p: &Self| Value::Int(p.messages as i64),
-            |p, v| p.messages = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "users",
-            2,
-            1000,
-            "users per room (20 in the original)",
-            |p| Value::Int(p.users as i64),
-            |p, v| p.users = v.int() as u32,
-        ),
-        Param::int(
-            "bytes",
-            1,
-            1 << 20,
-            "message size",
-            |p: &Self| Value::Int(p.bytes as i64),
-            |p, v| p.bytes = v.int() as u32,
-        )
-        .unit("bytes"),
-        Param::int(
-            "think",
-            0,
-            10_000_000_000,
-            "client think time before each send",
-            |p: &Self| Value::Int(p.think as i64),
-            |p, v| p.think = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::int(
-            "work",
-            0,
-            10_000_000_000,
-            "server user-mode work per received message (broadcast bookkeeping)",
-            |p: &Self| Value::Int(p.work as i64),
-            |p, v| p.work = v.int() as u64,
-        )
-        .unit("cycles"),
+        int_param!(rooms, 1, 1000, "chat rooms R").always(),
+        int_param!(messages, 1, 1_000_000, "messages each user sends, M").always(),
+        int_param!(users, 2, 1000, "users per room (20 in the original)"),
+        int_param!(bytes, 1, 1 << 20, "message size").unit("bytes"),
+        int_param!(think, 0, 10_000_000_000, "client think time before each send").unit("cycles"),
+        int_param!(work, 0, 10_000_000_000, "server user-mode work per received message (broadcast bookkeeping)")
+            .unit("cycles"),
     ];
 }
 

@@ -27,6 +27,7 @@
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use schedlab_core::int_param;
 use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::SpecError;
 
@@ -53,41 +54,10 @@ impl Default for HackbenchParams {
 
 impl Options for HackbenchParams {
     const PARAMS: &'static [Param<HackbenchParams>] = &[
-        Param::int(
-            "groups",
-            1,
-            1000,
-            "groups G",
-            |p: &Self| Value::Int(p.groups as i64),
-            |p, v| p.groups = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "loops",
-            1,
-            1_000_000,
-            "messages per sender per receiver",
-            |p: &Self| Value::Int(p.loops as i64),
-            |p, v| p.loops = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "fds",
-            1,
-            1000,
-            "senders and receivers per group",
-            |p| Value::Int(p.fds as i64),
-            |p, v| p.fds = v.int() as u32,
-        ),
-        Param::int(
-            "bytes",
-            1,
-            1 << 20,
-            "message size",
-            |p: &Self| Value::Int(p.bytes as i64),
-            |p, v| p.bytes = v.int() as u32,
-        )
-        .unit("bytes"),
+        int_param!(groups, 1, 1000, "groups G").always(),
+        int_param!(loops, 1, 1_000_000, "messages per sender per receiver").always(),
+        int_param!(fds, 1, 1000, "senders and receivers per group"),
+        int_param!(bytes, 1, 1 << 20, "message size").unit("bytes"),
         Param::int(
             "threads",
             0,

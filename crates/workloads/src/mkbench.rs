@@ -39,8 +39,9 @@
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::options::{self, Options, Param};
 use schedlab_core::SpecError;
+use schedlab_core::{int_param, time_param};
 
 /// Parameters of a Mkbench run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,69 +78,13 @@ impl Default for MkbenchParams {
 
 impl Options for MkbenchParams {
     const PARAMS: &'static [Param<MkbenchParams>] = &[
-        Param::int(
-            "builds",
-            1,
-            256,
-            "concurrent builds B",
-            |p: &Self| Value::Int(p.builds as i64),
-            |p, v| p.builds = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "jobs",
-            1,
-            4096,
-            "make -j J per build",
-            |p: &Self| Value::Int(p.jobs as i64),
-            |p, v| p.jobs = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "units",
-            1,
-            1_000_000,
-            "compile units per build U",
-            |p: &Self| Value::Int(p.units as i64),
-            |p, v| p.units = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "unit_min",
-            0,
-            100_000_000_000,
-            "shortest compile unit",
-            |p: &Self| Value::Int(p.unit_min as i64),
-            |p, v| p.unit_min = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::int(
-            "unit_max",
-            0,
-            100_000_000_000,
-            "longest compile unit",
-            |p: &Self| Value::Int(p.unit_max as i64),
-            |p, v| p.unit_max = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::time(
-            "io_ns",
-            0,
-            10_000_000_000,
-            "each of the two I/O waits of a unit (0: none)",
-            |p: &Self| Value::from_ns(p.io_ns),
-            |p, v| p.io_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "link",
-            0,
-            100_000_000_000,
-            "final link step (0: none)",
-            |p: &Self| Value::Int(p.link as i64),
-            |p, v| p.link = v.int() as u64,
-        )
-        .unit("cycles"),
+        int_param!(builds, 1, 256, "concurrent builds B").always(),
+        int_param!(jobs, 1, 4096, "make -j J per build").always(),
+        int_param!(units, 1, 1_000_000, "compile units per build U").always(),
+        int_param!(unit_min, 0, 100_000_000_000, "shortest compile unit").unit("cycles"),
+        int_param!(unit_max, 0, 100_000_000_000, "longest compile unit").unit("cycles"),
+        time_param!(io_ns, 0, 10_000_000_000, "each of the two I/O waits of a unit (0: none)").bare_ns(),
+        int_param!(link, 0, 100_000_000_000, "final link step (0: none)").unit("cycles"),
     ];
 
     fn check_across(&self) -> Result<(), String> {

@@ -82,6 +82,7 @@
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::{int_param, time_param};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
 
 /// Who forks the smbds (see the module documentation).
@@ -161,103 +162,24 @@ impl Default for NetbenchParams {
 
 impl Options for NetbenchParams {
     const PARAMS: &'static [Param<NetbenchParams>] = &[
-        Param::int(
-            "clients",
-            1,
-            4096,
-            "SMB clients",
-            |p: &Self| Value::Int(p.clients as i64),
-            |p, v| p.clients = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "ops",
+        int_param!(clients, 1, 4096, "SMB clients").always(),
+        int_param!(
+            ops,
             1,
             MAX_CLIENT_OPS as i64,
-            "operations per client (mode=fresh; mode=live with think_ns=0: per case)",
-            |p| Value::Int(p.ops as i64),
-            |p, v| p.ops = v.int() as u32,
+            "operations per client (mode=fresh; mode=live with think_ns=0: per case)"
         ),
-        Param::time(
-            "think_ns",
-            0,
-            3_600_000_000_000,
-            "think time between a reply and the next request: the throttle",
-            |p: &Self| Value::from_ns(p.think_ns),
-            |p, v| p.think_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "work",
-            0,
-            100_000_000_000,
-            "the server's work per operation",
-            |p: &Self| Value::Int(p.work as i64),
-            |p, v| p.work = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::int(
-            "irq",
-            0,
-            100_000_000_000,
-            "interrupt work per packet",
-            |p: &Self| Value::Int(p.irq as i64),
-            |p, v| p.irq = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::time(
-            "io_ns",
-            0,
-            3_600_000_000_000,
-            "disk wait per operation (0: the file set is in the page cache)",
-            |p: &Self| Value::from_ns(p.io_ns),
-            |p, v| p.io_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "bytes",
-            1,
-            1 << 24,
-            "reply size",
-            |p: &Self| Value::Int(p.bytes as i64),
-            |p, v| p.bytes = v.int() as u32,
-        )
-        .unit("bytes"),
-        Param::time(
-            "timeout_ns",
-            0,
-            3_600_000_000_000,
-            "an operation later than this is a time-out",
-            |p: &Self| Value::from_ns(p.timeout_ns),
-            |p, v| p.timeout_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "probes",
-            0,
-            1_000_000,
-            "ps probes",
-            |p| Value::Int(p.probes as i64),
-            |p, v| p.probes = v.int() as u32,
-        ),
-        Param::time(
-            "probe_every_ns",
-            0,
-            3_600_000_000_000,
-            "time between probes",
-            |p: &Self| Value::from_ns(p.probe_every_ns),
-            |p, v| p.probe_every_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "ps",
-            0,
-            100_000_000_000,
-            "a probe's ps work",
-            |p: &Self| Value::Int(p.ps as i64),
-            |p, v| p.ps = v.int() as u64,
-        )
-        .unit("cycles"),
+        time_param!(think_ns, 0, 3_600_000_000_000, "think time between a reply and the next request: the throttle")
+            .bare_ns(),
+        int_param!(work, 0, 100_000_000_000, "the server's work per operation").unit("cycles"),
+        int_param!(irq, 0, 100_000_000_000, "interrupt work per packet").unit("cycles"),
+        time_param!(io_ns, 0, 3_600_000_000_000, "disk wait per operation (0: the file set is in the page cache)")
+            .bare_ns(),
+        int_param!(bytes, 1, 1 << 24, "reply size").unit("bytes"),
+        time_param!(timeout_ns, 0, 3_600_000_000_000, "an operation later than this is a time-out").bare_ns(),
+        int_param!(probes, 0, 1_000_000, "ps probes"),
+        time_param!(probe_every_ns, 0, 3_600_000_000_000, "time between probes").bare_ns(),
+        int_param!(ps, 0, 100_000_000_000, "a probe's ps work").unit("cycles"),
         Param::choice(
             "fork",
             &["root", "daemon"],
@@ -270,24 +192,8 @@ impl Options for NetbenchParams {
             },
             |p, v| p.fork = if v.word() == "daemon" { Fork::Daemon } else { Fork::Root },
         ),
-        Param::time(
-            "idle_ns",
-            0,
-            3_600_000_000_000,
-            "the server idles this long before the test",
-            |p: &Self| Value::from_ns(p.idle_ns),
-            |p, v| p.idle_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::time(
-            "accept_ns",
-            0,
-            3_600_000_000_000,
-            "the server accepts one client per this",
-            |p: &Self| Value::from_ns(p.accept_ns),
-            |p, v| p.accept_ns = v.ns(),
-        )
-        .bare_ns(),
+        time_param!(idle_ns, 0, 3_600_000_000_000, "the server idles this long before the test").bare_ns(),
+        time_param!(accept_ns, 0, 3_600_000_000_000, "the server accepts one client per this").bare_ns(),
         Param::choice(
             "mode",
             &["fresh", "live"],
@@ -300,23 +206,8 @@ impl Options for NetbenchParams {
             },
             |p, v| p.mode = if v.word() == "live" { Mode::Live } else { Mode::Fresh },
         ),
-        Param::time(
-            "case_ns",
-            1,
-            3_600_000_000_000,
-            "mode=live: time between cases",
-            |p: &Self| Value::from_ns(p.case_ns),
-            |p, v| p.case_ns = v.ns(),
-        )
-        .bare_ns(),
-        Param::int(
-            "per_case",
-            1,
-            4096,
-            "mode=live: clients joining per case",
-            |p| Value::Int(p.per_case as i64),
-            |p, v| p.per_case = v.int() as u32,
-        ),
+        time_param!(case_ns, 1, 3_600_000_000_000, "mode=live: time between cases").bare_ns(),
+        int_param!(per_case, 1, 4096, "mode=live: clients joining per case"),
     ];
 
     fn check_across(&self) -> Result<(), String> {

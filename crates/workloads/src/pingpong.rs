@@ -13,7 +13,8 @@
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::int_param;
+use schedlab_core::options::{self, Options, Param};
 use schedlab_core::SpecError;
 
 /// Channel ping → pong.
@@ -40,33 +41,9 @@ impl Default for PingPongParams {
 
 impl Options for PingPongParams {
     const PARAMS: &'static [Param<PingPongParams>] = &[
-        Param::int(
-            "rounds",
-            1,
-            1_000_000_000,
-            "round trips N",
-            |p: &Self| Value::Int(p.rounds as i64),
-            |p, v| p.rounds = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "bytes",
-            1,
-            1 << 20,
-            "message size",
-            |p: &Self| Value::Int(p.bytes as i64),
-            |p, v| p.bytes = v.int() as u32,
-        )
-        .unit("bytes"),
-        Param::int(
-            "compute",
-            0,
-            10_000_000_000,
-            "user-mode work per round on each side",
-            |p: &Self| Value::Int(p.compute as i64),
-            |p, v| p.compute = v.int() as u64,
-        )
-        .unit("cycles"),
+        int_param!(rounds, 1, 1_000_000_000, "round trips N").always(),
+        int_param!(bytes, 1, 1 << 20, "message size").unit("bytes"),
+        int_param!(compute, 0, 10_000_000_000, "user-mode work per round on each side").unit("cycles"),
     ];
 }
 

@@ -67,7 +67,8 @@
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
-use schedlab_core::options::{self, Options, Param, Value};
+use schedlab_core::options::{self, Options, Param};
+use schedlab_core::{int_param, time_param};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
 
 /// Bytes of an HTTP request on the wire.
@@ -109,82 +110,19 @@ impl Default for WebbenchParams {
 
 impl Options for WebbenchParams {
     const PARAMS: &'static [Param<WebbenchParams>] = &[
-        Param::int(
-            "servers",
-            1,
-            4096,
-            "httpd processes",
-            |p: &Self| Value::Int(p.servers as i64),
-            |p, v| p.servers = v.int() as u32,
-        )
-        .always(),
-        Param::int(
-            "clients",
-            1,
-            4096,
-            "client threads",
-            |p| Value::Int(p.clients as i64),
-            |p, v| p.clients = v.int() as u32,
-        ),
-        Param::int(
-            "requests",
-            1,
-            10_000_000,
-            "requests per client thread",
-            |p| Value::Int(p.requests as i64),
-            |p, v| p.requests = v.int() as u32,
-        ),
-        Param::int(
-            "depth",
-            1,
-            16,
-            "requests in flight per connection",
-            |p| Value::Int(p.depth as i64),
-            |p, v| p.depth = v.int() as u32,
-        ),
-        Param::int(
-            "work",
-            0,
-            100_000_000_000,
-            "Apache's work per request",
-            |p: &Self| Value::Int(p.work as i64),
-            |p, v| p.work = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::int(
-            "ws",
-            0,
-            1 << 20,
-            "working set touched per request",
-            |p: &Self| Value::Int(p.ws as i64),
-            |p, v| p.ws = v.int() as u32,
-        )
-        .unit("bytes"),
-        Param::int(
-            "irq",
-            0,
-            100_000_000_000,
-            "interrupt work per request",
-            |p: &Self| Value::Int(p.irq as i64),
-            |p, v| p.irq = v.int() as u64,
-        )
-        .unit("cycles"),
-        Param::int(
-            "bytes",
-            1,
-            1 << 24,
-            "reply size",
-            |p: &Self| Value::Int(p.bytes as i64),
-            |p, v| p.bytes = v.int() as u32,
-        )
-        .unit("bytes"),
-        Param::time(
-            "rtt",
+        int_param!(servers, 1, 4096, "httpd processes").always(),
+        int_param!(clients, 1, 4096, "client threads"),
+        int_param!(requests, 1, 10_000_000, "requests per client thread"),
+        int_param!(depth, 1, 16, "requests in flight per connection"),
+        int_param!(work, 0, 100_000_000_000, "Apache's work per request").unit("cycles"),
+        int_param!(ws, 0, 1 << 20, "working set touched per request").unit("bytes"),
+        int_param!(irq, 0, 100_000_000_000, "interrupt work per request").unit("cycles"),
+        int_param!(bytes, 1, 1 << 24, "reply size").unit("bytes"),
+        time_param!(
+            rtt,
             0,
             10_000_000_000,
-            "from a reply leaving to the next request arriving (the wire and the client)",
-            |p: &Self| Value::from_ns(p.rtt),
-            |p, v| p.rtt = v.ns(),
+            "from a reply leaving to the next request arriving (the wire and the client)"
         )
         .bare_ns(),
     ];
