@@ -239,22 +239,11 @@ fn sim_progress() -> schedlab_sim::ProgressFn {
     })
 }
 
-/// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive).
+/// `10ms`, `500us`, `1s`, `2000000ns` or a bare number of ns → ns (positive), read by the
+/// one time parser the options use.
 fn parse_interval_ns(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (t, 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x * mult >= 1.0 && x * mult < 1e18 => Ok((x * mult).round() as u64),
+    match schedlab_core::options::parse_time(s, false) {
+        Ok(schedlab_core::options::Time::Ns(ns)) if ns >= 1 => Ok(ns),
         _ => Err(format!("'{s}' is not a positive interval (e.g. 10ms, 500us, 1s, or ns)")),
     }
 }
