@@ -23,16 +23,21 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use schedlab_sim::{simulate, Report, SimConfig, SimError};
 use serde_json::{json, Value};
-use std::fmt;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What went wrong: a bad experiment (exit code 2), a failed run or output (1).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LabError {
+    /// The experiment file or a spec in it is wrong: nothing ran.
+    #[error("{0}")]
     Config(String),
+    /// A run failed.
+    #[error("{0}")]
     Run(String),
+    /// An output could not be written.
+    #[error("{0}")]
     Io(String),
 }
 
@@ -50,13 +55,6 @@ impl LabError {
         }
     }
 }
-
-impl fmt::Display for LabError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-impl std::error::Error for LabError {}
 
 /// How to run a sweep.
 #[derive(Clone, Debug, Default)]

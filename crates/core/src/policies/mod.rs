@@ -34,6 +34,33 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The registry: every policy schedlab knows, in the order `schedlab list` shows them.
+///
+/// A policy is registered by one `v.visit::<its Kind>()` line here; from then on a spec
+/// names it, both engines build it, and `schedlab list` shows it:
+///
+/// ```
+/// use schedlab_core::policies::{walk, KindVisitor, PolicyKind};
+/// use schedlab_core::{BuildEnv, NullPlatform, PolicySource, PolicySpec, Topology};
+///
+/// struct Names(Vec<&'static str>);
+/// impl KindVisitor for Names {
+///     fn visit<K: PolicyKind>(&mut self) {
+///         self.0.push(K::NAME);
+///     }
+/// }
+/// let mut names = Names(Vec::new());
+/// walk(&mut names);
+/// assert_eq!(names.0, ["dss", "mqs", "pmqs", "o1", "cfs", "eevdf", "fast"]);
+///
+/// // A spec of a registered policy, built on the zero-cost platform for a 4-CPU machine.
+/// let spec = PolicySpec::parse("pmqs:pool=2,lb=lbp").unwrap();
+/// let env = BuildEnv { topo: &Topology::smp(4), capacity: 64, hz: 100 };
+/// let policy = spec.build(&NullPlatform::new(0), &env).unwrap();
+/// assert_eq!(policy.name(), "pmqs");
+/// // Options that do not fit the machine are refused by the policy's constructor.
+/// let bad = PolicySpec::parse("pmqs:pool=3").unwrap();
+/// assert!(bad.build(&NullPlatform::new(0), &env).is_err());
+/// ```
 pub fn walk(v: &mut impl KindVisitor) {
     v.visit::<dss::Kind>();
     v.visit::<mqs::Kind>();
