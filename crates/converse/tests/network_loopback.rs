@@ -58,7 +58,17 @@ fn ring_and_broadcast_cross_ranks() {
                             use std::rc::Rc;
                             let laps = Rc::new(Cell::new(0u64));
                             let seen = Rc::new(Cell::new(0u64));
-                            let (l2, s2) = (laps.clone(), seen.clone());
+                            // On PE 0: how many other PEs have reported their copy.
+                            let reported = Rc::new(Cell::new(0u64));
+                            let (l2, s2, s3, r3) = (laps.clone(), seen.clone(), seen.clone(), reported.clone());
+                            // PE 0 ends the run once every PE has handled its copy: its own,
+                            // which waits in its local queue behind any message from another
+                            // PE, and the three the others report.
+                            let end_when_all_seen = |pe: &mut Pe, seen: u64, reported: u64| {
+                                if pe.my_pe() == 0 && seen == 1 && reported == 3 {
+                                    pe.exit_all();
+                                }
+                            };
                             // 0: the token goes round the ring of 4 PEs 3 times, then PE 0 broadcasts.
                             pe.register_handler(move |pe: &mut Pe, mut m: Msg| {
                                 let hops = m.read_u64(0) + 1;
@@ -71,13 +81,20 @@ fn ring_and_broadcast_cross_ranks() {
                                     pe.send(next, m);
                                 }
                             });
-                            // 1: broadcast arrival; PE 3 ends the run once it has its copy.
+                            // 1: broadcast arrival; the other PEs report theirs to PE 0.
+                            let r2 = reported.clone();
                             pe.register_handler(move |pe: &mut Pe, m: Msg| {
                                 assert_eq!((m.payload(), m.src_pe()), (&[7u8][..], Some(0)));
                                 s2.set(s2.get() + 1);
-                                if pe.my_pe() == 3 {
-                                    pe.exit_all();
+                                if pe.my_pe() != 0 {
+                                    pe.send(0, Msg::new(HandlerId(2), &[]));
                                 }
+                                end_when_all_seen(pe, s2.get(), r2.get());
+                            });
+                            // 2: on PE 0, another PE's report.
+                            pe.register_handler(move |pe: &mut Pe, _m: Msg| {
+                                r3.set(r3.get() + 1);
+                                end_when_all_seen(pe, s3.get(), r3.get());
                             });
                             assert_eq!(pe.num_pes(), 4);
                             assert_eq!(pe.my_rank(), pe.my_pe() / 2);
@@ -97,9 +114,8 @@ fn ring_and_broadcast_cross_ranks() {
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    // Rank 0 holds PEs 0 and 1, rank 1 PEs 2 and 3; each PE held the token 3 times.
-    // Every PE's broadcast copy precedes PE 3's exit message in its inbox: PE 0
-    // pushed the local copies before sending the remote ones, and the wire keeps order.
+    // Rank 0 holds PEs 0 and 1, rank 1 PEs 2 and 3; each PE held the token 3 times and
+    // handled its broadcast copy before the exit (each reported it to PE 0 first).
     assert_eq!(results[0].iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1]);
     assert_eq!(results[1].iter().map(|r| r.0).collect::<Vec<_>>(), [2, 3]);
     for &(pe, laps, seen) in results.iter().flatten() {
