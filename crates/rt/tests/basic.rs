@@ -236,8 +236,15 @@ fn yield_now_is_fair() {
             }
         });
         let m = min_at_first_finish.load(Relaxed);
-        // No task may starve: with no tick, every yield must let the others run.
-        assert!(m >= 150, "{p}: when the first task finished, the slowest had yielded only {m}/200 times");
+        // No task may starve: with no tick, every yield must let the others run. The
+        // policies that share by yields keep the counts close. cfs and eevdf share by run
+        // time read from the wall clock: a host preemption while one task runs is charged
+        // to it, and it waits (ineligible, or right of the others) until they have run as
+        // long — hundreds of their µs-short yields — so on a shared host their count
+        // fairness is not a property; it is checked in virtual time (core's cfs and eevdf
+        // tests). Here they must only let every task run before the first finishes.
+        let floor = if p.starts_with("cfs") || p == "eevdf" { 1 } else { 150 };
+        assert!(m >= floor, "{p}: when the first task finished, the slowest had yielded only {m}/200 times");
     }
 }
 
