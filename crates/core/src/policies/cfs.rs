@@ -180,29 +180,13 @@ pub(crate) const MAX_TIME_NS: u64 = 10_000_000_000;
 /// `cfs[:key=value,...]`.
 impl Options for CfsConfig {
     const PARAMS: &'static [Param<CfsConfig>] = &[
-        Param::time(
-            "latency",
-            1,
-            MAX_TIME_NS,
-            "sysctl_sched_latency: every runnable task runs once in it",
-            |c| Value::from_ns(c.latency),
-            |c, v| c.latency = v.ns(),
-        ),
-        Param::time(
-            "min_granularity",
-            1,
-            MAX_TIME_NS,
-            "sysctl_sched_min_granularity: the shortest slice",
-            |c| Value::from_ns(c.min_granularity),
-            |c, v| c.min_granularity = v.ns(),
-        ),
-        Param::time(
-            "wakeup_granularity",
+        crate::time_param!(latency, 1, MAX_TIME_NS, "sysctl_sched_latency: every runnable task runs once in it"),
+        crate::time_param!(min_granularity, 1, MAX_TIME_NS, "sysctl_sched_min_granularity: the shortest slice"),
+        crate::time_param!(
+            wakeup_granularity,
             0,
             MAX_TIME_NS,
-            "sysctl_sched_wakeup_granularity: how far behind a woken task must be to preempt",
-            |c| Value::from_ns(c.wakeup_granularity),
-            |c, v| c.wakeup_granularity = v.ns(),
+            "sysctl_sched_wakeup_granularity: how far behind a woken task must be to preempt"
         ),
         Param::int(
             "imbalance_pct",

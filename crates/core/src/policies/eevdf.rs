@@ -170,13 +170,11 @@ impl Default for EevdfConfig {
 /// `eevdf[:key=value,...]`.
 impl Options for EevdfConfig {
     const PARAMS: &'static [Param<EevdfConfig>] = &[
-        Param::time(
-            "base_slice",
+        crate::time_param!(
+            base_slice,
             1,
             cfs::MAX_TIME_NS,
-            "normalized_sysctl_sched_base_slice, before the CPU-count factor",
-            |c| Value::from_ns(c.base_slice),
-            |c, v| c.base_slice = v.ns(),
+            "normalized_sysctl_sched_base_slice, before the CPU-count factor"
         ),
         Param::choice(
             "scaling",
