@@ -3,8 +3,8 @@ mod common;
 use common::{policies, rt};
 use schedlab_rt::{current_worker, spawn, yield_now, Builder, TaskOpts};
 use std::sync::atomic::{
-    AtomicBool, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release},
+    AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed},
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -208,16 +208,21 @@ fn yield_now_is_fair() {
         // Spawned from this thread, so all four start with the same time slice (spawned by a
         // task, 2.4's fork would split the parent's counter, and with no tick the two richest
         // children would take turns to the end: correct 2.4, not what this test is about).
-        // They wait for `go` before counting: without it the first could finish its 200
-        // yields alone while this thread waits for a CPU to spawn the rest (seen in CI: 0/200).
-        let go = Arc::new(AtomicBool::new(false));
+        // They count only once all four have been polled: before that some still wait in
+        // the queue that outside spawns land in, which a worker reads when its own queues
+        // are empty or at intervals (fast: every 61 picks, as Tokio and Go do), so a task
+        // already running could do a third of its yields before the others are on the
+        // worker at all. After its first poll every task yields into the worker's own run
+        // queue, and what is measured is `yield_now` alone.
+        let started = Arc::new(AtomicUsize::new(0));
         let hs: Vec<_> = (0..4)
             .map(|i| {
                 let c = counts.clone();
                 let m = min_at_first_finish.clone();
-                let go = go.clone();
+                let started = started.clone();
                 rt.spawn(async move {
-                    while !go.load(Acquire) {
+                    started.fetch_add(1, AcqRel);
+                    while started.load(Acquire) < 4 {
                         yield_now().await;
                     }
                     for _ in 0..200 {
@@ -229,7 +234,6 @@ fn yield_now_is_fair() {
                 })
             })
             .collect();
-        go.store(true, Release);
         rt.block_on(async {
             for h in hs {
                 h.await.unwrap();
