@@ -77,7 +77,8 @@ use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
-use crate::policies::linux_balance::{self, Balance};
+use crate::policies::linux_balance::{Balance, Wakeups};
+pub use crate::policies::linux_balance::Scaling;
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -101,36 +102,6 @@ deadline, lag kept across sleep, run-to-parity, delayed dequeue; the per-CPU pla
 }
 
 // ------------------------------------------------------------------ options ------
-
-/// `sysctl_sched_tunable_scaling`: how the base slice grows with the CPU count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scaling {
-    /// ×1.
-    None,
-    /// ×(1 + ilog2(min(ncpus, 8))), the kernel's default.
-    Log,
-    /// ×min(ncpus, 8).
-    Linear,
-}
-
-impl Scaling {
-    /// `get_update_sysctl_factor` for `ncpus` CPUs.
-    pub fn factor(self, ncpus: usize) -> u64 {
-        let cpus = ncpus.clamp(1, 8) as u64;
-        match self {
-            Scaling::None => 1,
-            Scaling::Log => 1 + cpus.ilog2() as u64,
-            Scaling::Linear => cpus,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Scaling::None => "none",
-            Scaling::Log => "log",
-            Scaling::Linear => "linear",
-        }
-    }
-}
 
 /// The `eevdf:` options; times in ns. Defaults are v6.12's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,18 +147,10 @@ impl Options for EevdfConfig {
             cfs::MAX_TIME_NS,
             "normalized_sysctl_sched_base_slice, before the CPU-count factor"
         ),
-        Param::choice(
-            "scaling",
-            &["log", "none", "linear"],
+        Scaling::param(
             "sysctl_sched_tunable_scaling: the base slice's CPU-count factor",
             |c| Value::Word(c.scaling.name()),
-            |c, v| {
-                c.scaling = match v.word() {
-                    "none" => Scaling::None,
-                    "linear" => Scaling::Linear,
-                    _ => Scaling::Log,
-                }
-            },
+            |c, v| c.scaling = Scaling::from_word(v.word()),
         ),
         Param::switch(
             "place_lag",
@@ -313,6 +276,8 @@ pub struct Eevdf<P: Platform> {
     common: SchedCommon,
     rqs: Box<[P::Lock<Runqueue>]>,
     se: Box<[Entity]>,
+    /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
+    wakeups: Wakeups,
     /// Published weighted load of each queue (read racily by balancing).
     load: Box<[CachePadded<AtomicU64>]>,
     cfg: EevdfConfig,
@@ -362,6 +327,7 @@ impl<P: Platform> Eevdf<P> {
                 })
                 .collect(),
             se: (0..env.capacity).map(|_| Entity::default()).collect(),
+            wakeups: Wakeups::new(env.topo, env.capacity),
             load: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             cfg: *cfg,
             slice: cfg.base_slice.saturating_mul(cfg.scaling.factor(n)),
@@ -945,6 +911,9 @@ impl<P: Platform> Balance<P> for Eevdf<P> {
     fn common(&self) -> &SchedCommon {
         &self.common
     }
+    fn wakeups(&self) -> &Wakeups {
+        &self.wakeups
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
@@ -1023,6 +992,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
         e.protect.store(0, Relaxed);
         e.delayed.store(false, Relaxed);
         e.forked.store(true, Relaxed);
+        self.wakeups.task_new(id, p.now());
     }
 
     /// `try_to_wake_up`: a delayed task is requeued where it waits (`ttwu_runnable`);
@@ -1058,12 +1028,8 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
             return;
         }
         let prev = ts.processor();
-        let target = if sync {
-            linux_balance::home_cpu(&self.common, id, prev)
-        } else {
-            linux_balance::select_cpu(&self.common, p, id, prev)
-        };
         let forked = self.ent(id).forked.swap(false, Relaxed);
+        let target = self.wake_cpu(p, id, prev, sync, forked);
         self.rqs[target].with(p, |rq| {
             p.touch(Line::Queue(target), Access::Write);
             if self.update_curr(p, rq) {
