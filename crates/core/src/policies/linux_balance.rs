@@ -179,9 +179,8 @@ const FLIP_DECAY_NS: u64 = 1_000_000_000;
 impl Wakeups {
     /// For a machine of topology `topo` and task ids `0..capacity`.
     pub fn new(topo: &Topology, capacity: usize) -> Wakeups {
-        let llc_size = (0..topo.ncpus())
-            .map(|c| topo.node_of.iter().filter(|&&n| n == topo.node_of[c]).count() as u32)
-            .collect();
+        let llc_size =
+            (0..topo.ncpus()).map(|c| topo.node_of.iter().filter(|&&n| n == topo.node_of[c]).count() as u32).collect();
         Wakeups { llc_size, tasks: (0..capacity).map(|_| WakeFields::default()).collect() }
     }
 
