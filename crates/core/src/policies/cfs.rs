@@ -15,9 +15,9 @@
 //! * **Slice**: `max(latency · w / W, min_granularity)`, `W` the queue's load with the
 //!   task counted. **Tick preemption**: the running task is rescheduled at a tick once
 //!   it has run its slice since it was picked *and* it is no longer the leftmost.
-//! * **Wake-up**: placement on the task's previous CPU if it is idle, else on an idle
-//!   CPU the task may use (the previous CPU's node first, then the others, each in
-//!   CPU order from the previous CPU on), else on the previous CPU. A sleeper's
+//! * **Wake-up**: placement by `select_task_rq_fair` with scheduling domains
+//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC; see
+//!   [`crate::policies::linux_balance`]). A sleeper's
 //!   vruntime is `max(own, min_vruntime − latency/2)` (bounded sleeper credit); a
 //!   forked task's first one is `min_vruntime + vslice` (`START_DEBIT`). **Wake-up
 //!   preemption** when `curr.vruntime − woken.vruntime > wakeup_granularity`; a woken
@@ -28,7 +28,7 @@
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
 //! * **Placement and load balancing** are shared with `eevdf`
-//!   ([`crate::policies::linux_balance`]): a CPU whose queue runs empty in `schedule()`
+//!   ([`crate::policies::linux_balance`]); balancing: a CPU whose queue runs empty in `schedule()`
 //!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
 //!   compares the weighted loads and, while the busiest exceeds its own by more than
 //!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
@@ -37,28 +37,30 @@
 //!   dst.min_vruntime`.
 //!
 //! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
-//! PELT load tracking (the load is the sum of the queued tasks' weights), scheduling
-//! domains and their balancer, the next and last buddies, `hrtick` (slices end at
+//! PELT load tracking (the load is the sum of the queued tasks' weights), the
+//! scheduling domains' balancer (placement uses the domains), the next and last buddies, `hrtick` (slices end at
 //! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
 //! class, below).
 //!
 //! Readings where the sources differ or a simpler rule was chosen (each in
 //! `docs/policies.md`, section cfs):
 //!
-//! * Defaults are CFS's values for one CPU from 2.6.26 on (2.6.23 shipped 20 ms /
+//! * Defaults are CFS's normalized values from 2.6.26 on (2.6.23 shipped 20 ms /
 //!   4 ms / 10 ms): latency 6 ms, minimum granularity 0.75 ms, wake-up granularity
-//!   1 ms, *without* the `1 + log2(ncpus)` scaling of `SCHED_TUNABLESCALING_LOG`. The period stretch `nr · min_granularity` of
+//!   1 ms, each times the CPU-count factor of `sysctl_sched_tunable_scaling`
+//!   (`update_sysctl`; the default `SCHED_TUNABLESCALING_LOG`: `1 + ilog2(min(ncpus,
+//!   8))`, [`Sysctl`]). The period stretch `nr · min_granularity` of
 //!   `__sched_period` is expressed only through the `min_granularity` floor of each
 //!   slice.
 //! * The wake-up granularity is compared unscaled (the kernel scales it by the woken
 //!   task's weight in `wakeup_gran`).
 //! * Sleeper credit is half the latency (`GENTLE_FAIR_SLEEPERS`).
 //! * A forked child does not inherit its parent's vruntime: it starts at the chosen
-//!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`). Its first
-//!   wake-up is placed like any other (the kernel's `SD_BALANCE_FORK` picks the idlest
-//!   CPU; we take the idle-CPU rule above).
-//! * `sync` wake-ups skip the placement: the task is queued on its previous CPU (if
-//!   allowed there), with the usual preemption test.
+//!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`).
+//! * A task's first wake-up after fork is placed on an idle CPU found from the
+//!   forking CPU's node outwards (the kernel's `SD_BALANCE_FORK` slow path,
+//!   `find_idlest_cpu`, is not modelled); a `sync` one stays on the forking CPU. A
+//!   later `sync` wake-up is `WF_SYNC` (the waker is about to sleep) for `wake_affine`.
 //! * Yield's skip is unconditional (the kernel takes the second entity only if it is
 //!   within the wake-up granularity of the first).
 //! * Balancing is flat: one level over all CPUs (no scheduling domains, so no
@@ -795,7 +797,7 @@ impl<P: Platform> Policy<P> for Cfs<P> {
         self.wakeups.task_new(id, p.now());
     }
 
-    /// `try_to_wake_up`: choose a CPU ([`linux_balance::select_cpu`]; none for `sync`), place
+    /// `try_to_wake_up`: choose a CPU (`Balance::wake_cpu`: `select_task_rq_fair`), place
     /// the vruntime there, queue, and kick or preempt. The engines wake a sleeping task
     /// once (its waker owns it until it is queued); a task already queued is left alone.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {

@@ -55,8 +55,11 @@
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
 //! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
 //! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
-//! ([`crate::policies::linux_balance`]; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
-//! a newly idle CPU pulling from the busiest queue, a periodic weighted-load balance
+//! ([`crate::policies::linux_balance`]; `docs/policies.md`): v6.6's
+//! `select_task_rq_fair` over LLC and NUMA domains (`wake_wide`, `wake_affine`,
+//! `select_idle_sibling`; a forked task's first wake-up takes an idle CPU found from
+//! the forking CPU's node outwards), a newly idle CPU pulling from the busiest queue,
+//! a periodic weighted-load balance
 //! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
 //! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
@@ -996,7 +999,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
     }
 
     /// `try_to_wake_up`: a delayed task is requeued where it waits (`ttwu_runnable`);
-    /// otherwise choose a CPU (the placement shared with `cfs`; none for `sync`), place the task
+    /// otherwise choose a CPU (the placement shared with `cfs`, `Balance::wake_cpu`), place the task
     /// there with its lag, and kick or preempt.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
