@@ -64,7 +64,7 @@
 //!
 //! Costs: a `Work::Examine` and a read of the CPU's data per CPU placement tests for
 //! idleness, a read of the queue's line per load `wake_affine_weight` reads, a write of
-//! the waker's line (`record_wakee`) and a read of the wakee's (`wake_wide`); a
+//! the waker's line (`record_wakee`; the wakee's line is already read by the wake-up); a
 //! `Work::Examine` and a read of the queue's line per queue balancing looks at, a
 //! read of each candidate task's line.
 
