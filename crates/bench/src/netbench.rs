@@ -132,7 +132,9 @@ pub fn rows(
     };
     let mut anchor = client::find("tbench_srv");
     if anchor.is_none() && any(runtimes::LINUX) {
-        note("tbench_srv not found on PATH: its anchor rows are skipped (it comes with tbench: apt-get install dbench)");
+        note(
+            "tbench_srv not found on PATH: its anchor rows are skipped (it comes with tbench: apt-get install dbench)",
+        );
     }
     if anchor.is_some() && any(runtimes::LINUX) {
         if let Err(e) = client::Netns::new() {

@@ -350,8 +350,7 @@ fn fmt_latency(ns: f64) -> String {
 /// p99.9, and how the CPUs were shared (a key, spelled out below the table).
 pub fn render(rows: &[Row]) -> String {
     let mut out = String::new();
-    let main: Vec<&Row> =
-        rows.iter().filter(|r| is_http_bench(&r.bench) && r.unit == units::REQUESTS_PER_S).collect();
+    let main: Vec<&Row> = rows.iter().filter(|r| is_http_bench(&r.bench) && r.unit == units::REQUESTS_PER_S).collect();
     if main.is_empty() {
         return out;
     }

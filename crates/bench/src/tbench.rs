@@ -49,8 +49,12 @@ impl std::fmt::Display for ProtocolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ProtocolError::ShortRequest(n) => write!(f, "request body of {n} bytes (at least 4)"),
-            ProtocolError::RequestTooLarge(n) => write!(f, "request of {} bytes (at most {MAX_MESSAGE})", *n as u64 + 4),
-            ProtocolError::AnswerTooLarge(m) => write!(f, "answer of {} bytes asked (at most {MAX_MESSAGE})", *m as u64 + 4),
+            ProtocolError::RequestTooLarge(n) => {
+                write!(f, "request of {} bytes (at most {MAX_MESSAGE})", *n as u64 + 4)
+            }
+            ProtocolError::AnswerTooLarge(m) => {
+                write!(f, "answer of {} bytes asked (at most {MAX_MESSAGE})", *m as u64 + 4)
+            }
         }
     }
 }

@@ -88,7 +88,8 @@ fn real_tbench_client_when_installed() {
     assert!(r[0].error.is_none() && r[0].value > 0.0 && r[0].cpus.is_some(), "{r:?}");
     eprintln!("schedlab fast, 4 clients: {:.1} MB/s in {:.1} s", r[0].value, began.elapsed().as_secs_f64());
     assert!(began.elapsed() < Duration::from_secs(30), "bounded in time");
-    if schedlab_bench::tbench_client::Netns::new().is_ok() && schedlab_bench::tbench_client::find("tbench_srv").is_some()
+    if schedlab_bench::tbench_client::Netns::new().is_ok()
+        && schedlab_bench::tbench_client::find("tbench_srv").is_some()
     {
         let filter = schedlab_bench::Filter(Some("linux".into()));
         let r = rows(&scale, &filter, schedlab_bench::Pin::All, &policies, None, &mut |w: &str| eprintln!("{w}"));

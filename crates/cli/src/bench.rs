@@ -192,8 +192,7 @@ fn servers(opts: &BenchOpts) -> ExitCode {
         .filter_map(|r| r.error.as_ref().map(|e| format!("{} on {} {}: {e}", r.bench, r.runtime, r.policy)))
         .collect();
     let mut skipped = String::new();
-    if !rows.iter().any(|r| schedlab_bench::servers::is_http_bench(&r.bench)) && schedlab_bench::wrk::find().is_none()
-    {
+    if !rows.iter().any(|r| schedlab_bench::servers::is_http_bench(&r.bench)) && schedlab_bench::wrk::find().is_none() {
         skipped += "no http server rows: wrk not found on PATH (apt-get install wrk)\n";
     }
     if !rows.iter().any(|r| netbench::is_tbench_bench(&r.bench))
