@@ -230,25 +230,63 @@ impl Place {
     }
 }
 
-/// A started process group (see [`Place::prepare`]): the whole group is killed and
-/// the leader reaped when this is dropped.
+/// A started process group (see [`Place::prepare`]): whatever is left of the group is
+/// killed when its leader has exited ([`Group::wait_for`]) or when this is dropped.
 #[derive(Debug)]
 pub struct Group {
     /// The group's leader.
     pub child: Child,
+    /// Its exit status, once reaped.
+    status: Option<std::process::ExitStatus>,
 }
 
 impl Group {
     /// Start `cmd` (prepared with [`Place::prepare`]).
     pub fn spawn(cmd: &mut Command) -> std::io::Result<Group> {
-        cmd.spawn().map(|child| Group { child })
+        cmd.spawn().map(|child| Group { child, status: None })
     }
-    /// Wait for the leader to exit, for at most `within`; `None` if it did not.
+
+    /// Kill every process of the group, then reap the leader. The leader is not reaped
+    /// before the kill (a zombie keeps its id), so the group's id cannot be reused.
+    fn end(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        // SAFETY: kill of the process group this struct started; its leader is not
+        // reaped yet, so the id is still the group's.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
+        let s = self.child.wait()?;
+        self.status = Some(s);
+        Ok(s)
+    }
+
+    /// Wait for the leader to exit, for at most `within`; then kill what is left of
+    /// its group and return the leader's status. `None` if it did not exit in time.
     pub fn wait_for(&mut self, within: Duration) -> std::io::Result<Option<std::process::ExitStatus>> {
+        if let Some(s) = self.status {
+            return Ok(Some(s));
+        }
         let until = Instant::now() + within;
         loop {
-            if let Some(s) = self.child.try_wait()? {
-                return Ok(Some(s));
+            // SAFETY: waitid on our own child with WNOWAIT (it stays a zombie, not
+            // reaped) into a zeroed siginfo_t we own.
+            let exited = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let r = libc::waitid(
+                    libc::P_PID,
+                    self.child.id() as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                );
+                if r != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                info.si_pid() != 0
+            };
+            if exited {
+                return self.end().map(Some);
             }
             if Instant::now() > until {
                 return Ok(None);
@@ -260,12 +298,7 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        // SAFETY: kill of the process group this struct started (its leader's id is
-        // the group's, and it is not reaped yet, so the id is not reused).
-        unsafe {
-            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
-        }
-        let _ = self.child.wait();
+        let _ = self.end();
     }
 }
 
@@ -404,6 +437,35 @@ mod tests {
         assert!(TbenchResult::parse("releasing clients\n").is_err());
         let sync = format!("lost sync (35 51)\n{out}");
         assert!(TbenchResult::parse(&sync).unwrap_err().contains("lost sync"));
+    }
+
+    /// A process forked by the group's leader dies with the group: after a timed-out
+    /// wait and the drop, and after the leader exits on its own.
+    #[test]
+    fn a_group_is_killed_whole() {
+        use std::io::BufRead;
+        let alive = |pid: &str| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|st| st.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        };
+        for leader_exits in [false, true] {
+            let script = if leader_exits { "sleep 30 & echo $!; sleep 0.2" } else { "sleep 30 & echo $!; wait" };
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", script]).stdout(Stdio::piped()).process_group(0);
+            let mut g = Group::spawn(&mut cmd).expect("sh");
+            let mut line = String::new();
+            std::io::BufReader::new(g.child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            let pid = line.trim().to_string();
+            assert!(alive(&pid), "{pid} runs");
+            let waited = g.wait_for(Duration::from_millis(if leader_exits { 5000 } else { 100 })).unwrap();
+            assert_eq!(waited.is_some(), leader_exits);
+            drop(g);
+            let until = Instant::now() + Duration::from_secs(5);
+            while alive(&pid) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(!alive(&pid), "the forked sleep {pid} is gone (leader exits: {leader_exits})");
+        }
     }
 
     #[test]
