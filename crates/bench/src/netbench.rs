@@ -13,14 +13,14 @@ use crate::row::Row;
 use crate::servers::{pin_reactor, server_threads, CpuPlan};
 use crate::tbench::{self, ServerStats};
 use crate::tbench_client::{self as client, Group, Place, TbenchResult, TbenchRun};
-use crate::{runtimes, units, Filter, Pin};
+use crate::{measure, runtimes, units, Filter, Pin};
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The `channel` of the tbench rows.
 pub const CHANNEL: &str = "tbench protocol, loopback TCP";
@@ -80,31 +80,46 @@ fn run_row(
         Some(s) if s.connections < clients as u64 => {
             Err(format!("{clients} clients, the server accepted {} connections", s.connections))
         }
-        _ => Ok(t),
+        Some(s) => Ok((t, s.busy())),
+        None => Ok((t, None)),
     });
     let mut r = match checked {
-        Ok(t) => Row::new(&b, runtime, policy, t.mb_per_s, units::MB_PER_S).with_channel(CHANNEL),
+        Ok((t, busy)) => {
+            let mut r = Row::new(&b, runtime, policy, t.mb_per_s, units::MB_PER_S).with_channel(CHANNEL);
+            // MB per server CPU-second: the rate over the fraction of a CPU it took.
+            r.cpu_per_op = busy.filter(|&b| b > 0.0).map(|b| t.mb_per_s / b);
+            r
+        }
         Err(e) => Row::failed(&b, runtime, policy, units::MB_PER_S, CHANNEL, e),
     };
     r.cpus = Some(cpus.into());
     r
 }
 
-/// What a server of ours counted during a run.
+/// What a server of ours counted during a run, and its process CPU time over the
+/// client's whole run (start, warm-up and end included) with that run's wall time.
 #[derive(Clone, Copy, Debug, Default)]
 struct Served {
     connections: u64,
     requests: u64,
     protocol_errors: u64,
+    cpu_ns: u64,
+    wall_ns: u64,
 }
 
 impl Served {
-    fn of(s: &ServerStats) -> Served {
+    fn of(s: &ServerStats, cpu_ns: u64, wall_ns: u64) -> Served {
         Served {
             connections: s.connections.load(Ordering::Relaxed),
             requests: s.requests.load(Ordering::Relaxed),
             protocol_errors: s.protocol_errors.load(Ordering::Relaxed),
+            cpu_ns,
+            wall_ns,
         }
+    }
+    /// The server's CPU time ÷ the run's wall time (1 = one CPU busy throughout).
+    fn busy(&self) -> Option<f64> {
+        (self.cpu_ns > 0 && self.wall_ns > 0).then(|| self.cpu_ns as f64 / self.wall_ns as f64)
     }
 }
 
@@ -219,8 +234,10 @@ fn schedlab_run(
         pin_reactor(&plan.server)?;
         let stats = Arc::new(ServerStats::default());
         drop(rt.spawn(tbench::serve(listener, crate::http::rt::RtExecutor, stats.clone())));
+        let (cpu0, t0) = (measure::process_cpu_ns(), Instant::now());
         let t = client::run(bin, place, how)?;
-        Ok((t, Served::of(&stats)))
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        Ok((t, Served::of(&stats, measure::process_cpu_ns().saturating_sub(cpu0), wall_ns)))
     })();
     rt.shutdown();
     (name, run)
@@ -228,7 +245,8 @@ fn schedlab_run(
 
 /// One run on Tokio: `schedlab-peer-tokio --tbench-server --bind ADDR` started in
 /// `place` on the server's CPUs. It prints `listening ADDR`, and when its stdin closes
-/// `served connections=C requests=R protocol_errors=P ...` and exits.
+/// `served connections=C requests=R protocol_errors=P ... cpu_ns=N` (its process CPU
+/// time since it listened) and exits.
 fn tokio_run(
     peer: &Path,
     place: &Place,
@@ -262,12 +280,14 @@ fn tokio_run(
     if first.strip_prefix("listening ").is_none() {
         return Err(format!("tokio peer said {first:?}"));
     }
+    let t0 = Instant::now();
     let t = client::run(bin, place, how);
+    let wall_ns = t0.elapsed().as_nanos() as u64;
     drop(g.child.stdin.take());
     let last = line(Duration::from_secs(10))?;
     let t = t?;
     let rest = last.strip_prefix("served ").ok_or_else(|| format!("tokio peer said {last:?}"))?;
-    let mut s = Served::default();
+    let mut s = Served { wall_ns, ..Served::default() };
     for kv in rest.split_whitespace() {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("tokio peer said {last:?}"))?;
         let v: u64 = v.parse().map_err(|_| format!("tokio peer said {last:?}"))?;
@@ -275,6 +295,7 @@ fn tokio_run(
             "connections" => s.connections = v,
             "requests" => s.requests = v,
             "protocol_errors" => s.protocol_errors = v,
+            "cpu_ns" => s.cpu_ns = v,
             _ => {}
         }
     }
@@ -319,12 +340,13 @@ pub fn render(rows: &[Row]) -> String {
     };
     let tokio_peak = servers.iter().find(|s| s.0 == runtimes::TOKIO).and_then(&peak);
     out += "tbench servers (dbench's tbench client: one process and TCP connection per client, over loopback;\n";
-    out += "                MB/s as tbench reports it, higher is better; one run per cell; peak = best over the client counts)\n";
+    out += "                MB/s as tbench reports it, higher is better; one run per cell; peak = best over the client counts;\n";
+    out += "                busy = server process CPU time / the run's wall time, start and warm-up included)\n";
     let wr = servers.iter().map(|s| s.0.len()).max().unwrap_or(0).max(7);
     let wp = servers.iter().map(|s| s.1.chars().count()).max().unwrap_or(0).max(6);
     let _ = write!(out, "  {:<wr$}  {:<wp$}", "runtime", "policy");
     for c in &counts {
-        let _ = write!(out, " {:>8}", format!("{c} cl"));
+        let _ = write!(out, " {:>13}", format!("{c} cl  busy"));
     }
     let _ = writeln!(out, " {:>8}  {:<9} cpus", "peak", "vs tokio");
     let mut keys: Vec<&str> = Vec::new();
@@ -339,16 +361,20 @@ pub fn render(rows: &[Row]) -> String {
                     cpus = r.cpus.as_deref().unwrap_or("-");
                     match &r.error {
                         Some(e) => {
-                            let _ = write!(out, " {:>8}", "FAILED");
+                            let _ = write!(out, " {:>13}", "FAILED");
                             failures.push(format!("{} {} with {c} clients: {e}", s.0, s.1));
                         }
                         None => {
-                            let _ = write!(out, " {:>8.1}", r.value);
+                            let busy = match r.cpu_per_op {
+                                Some(c) if c > 0.0 => format!("{:.0}%", 100.0 * r.value / c),
+                                _ => "-".into(),
+                            };
+                            let _ = write!(out, " {:>8.1} {busy:>4}", r.value);
                         }
                     }
                 }
                 None => {
-                    let _ = write!(out, " {:>8}", "-");
+                    let _ = write!(out, " {:>13}", "-");
                 }
             }
         }
@@ -383,7 +409,7 @@ mod tests {
     use super::*;
 
     fn ok(mb: f64, clients: usize) -> Result<(TbenchResult, Option<Served>), String> {
-        let s = Served { connections: clients as u64, requests: 1000, protocol_errors: 0 };
+        let s = Served { connections: clients as u64, requests: 1000, protocol_errors: 0, cpu_ns: 1, wall_ns: 2 };
         Ok((TbenchResult { mb_per_s: mb, clients, max_latency_ms: 1.0 }, Some(s)))
     }
 
@@ -406,7 +432,9 @@ mod tests {
         let t = crate::render_text(&rows);
         assert!(t.contains("tbench servers"), "{t}");
         // fast: 100 and 300 MB/s, peak 300, twice Tokio's peak of 150.
-        assert!(t.contains("fast") && t.contains("   100.0    300.0    300.0  2.00×"), "{t}");
+        assert!(t.contains("fast") && t.contains("   100.0  50%    300.0  50%    300.0  2.00×"), "{t}");
+        assert!(t.contains("   200.0    -    600.0    -    600.0  4.00×"), "the anchor has no busy figure: {t}");
+        assert_eq!(rows[1].cpu_per_op, Some(200.0), "MB per server CPU-second");
         assert!(t.contains("FAILED: schedlab o1 with 16 clients"), "{t}");
         assert!(t.contains("[B] server 1 worker + reactor thread on CPU 0; tbench client processes on CPU 1"), "{t}");
         assert!(t.contains("1 row(s) FAILED"), "{t}");

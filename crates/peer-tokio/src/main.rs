@@ -20,7 +20,8 @@
 //! worker, listening on `ADDR` (a loopback address: tbench's client connects to a fixed
 //! port, so `schedlab bench --servers` chooses the address and starts this process in
 //! a private network namespace where it can). It prints `listening ADDR`, and when
-//! stdin closes `served connections=C requests=R ...` (the server's counts) and exits.
+//! stdin closes `served connections=C requests=R ... cpu_ns=N` (the server's counts and
+//! its process CPU time since it listened) and exits.
 
 use schedlab_bench::{
     http, measure, programs, row, runtimes, tbench, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc,
@@ -163,8 +164,10 @@ fn tbench_server(bind: &str, max_secs: u64) -> ExitCode {
     if writeln!(stdout, "listening {addr}").and_then(|_| stdout.flush()).is_err() {
         return ExitCode::FAILURE;
     }
+    let cpu0 = measure::process_cpu_ns();
     let _ = std::io::stdin().lock().read_to_end(&mut Vec::new());
-    let _ = writeln!(stdout, "served {}", stats.line());
+    let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
+    let _ = writeln!(stdout, "served {} cpu_ns={cpu_ns}", stats.line());
     let _ = stdout.flush();
     rt.shutdown_timeout(Duration::from_millis(200));
     ExitCode::SUCCESS
