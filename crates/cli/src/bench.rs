@@ -19,7 +19,8 @@ pub struct BenchOpts {
     pub only: Option<String>,
     /// Whether every runtime's threads are pinned (the rows' `pin`).
     pub pin: Pin,
-    /// The HTTP server rows instead of the default set (`schedlab_bench::servers`).
+    /// The server rows instead of the default set (`schedlab_bench::servers`, HTTP, and
+    /// `schedlab_bench::netbench`, tbench).
     pub servers: bool,
 }
 
