@@ -18,19 +18,31 @@ head = d["machine"] + ", `" + d["workload"] + "`" if first else ""
 print("| %s | %s | %s %s | %s |" % (head, d["policy"], format(round(d["throughput"]), ","), unit, lat))
 ' "$4" "$5"
 }
-echo "| machine, workload | policy | throughput | wake-up latency p50 / p99 / max |"
-echo "|---|---|---|---|"
+header() {
+  echo "| machine, workload | policy | throughput | wake-up latency p50 / p99 / max |"
+  echo "|---|---|---|---|"
+}
 case $which in
   cfs)
+    header
     for p in cfs o1 dss mqs; do row smp-4 "chat:rooms=4,messages=50" $p "" $([ $p = cfs ] && echo 1 || echo 0); done
     for p in cfs o1; do row up "chat:rooms=4,messages=50" $p "" $([ $p = cfs ] && echo 1 || echo 0); done
     for p in cfs o1; do row numa-4x4 "chat:rooms=4,messages=50" $p "" $([ $p = cfs ] && echo 1 || echo 0); done
     for p in cfs o1; do row numa-4x4 "hackbench:groups=2,loops=50" $p "" $([ $p = cfs ] && echo 1 || echo 0); done
     for p in cfs o1; do row smp-4 "pingpong:rounds=2000" $p "" $([ $p = cfs ] && echo 1 || echo 0); done ;;
   eevdf)
+    header
     for m in "smp-4 chat:rooms=4,messages=50" "up chat:rooms=4,messages=50" "numa-4x4 hackbench:groups=2,loops=50" "smp-4 pingpong:rounds=2000"; do
       set -- $m
       row "$1" "$2" eevdf "" 1; row "$1" "$2" cfs "" 0
     done ;;
-  *) echo "policy-tables.sh: unknown table '$which' (cfs, eevdf)" >&2; exit 2 ;;
+  pmqs)
+    echo "| policy | numa-4x4, \`chat:rooms=10,messages=100\` (msg/s, virtual s, migrations) | smp-8, \`mkbench:builds=2,jobs=8,units=64\` (completion virtual s) |"
+    echo "|---|---|---|"
+    for p in mqs pmqs:pool=4,lb=off pmqs:pool=4,lb=ip pmqs:pool=4,lb=lbp,period=45 pmqs:pool=4,lb=lbp,period=10 pmqs:pool=4,lb=lbc pmqs:pool=8,lb=lbp,period=45 pmqs:pool=16,lb=off; do
+      chat=$(run numa-4x4 "$p" "chat:rooms=10,messages=100" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%s / %.3f / %s" % (format(round(d["throughput"]), ","), d["virtual_ns"]/1e9, format(d["migrations"], ",")))')
+      mk=$(run smp-8 "$p" "mkbench:builds=2,jobs=8,units=64" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.3f" % (d["virtual_ns"]/1e9))' 2>/dev/null || echo "—")
+      echo "| $p | $chat | $mk |"
+    done ;;
+  *) echo "policy-tables.sh: unknown table '$which' (cfs, eevdf, pmqs)" >&2; exit 2 ;;
 esac
