@@ -45,19 +45,25 @@ impl http::Accept for TokioListener {
     }
 }
 
-/// `--http-server`: serve until stdin closes (protocol in the crate's docs).
-fn http_server(max_secs: u64) -> ExitCode {
+/// The one-worker runtime a server flag serves on, and the watchdog that ends the
+/// process after `max_secs` (exit 3) should its driver never close stdin.
+fn server_runtime(flag: &'static str, max_secs: u64) -> Result<tokio::runtime::Runtime, ExitCode> {
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(max_secs));
-        eprintln!("schedlab-peer-tokio: --http-server ran {max_secs} s; exiting");
+        eprintln!("schedlab-peer-tokio: {flag} ran {max_secs} s; exiting");
         std::process::exit(3);
     });
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|e| {
+        eprintln!("schedlab-peer-tokio: tokio runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// `--http-server`: serve until stdin closes (protocol in the crate's docs).
+fn http_server(max_secs: u64) -> ExitCode {
+    let rt = match server_runtime("--http-server", max_secs) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("schedlab-peer-tokio: tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let listener = match rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0))) {
         Ok(l) => l,
@@ -139,17 +145,9 @@ fn tbench_server(bind: &str, max_secs: u64) -> ExitCode {
         eprintln!("schedlab-peer-tokio: --bind {addr}: only loopback addresses are served");
         return ExitCode::from(2);
     }
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(max_secs));
-        eprintln!("schedlab-peer-tokio: --tbench-server ran {max_secs} s; exiting");
-        std::process::exit(3);
-    });
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+    let rt = match server_runtime("--tbench-server", max_secs) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("schedlab-peer-tokio: tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let listener = match rt.block_on(tokio::net::TcpListener::bind(addr)) {
         Ok(l) => l,
