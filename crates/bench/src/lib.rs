@@ -19,12 +19,16 @@
 //!   to schedlab's runtime; [`servers`]: the server rows (`schedlab bench --servers`),
 //!   that server on schedlab under every scheduler and on Tokio, loaded by `wrk`
 //!   ([`wrk`]) over loopback.
+//! * [`driver`]: `schedlab bench`'s run: the rows in interleaved rounds over every
+//!   runtime, the Converse and kernel-thread rows, the Tokio and Go peers, then the rows
+//!   measured once.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets (docs/bench.md).
 //!
 //! Sizes come from a [`Scale`]: [`Scale::quick`] (CI) or [`Scale::full`].
 
 pub mod atomic;
+pub mod driver;
 pub mod exec;
 pub mod http;
 pub mod kthreads;
