@@ -4,7 +4,8 @@
 //!
 //! Every row is repeated [`Scale::reps`] times in rounds that run every runtime once
 //! (A B C A B C …), so a burst of steal time hits all of them alike; the rows measured
-//! once (pick-next cost, run-queue walk, the cache model) follow the rounds.
+//! once (pick-next cost, run-queue walk, the simulator's cache model against
+//! cachegrind) follow the rounds.
 
 use crate::row::{aggregate, from_json, label_pin};
 use crate::schedlab_exec::SchedlabExec;
@@ -127,6 +128,11 @@ pub fn run(opts: &Options, policies: &[String], say: &dyn Fn(Say)) -> Outcome {
     single.extend(rq_walk::rows(&rq_walk::WalkScale::new(opts.quick), &filter, &mut |w: &str| progress(w)));
     // One pinned worker each, whatever --pin says.
     label_pin(&mut single, Pin::All);
+    // The simulator's cache model against cachegrind: deterministic counts, run once,
+    // in one unpinned process.
+    let mut cache = cache_model_rows(&filter, opts.quick, say);
+    label_pin(&mut cache, Pin::None);
+    single.extend(cache);
     rows.extend(single);
     failures.extend(row_failures(&rows));
     Outcome { rows, atomic: aggregate(atomic_rt).into_iter().next(), failures }
@@ -278,6 +284,83 @@ fn schedlab_rows(
         }
     }
     label_pin(&mut rows, pin);
+    rows
+}
+
+/// [`names::CACHE_MODEL`] rows: `schedlab cachecheck`'s comparison (`schedlab_sim::cachecheck`) on the walks whose
+/// equation-3 effect the experiments show: the paper's 512 KB L2 at 32-byte lines
+/// walked over more runnable tasks than its sets have ways, vanilla and coloured, and
+/// a random visiting order on this machine's 64-byte lines. Counts are deterministic,
+/// so each runs once; without valgrind the rows are skipped with a note.
+fn cache_model_rows(filter: &Filter, quick: bool, say: &dyn Fn(Say)) -> Vec<Row> {
+    use schedlab_sim::cachecheck::{compare, CacheCheckError, Order, Walk, TOLERANCE};
+    let (bench, rt) = (names::CACHE_MODEL, runtimes::SIM);
+    if !filter.wants(bench, rt) {
+        return Vec::new();
+    }
+    let (tasks, reps) = if quick { (300, 2) } else { (1024, 4) };
+    let walk = |l2_kb: u64, assoc, line, colours, order| Walk {
+        l2_bytes: l2_kb * 1024,
+        assoc,
+        line,
+        tasks,
+        colours,
+        reps,
+        order,
+        seed: 1,
+    };
+    let walks = [
+        walk(512, 4, 32, 1, Order::Seq),
+        walk(512, 4, 32, 32, Order::Seq),
+        walk(512, 8, 64, 1, Order::Random),
+        walk(512, 8, 64, 16, Order::Random),
+    ];
+    let mut rows = Vec::new();
+    for w in walks {
+        let policy = format!(
+            "{} tasks × {} {}, colours={}, L2 {} KB {}-way {} B",
+            w.tasks,
+            w.reps,
+            w.order.name(),
+            w.colours,
+            w.l2_bytes / 1024,
+            w.assoc,
+            w.line
+        );
+        say(Say::Progress(&format!("{bench}: {policy}")));
+        let unit = units::MODEL_OVER_CACHEGRIND;
+        match compare(&w, None) {
+            Ok(c) => {
+                let value = if c.cg_misses == 0 { f64::NAN } else { c.model_misses as f64 / c.cg_misses as f64 };
+                let policy = format!("{policy}: {} vs {} misses", c.model_misses, c.cg_misses);
+                let row = Row::new(bench, rt, &policy, value, unit);
+                rows.push(if c.rel_diff() <= TOLERANCE {
+                    row
+                } else {
+                    Row::failed(
+                        bench,
+                        rt,
+                        &policy,
+                        unit,
+                        crate::row::NO_CHANNEL,
+                        format!(
+                            "model and cachegrind differ by {:.2} % (> {:.0} %)",
+                            c.rel_diff() * 100.0,
+                            TOLERANCE * 100.0
+                        ),
+                    )
+                });
+            }
+            Err(CacheCheckError::BadWalk(msg)) => {
+                rows.push(Row::failed(bench, rt, &policy, unit, crate::row::NO_CHANNEL, msg))
+            }
+            // Valgrind missing or unusable: nothing measured, nothing failed.
+            Err(e) => {
+                say(Say::Note(&format!("{bench} rows skipped: {e}")));
+                return rows;
+            }
+        }
+    }
     rows
 }
 
