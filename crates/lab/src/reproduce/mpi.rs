@@ -2,11 +2,12 @@
 //! experiments across two MPI ranks, as a part of the report's measured section.
 //!
 //! The report runs in one process; the experiment needs two ranks. So the report
-//! launches this same binary as `bench --mpi` under the MPI launcher (the command
+//! launches the running executable (which must be `schedlab`) as `bench --mpi` under
+//! the MPI launcher (the command
 //! of docs/mpi.md) and reads the files it writes (`rows.json` and the
 //! two SVG figures). Wall-clock numbers: they go to the measured section only.
 
-use schedlab_lab::reproduce::{MeasuredPart, MeasuredTable, MEASURED};
+use super::{MeasuredPart, MeasuredTable, MEASURED};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
