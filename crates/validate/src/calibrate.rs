@@ -285,7 +285,11 @@ fn policy_spawns(rounds: usize, k: usize) -> Result<(f64, f64), String> {
 
 /// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
 /// worker threads cannot start.
-pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
+pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, crate::ValidateError> {
+    measure_host(workers, quick).map_err(crate::ValidateError::Runtime)
+}
+
+fn measure_host(workers: usize, quick: bool) -> Result<Calibration, String> {
     let n = if quick { 20_000 } else { 200_000 };
     // The median of five: on a VM the two vCPUs sometimes sit on SMT siblings of one
     // host core (a ~25 ns round trip) and usually not (~230 ns); one sample can be

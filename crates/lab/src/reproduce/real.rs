@@ -271,12 +271,14 @@ const SIM_REAL_TITLE: &str =
 
 /// Calibrate, then every workload × policy on both engines, once per seed.
 fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::Value), String> {
-    let cal = schedlab_validate::calibrate(WORKERS, quick)?;
+    let cal = schedlab_validate::calibrate(WORKERS, quick).map_err(|e| e.to_string())?;
     let policies: Vec<String> = POLICIES.iter().map(|p| p.to_string()).collect();
     let workloads: Vec<String> = s.workloads.iter().map(|w| w.to_string()).collect();
     let mut runs = Vec::new();
     for &seed in &s.seeds {
-        runs.push(schedlab_validate::validate(&cal, &policies, &workloads, seed, false, None)?);
+        runs.push(
+            schedlab_validate::validate(&cal, &policies, &workloads, seed, false, None).map_err(|e| e.to_string())?,
+        );
     }
     let mut tables = Vec::new();
     for w in &workloads {
