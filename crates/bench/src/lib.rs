@@ -19,6 +19,11 @@
 //!   to schedlab's runtime; [`servers`]: the server rows (`schedlab bench --servers`),
 //!   that server on schedlab under every scheduler and on Tokio, loaded by `wrk`
 //!   ([`wrk`]) over loopback.
+//! * [`tbench`]: a server of dbench's tbench protocol written once over a small async
+//!   stream trait, with its glue to schedlab's runtime; [`netbench`]: its rows (`schedlab
+//!   bench --servers`), that server on schedlab under every scheduler and on Tokio and
+//!   dbench's `tbench_srv` under the kernel, driven by the real `tbench` client
+//!   ([`tbench_client`]) at several client counts.
 //! * [`driver`]: `schedlab bench`'s run: the rows in interleaved rounds over every
 //!   runtime, the Converse and kernel-thread rows, the Tokio and Go peers, then the rows
 //!   measured once.
@@ -33,12 +38,15 @@ pub mod exec;
 pub mod http;
 pub mod kthreads;
 pub mod measure;
+pub mod netbench;
 pub mod pick_cost;
 pub mod programs;
 pub mod row;
 pub mod rq_walk;
 pub mod schedlab_exec;
 pub mod servers;
+pub mod tbench;
+pub mod tbench_client;
 pub mod tokio_chan;
 pub mod topology;
 pub mod wake_latency;
@@ -167,6 +175,18 @@ pub mod names {
     /// The server benches.
     pub const HTTP: &[&str] =
         &[HTTP_C16, HTTP_C16_P50, HTTP_C16_P99, HTTP_C16_P999, HTTP_C256, HTTP_C256_P50, HTTP_C256_P99, HTTP_C256_P999];
+    /// The tbench rows (`schedlab bench --servers`, `crate::netbench`): MB/s with 4 clients.
+    pub const TBENCH_C4: &str = "tbench-c4";
+    /// ... with 8 clients.
+    pub const TBENCH_C8: &str = "tbench-c8";
+    /// ... with 16 clients.
+    pub const TBENCH_C16: &str = "tbench-c16";
+    /// ... with 32 clients.
+    pub const TBENCH_C32: &str = "tbench-c32";
+    /// ... with 48 clients.
+    pub const TBENCH_C48: &str = "tbench-c48";
+    /// The tbench benches.
+    pub const TBENCH: &[&str] = &[TBENCH_C4, TBENCH_C8, TBENCH_C16, TBENCH_C32, TBENCH_C48];
     /// Whether `bench` is one of the async programs.
     pub fn is_async(bench: &str) -> bool {
         !CONVERSE.contains(&bench)
@@ -210,6 +230,11 @@ pub mod names {
         HTTP_C256_P50,
         HTTP_C256_P99,
         HTTP_C256_P999,
+        TBENCH_C4,
+        TBENCH_C8,
+        TBENCH_C16,
+        TBENCH_C32,
+        TBENCH_C48,
     ];
 }
 
@@ -229,8 +254,10 @@ pub mod runtimes {
     pub const CONVERSE: &str = "converse";
     /// schedlab's simulator (`crates/sim`), for rows that check its models.
     pub const SIM: &str = "sim";
+    /// The Linux kernel scheduling a blocking server's processes (dbench's `tbench_srv`).
+    pub const LINUX: &str = "linux";
     /// Every runtime, in report order.
-    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC, SIM];
+    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC, SIM, LINUX];
 }
 
 /// Units (the `unit` field of a [`Row`]).
@@ -259,6 +286,8 @@ pub mod units {
     pub const REQUESTS_PER_S: &str = "requests/s";
     /// Nanoseconds from sending a request to its whole response (lower is better).
     pub const NS_REQUEST: &str = "ns/request";
+    /// Megabytes (10^6 bytes) per second as tbench counts them (higher is better).
+    pub const MB_PER_S: &str = "MB/s";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
         unit.starts_with("ns/") || unit == GROWTH

@@ -227,7 +227,8 @@ fn fmt_value(v: f64) -> String {
 /// row ([`reference_for`]; for ns units below 1 is faster, for rates above 1 is
 /// faster) and `crossed`; then the [`target_checks`], own-channel and same-channel.
 pub fn render_text(rows: &[Row]) -> String {
-    // The server rows have a table of their own (`crate::servers::render`), at the end.
+    // The server rows have tables of their own (`crate::servers::render` and
+    // `crate::netbench::render`), at the end.
     let (server_rows, rows): (Vec<Row>, Vec<Row>) =
         rows.iter().cloned().partition(|r| crate::servers::is_server_bench(&r.bench));
     let rows = rows.as_slice();
@@ -296,6 +297,7 @@ pub fn render_text(rows: &[Row]) -> String {
         out += "\n";
     }
     out += &crate::servers::render(&server_rows);
+    out += &crate::netbench::render(&server_rows);
     let checks = target_checks(rows);
     if !checks.is_empty() {
         out += "targets (schedlab / reference, this machine, this run; own channel: each runtime's own channel;\n";

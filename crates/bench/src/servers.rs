@@ -60,17 +60,25 @@ impl CpuPlan {
     /// The row's `cpus`: who ran where, e.g. `server 1 worker + reactor thread on CPU
     /// 0; wrk 1 thread on CPU 1`.
     pub fn describe(&self, runtime: &str) -> String {
-        let server = if runtime == runtimes::TOKIO {
-            "server 1 worker thread (its I/O driver inside)"
-        } else {
-            "server 1 worker + reactor thread"
-        };
+        self.describe_as(server_threads(runtime), "wrk 1 thread")
+    }
+    /// The row's `cpus` for any server and client: `{server} on CPU 0; {client} on CPU 1`.
+    pub fn describe_as(&self, server: &str, client: &str) -> String {
         let on = |c: &[usize]| match c {
             [] => "unpinned".to_string(),
             [x] => format!("on CPU {x}"),
             v => format!("on CPUs {v:?}"),
         };
-        format!("{server} {}; wrk 1 thread {}", on(&self.server), on(&self.client))
+        format!("{server} {}; {client} {}", on(&self.server), on(&self.client))
+    }
+}
+
+/// A server's threads on `runtime` (schedlab or Tokio), as the rows' `cpus` name them.
+pub fn server_threads(runtime: &str) -> &'static str {
+    if runtime == runtimes::TOKIO {
+        "server 1 worker thread (its I/O driver inside)"
+    } else {
+        "server 1 worker + reactor thread"
     }
 }
 
@@ -80,8 +88,14 @@ pub fn benches(connections: usize) -> [String; 4] {
     [b.clone(), format!("{b}-p50"), format!("{b}-p99"), format!("{b}-p99.9")]
 }
 
-/// Whether `bench` is a server row.
+/// Whether `bench` is a server row: an HTTP row of this module or a tbench row of
+/// [`crate::netbench`].
 pub fn is_server_bench(bench: &str) -> bool {
+    is_http_bench(bench) || crate::netbench::is_tbench_bench(bench)
+}
+
+/// Whether `bench` is an HTTP server row.
+pub fn is_http_bench(bench: &str) -> bool {
     bench.starts_with("http-c")
 }
 
@@ -206,16 +220,7 @@ fn schedlab_run(
         let listener = schedlab_rt::net::TcpListener::bind(([127, 0, 0, 1], 0)).map_err(|e| format!("bind: {e}"))?;
         let addr = listener.get_ref().local_addr().map_err(|e| format!("local_addr: {e}"))?;
         // The reactor runs from the first socket on; its thread is part of the server.
-        // It names itself once it runs, so it may take a moment to be found.
-        if !plan.server.is_empty() {
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
-            while pin_threads_named("async-io", &plan.server) == 0 {
-                if std::time::Instant::now() > until {
-                    return Err("the reactor thread (async-io) was not found to pin".into());
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-        }
+        pin_reactor(&plan.server)?;
         let stats = Arc::new(ServerStats::default());
         let server =
             http::serve(listener, http::rt::RtExecutor, http::rt::RtTimer, Arc::new(Site::new()), stats.clone());
@@ -229,6 +234,23 @@ fn schedlab_run(
     })();
     rt.shutdown();
     (name, run)
+}
+
+/// Restrict the reactor's thread (`async-io`) to `cpus` (none: leave it). It runs from
+/// the first socket on and names itself once it runs, so it may take a moment to be
+/// found; an error after 2 s.
+pub fn pin_reactor(cpus: &[usize]) -> Result<(), String> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while pin_threads_named("async-io", cpus) == 0 {
+        if std::time::Instant::now() > until {
+            return Err("the reactor thread (async-io) was not found to pin".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Ok(())
 }
 
 /// Restrict every thread of this process named `name` to `cpus`; how many there were.
@@ -328,8 +350,7 @@ fn fmt_latency(ns: f64) -> String {
 /// p99.9, and how the CPUs were shared (a key, spelled out below the table).
 pub fn render(rows: &[Row]) -> String {
     let mut out = String::new();
-    let main: Vec<&Row> =
-        rows.iter().filter(|r| is_server_bench(&r.bench) && r.unit == units::REQUESTS_PER_S).collect();
+    let main: Vec<&Row> = rows.iter().filter(|r| is_http_bench(&r.bench) && r.unit == units::REQUESTS_PER_S).collect();
     if main.is_empty() {
         return out;
     }

@@ -15,7 +15,8 @@ pub struct BenchOpts {
     pub only: Option<String>,
     /// Whether every runtime's threads are pinned (the rows' `pin`).
     pub pin: Pin,
-    /// The HTTP server rows instead of the default set (`schedlab_bench::servers`).
+    /// The server rows instead of the default set (`schedlab_bench::servers`, HTTP, and
+    /// `schedlab_bench::netbench`, tbench).
     pub servers: bool,
 }
 
@@ -28,8 +29,8 @@ pub fn bench(opts: BenchOpts) -> ExitCode {
         return servers(&opts);
     }
     let filter = Filter(opts.only.clone());
-    if opts.only.is_some() && names::HTTP.iter().any(|b| filter.wants(b, "")) {
-        note("the http-* (server) rows run only with --servers");
+    if opts.only.is_some() && names::HTTP.iter().chain(names::TBENCH).any(|b| filter.wants(b, "")) {
+        note("the http-* and tbench-* (server) rows run only with --servers");
     }
     let began = Instant::now();
     let topology = Topology::detect();
@@ -69,9 +70,11 @@ fn exit(failures: &[String]) -> ExitCode {
     }
 }
 
-/// `schedlab bench --servers`: the HTTP server rows, schedlab under every scheduler
-/// and the Tokio peer (when found), printed as a table or JSON rows.
+/// `schedlab bench --servers`: the HTTP server rows and the tbench rows, schedlab
+/// under every scheduler and the Tokio peer (when found; tbench also dbench's
+/// `tbench_srv`), printed as tables or JSON rows.
 fn servers(opts: &BenchOpts) -> ExitCode {
+    use schedlab_bench::netbench::{self, TbenchScale};
     use schedlab_bench::servers::{rows, CpuPlan, ServerScale};
     let began = Instant::now();
     let topology = Topology::detect();
@@ -86,24 +89,37 @@ fn servers(opts: &BenchOpts) -> ExitCode {
         );
     }
     let plan = CpuPlan::new(opts.pin);
-    let rows = rows(&scale, &filter, opts.pin, &crate::runtime_policies(), tokio_bin.as_deref(), &mut |w: &str| {
-        eprintln!("  {w}")
-    });
+    let policies = crate::runtime_policies();
+    let mut rows = rows(&scale, &filter, opts.pin, &policies, tokio_bin.as_deref(), &mut |w: &str| eprintln!("  {w}"));
+    let tscale = TbenchScale::new(opts.quick);
+    let tbench_began = Instant::now();
+    let tbench_rows =
+        netbench::rows(&tscale, &filter, opts.pin, &policies, tokio_bin.as_deref(), &mut |w: &str| eprintln!("  {w}"));
+    if !tbench_rows.is_empty() {
+        eprintln!("schedlab bench: tbench rows {:.1} s", tbench_began.elapsed().as_secs_f64());
+    }
+    rows.extend(tbench_rows);
     let failures = driver::row_failures(&rows);
-    let skipped = if rows.is_empty() && schedlab_bench::wrk::find().is_none() {
-        "no server rows: wrk not found on PATH (apt-get install wrk)\n"
-    } else {
-        ""
-    };
+    let mut skipped = String::new();
+    if !rows.iter().any(|r| schedlab_bench::servers::is_http_bench(&r.bench)) && schedlab_bench::wrk::find().is_none() {
+        skipped += "no http server rows: wrk not found on PATH (apt-get install wrk)\n";
+    }
+    if !rows.iter().any(|r| netbench::is_tbench_bench(&r.bench))
+        && schedlab_bench::tbench_client::find("tbench").is_none()
+    {
+        skipped += "no tbench rows: tbench not found on PATH (apt-get install dbench)\n";
+    }
     if opts.json {
         print!("{}", to_json(&rows));
     } else {
         print!(
-            "topology: {}\nservers: {} (pin: {}); wrk {} s per row\n\n{skipped}{}",
+            "topology: {}\nservers: {} (pin: {}); wrk {} s per row; tbench -t {} per row (clients: {})\n\n{skipped}{}",
             topology.line(),
             plan.describe(runtimes::SCHEDLAB),
             opts.pin.label(),
             scale.secs,
+            tscale.secs,
+            tscale.clients.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
             render_text(&rows)
         );
     }

@@ -142,9 +142,12 @@ Examples:
         /// are always pinned.
         #[arg(long, value_enum, default_value_t = PinArg::All)]
         pin: PinArg,
-        /// Instead of the default set: the HTTP server rows (a hyper server of static pages on
+        /// Instead of the default set: the server rows. HTTP: a hyper server of static pages on
         /// schedlab under every scheduler and on Tokio, loaded by wrk over loopback at 16 and
-        /// 256 connections; skipped with a note without wrk). docs/bench.md.
+        /// 256 connections (skipped with a note without wrk). tbench: a server of dbench's
+        /// tbench protocol on the same runtimes and dbench's tbench_srv under the kernel,
+        /// driven by the real tbench client at 4 to 48 clients (`--quick`: 4 and 16; skipped
+        /// with a note without tbench). docs/bench.md.
         #[arg(long, conflicts_with = "mpi")]
         servers: bool,
         /// Instead: the Converse ping-pong and scheduler-overhead experiments between two MPI

@@ -275,3 +275,28 @@ fn bench_servers_json_rows() {
         assert!(r["cpus"].as_str().is_some_and(|c| c.contains("wrk 1 thread")), "{r}");
     }
 }
+
+/// `--servers --only linux`: the tbench anchor rows alone (dbench's `tbench_srv` under
+/// the real `tbench` client, 4 and 16 clients), each with MB/s and how the CPUs were
+/// shared; without tbench, or where no private network namespace can be made, none and
+/// a note.
+#[test]
+fn bench_servers_tbench_anchor_json_rows() {
+    let o = schedlab(&["bench", "--servers", "--quick", "--format", "json", "--only", "linux"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    if rows.is_empty() {
+        assert!(err.contains("tbench") && err.contains("skipped"), "a note says why: {err}");
+        eprintln!("tbench anchor rows skipped: {err}");
+        return;
+    }
+    let benches: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(benches, ["tbench-c4", "tbench-c16"], "{rows:?}");
+    for r in rows {
+        assert_eq!((r["runtime"].as_str(), r["unit"].as_str()), (Some("linux"), Some("MB/s")), "{r}");
+        assert!(r.get("error").is_none() && r["value"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["cpus"].as_str().is_some_and(|c| c.contains("tbench client processes")), "{r}");
+    }
+}

@@ -14,8 +14,18 @@
 //! cpu_ns=C` (its process CPU time since `go`) and exits; after `--max-secs` (default
 //! 120) it exits on its own. Under `--pin all` `schedlab bench` restricts this whole
 //! process to the server's CPU before it starts.
+//!
+//! `schedlab-peer-tokio --tbench-server --bind ADDR [--max-secs N]`: the tbench server
+//! of `schedlab_bench::tbench` (written once) on a Tokio multi-thread runtime with 1
+//! worker, listening on `ADDR` (a loopback address: tbench's client connects to a fixed
+//! port, so `schedlab bench --servers` chooses the address and starts this process in
+//! a private network namespace where it can). It prints `listening ADDR`, and when
+//! stdin closes `served connections=C requests=R ... cpu_ns=N` (the server's counts and
+//! its process CPU time since it listened) and exits.
 
-use schedlab_bench::{http, measure, programs, row, runtimes, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc};
+use schedlab_bench::{
+    http, measure, programs, row, runtimes, tbench, wake_latency, Exec, Filter, Pin, Scale, TokioMpsc,
+};
 use std::future::Future;
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
@@ -77,6 +87,87 @@ fn http_server(max_secs: u64) -> ExitCode {
     let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
     let (pages, not_found) = (stats.pages.load(Ordering::Relaxed), stats.not_found.load(Ordering::Relaxed));
     let _ = writeln!(stdout, "served requests={} not_found={not_found} cpu_ns={cpu_ns}", pages + not_found);
+    let _ = stdout.flush();
+    rt.shutdown_timeout(Duration::from_millis(200));
+    ExitCode::SUCCESS
+}
+
+/// Tokio's TCP stream as the tbench server's stream.
+struct TokioConn(tokio::net::TcpStream);
+
+impl tbench::Stream for TokioConn {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let mut rb = tokio::io::ReadBuf::new(buf);
+        match tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut self.0), cx, &mut rb) {
+            std::task::Poll::Ready(Ok(())) => std::task::Poll::Ready(Ok(rb.filled().len())),
+            std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        tokio::io::AsyncWrite::poll_write(std::pin::Pin::new(&mut self.0), cx, buf)
+    }
+}
+
+impl tbench::Listen for TokioListener {
+    type Conn = TokioConn;
+    async fn accept(&mut self) -> std::io::Result<TokioConn> {
+        let (s, _) = self.0.accept().await?;
+        s.set_nodelay(true)?;
+        Ok(TokioConn(s))
+    }
+}
+
+/// `--tbench-server --bind ADDR`: serve until stdin closes (protocol in the crate's docs).
+fn tbench_server(bind: &str, max_secs: u64) -> ExitCode {
+    let addr: std::net::SocketAddr = match bind.parse() {
+        Ok(a) => a,
+        Err(_) => {
+            eprintln!("schedlab-peer-tokio: --bind {bind:?}: expected IP:PORT");
+            return ExitCode::from(2);
+        }
+    };
+    if !addr.ip().is_loopback() {
+        eprintln!("schedlab-peer-tokio: --bind {addr}: only loopback addresses are served");
+        return ExitCode::from(2);
+    }
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(max_secs));
+        eprintln!("schedlab-peer-tokio: --tbench-server ran {max_secs} s; exiting");
+        std::process::exit(3);
+    });
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("schedlab-peer-tokio: tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let listener = match rt.block_on(tokio::net::TcpListener::bind(addr)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("schedlab-peer-tokio: bind {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stats = Arc::new(tbench::ServerStats::default());
+    rt.spawn(tbench::serve(TokioListener(listener), hyper_util::rt::TokioExecutor::new(), stats.clone()));
+    let mut stdout = std::io::stdout();
+    if writeln!(stdout, "listening {addr}").and_then(|_| stdout.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    let cpu0 = measure::process_cpu_ns();
+    let _ = std::io::stdin().lock().read_to_end(&mut Vec::new());
+    let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
+    let _ = writeln!(stdout, "served {} cpu_ns={cpu_ns}", stats.line());
     let _ = stdout.flush();
     rt.shutdown_timeout(Duration::from_millis(200));
     ExitCode::SUCCESS
@@ -216,12 +307,22 @@ fn main() -> ExitCode {
     let mut only = None;
     let mut pin = Pin::All;
     let mut server = false;
+    let mut tbench_srv = false;
+    let mut bind = None;
     let mut max_secs = 120;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
             "--http-server" => server = true,
+            "--tbench-server" => tbench_srv = true,
+            "--bind" => match args.next() {
+                Some(a) => bind = Some(a),
+                None => {
+                    eprintln!("schedlab-peer-tokio: --bind needs an address (IP:PORT)");
+                    return ExitCode::from(2);
+                }
+            },
             "--max-secs" => match args.next().map(|s| s.parse::<u64>()) {
                 Some(Ok(n)) => max_secs = n,
                 _ => {
@@ -250,11 +351,18 @@ fn main() -> ExitCode {
             _ => {
                 eprintln!(
                     "schedlab-peer-tokio: unknown argument '{a}' (usage: [--quick] [--only SUBSTR] [--pin all|none] \
-                     | --http-server [--max-secs N] [--pin all|none])"
+                     | --http-server [--max-secs N] [--pin all|none] | --tbench-server --bind ADDR [--max-secs N])"
                 );
                 return ExitCode::from(2);
             }
         }
+    }
+    if tbench_srv {
+        let Some(bind) = bind else {
+            eprintln!("schedlab-peer-tokio: --tbench-server needs --bind ADDR (tbench connects to a fixed port)");
+            return ExitCode::from(2);
+        };
+        return tbench_server(&bind, max_secs);
     }
     if server {
         // Affinity is the caller's (the whole process), so `pin` changes nothing here.

@@ -4,8 +4,7 @@
 //! [`Workload`] the simulator interprets in virtual time runs here as real futures on
 //! a [`Runtime`] built by the caller (its workers, pinning, tick rate and policy).
 //! `Compute` spins for its cycles at the host rate (preemptible, see [`compute`]),
-//! `Send`/`Recv` are real `async-channel` operations (unbounded, like the simulator's
-//! channels), `Sleep` is a timer ([`timer`]), `Yield` is [`schedlab_rt::yield_now`],
+//! `Send`/`Recv` are real `async-channel` operations, `Sleep` is a timer ([`timer`]), `Yield` is [`schedlab_rt::yield_now`],
 //! `Spawn` spawns a runtime task. Between operations the interpreter offers a
 //! [`schedlab_rt::preemption_point`], where the simulated kernel would act on
 //! `need_resched`. A spawned task gets its program's nice value and real-time
@@ -14,6 +13,13 @@
 //! simulator measures per role is measured here as far as a runtime can see it: each
 //! role's wait from spawn to first run, and, for workloads with a client time-out,
 //! request–response times.
+//!
+//! **Bounded channels.** A channel the workload carries on a socket holds as many
+//! messages as it would in the simulator on the calibrated host machine, whose kernel
+//! is this host's (Linux 6: [`SocketBuffers::LINUX_6`]); a send to a full one waits
+//! for room. `async-channel` wakes one waiting sender per message received, where the
+//! kernel (and the simulator) wakes all of them once a quarter of the buffer is left:
+//! the bound is the same, the hand-over less bursty.
 //!
 //! `schedlab-validate` compares these runs with the simulator's on a calibrated host
 //! machine; `schedlab reproduce` runs NetBench's starvation probe through
@@ -25,7 +31,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_core::TaskParams;
 use schedlab_rt::{Runtime, TaskOpts};
-use schedlab_workloads::{Cursor, Op, ProgId, Workload};
+use schedlab_workloads::{buffers, Cursor, Op, ProgId, SocketBuffers, Workload};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,7 +122,13 @@ async fn compute(ns: u64) {
 /// cycles to host time (the calibrated host machine uses 1.0: 1000 "MHz").
 pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) -> Result<RealRun, RunError> {
     w.validate().map_err(RunError::Invalid)?;
-    let (tx, rx): (Vec<_>, Vec<_>) = (0..w.channels).map(|_| async_channel::unbounded::<()>()).unzip();
+    let (tx, rx): (Vec<_>, Vec<_>) = buffers::limits(w, &SocketBuffers::LINUX_6)
+        .into_iter()
+        .map(|limit| match limit {
+            Some(l) => async_channel::bounded::<()>(l.max as usize),
+            None => async_channel::unbounded::<()>(),
+        })
+        .unzip();
     let (done_tx, done_rx) = async_channel::bounded(1);
     let (roles, role_of) = w.roles();
     let ctx = Arc::new(Ctx {
@@ -208,7 +220,10 @@ fn interpret(
                     compute((c as f64 * ctx.ns_per_cycle) as u64).await
                 }
                 Op::Send { chan, .. } => {
-                    ctx.tx[chan as usize].try_send(()).expect("unbounded channel");
+                    let tx = &ctx.tx[chan as usize];
+                    if let Err(async_channel::TrySendError::Full(())) = tx.try_send(()) {
+                        tx.send(()).await.expect("channel open");
+                    }
                     sent += 1;
                     // Only a response-time metric reads it: a clock read (~20 ns here)
                     // per send is the harness's cost, which the simulator does not price.

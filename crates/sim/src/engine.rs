@@ -270,7 +270,7 @@ impl<'w> Engine<'w> {
             cpus,
             node_of: m.node_of.clone(),
             tasks: Vec::with_capacity(capacity),
-            chans: vec![Chan::default(); w.channels as usize],
+            chans: schedlab_workloads::buffers::limits(w, &m.socket_buffers).into_iter().map(Chan::new).collect(),
             next_at: NextCpu::new(m.cpus),
             defer_waits,
             sched_lock: vec![NONE; m.cpus],

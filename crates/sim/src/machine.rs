@@ -9,6 +9,7 @@ mod costs;
 
 pub use costs::{CostParams, HardwareCosts, HostKnobs, KernelCosts};
 use schedlab_core::cpu::MAX_CPUS;
+use schedlab_workloads::SocketBuffers;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -35,6 +36,15 @@ pub struct Machine {
     pub irq_affinity: bool,
     /// Where each CPU's timer tick falls relative to the start of the run.
     pub tick_phase: TickPhase,
+    /// The kernel's socket-buffer accounting, which bounds the channels a workload
+    /// carries on sockets (machine file key `socket_buffers`, by name; the presets
+    /// run Linux 2.4, a calibrated host Linux 6). See `schedlab_workloads::buffers`.
+    #[serde(serialize_with = "socket_buffers_name")]
+    pub socket_buffers: SocketBuffers,
+}
+
+fn socket_buffers_name<S: serde::Serializer>(b: &SocketBuffers, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(b.name)
 }
 
 /// Where each CPU's first timer tick falls (machine file key `tick_phase`).
@@ -101,6 +111,7 @@ struct MachineFile {
     remote_distance: Option<u32>,
     irq_affinity: Option<bool>,
     tick_phase: Option<TickPhase>,
+    socket_buffers: Option<String>,
     costs: Option<toml::Table>,
 }
 
@@ -136,6 +147,7 @@ impl Machine {
             costs,
             irq_affinity: false,
             tick_phase: TickPhase::Random,
+            socket_buffers: SocketBuffers::LINUX_2_4,
         };
         m.fill_nodes();
         m
@@ -167,6 +179,7 @@ impl Machine {
             costs,
             irq_affinity: false,
             tick_phase: TickPhase::Boot,
+            socket_buffers: SocketBuffers::LINUX_6,
         };
         m.fill_nodes();
         m
@@ -292,6 +305,12 @@ impl Machine {
             ($($k:ident),*) => { $( if let Some(v) = f.$k { m.$k = v; } )* };
         }
         set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity, tick_phase);
+        if let Some(name) = &f.socket_buffers {
+            m.socket_buffers = SocketBuffers::by_name(name).ok_or_else(|| {
+                let names: Vec<&str> = SocketBuffers::ALL.iter().map(|b| b.name).collect();
+                MachineError(format!("socket_buffers = \"{name}\": not a known kernel (known: {})", names.join(", ")))
+            })?;
+        }
         if m.cpus == 0 {
             return Err(MachineError("cpus = 0: a machine needs at least one CPU".into()));
         }
@@ -451,7 +470,7 @@ mod tests {
         costs.hw.mlp = 4;
         let m = Machine::host(2, (2048, 16, 64), 1000, costs.clone());
         m.validate().unwrap();
-        let text = "cpus = 2\nname = \"host-2\"\nmhz = 1000\nl2_kb = 2048\nl2_assoc = 16\nline_bytes = 64\nhz = 1000\ntick_phase = \"boot\"\n[costs]\ncost_jitter_pct = 10\nmlp = 4\n";
+        let text = "cpus = 2\nname = \"host-2\"\nmhz = 1000\nl2_kb = 2048\nl2_assoc = 16\nline_bytes = 64\nhz = 1000\ntick_phase = \"boot\"\nsocket_buffers = \"linux-6\"\n[costs]\ncost_jitter_pct = 10\nmlp = 4\n";
         assert_eq!(m, Machine::from_toml(text).unwrap());
     }
 

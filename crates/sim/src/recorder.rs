@@ -18,6 +18,8 @@ pub(crate) struct Recorder {
     pub events: u64,
     pub sent: u64,
     pub received: u64,
+    /// Sends that found their channel full and blocked.
+    pub send_blocks: u64,
     /// Units of the workload's metric (receives on counted channels).
     pub completed: u64,
     pub ctx_switches: u64,
@@ -87,6 +89,7 @@ impl Recorder {
             events: 0,
             sent: 0,
             received: 0,
+            send_blocks: 0,
             completed: 0,
             ctx_switches: 0,
             migrations: 0,
@@ -202,6 +205,7 @@ impl Recorder {
             completed: self.completed,
             messages_sent: self.sent,
             messages_received: self.received,
+            send_blocks: self.send_blocks,
             tasks: run.tasks,
             virtual_ns,
             sim_events: self.events,

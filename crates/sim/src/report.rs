@@ -110,6 +110,10 @@ pub struct Report {
     pub completed: u64,
     pub messages_sent: u64,
     pub messages_received: u64,
+    /// Sends that found their channel full and blocked until a receive freed it
+    /// (bounded channels only; absent from JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub send_blocks: u64,
     pub tasks: u64,
     pub virtual_ns: u64,
     pub sim_events: u64,
@@ -293,6 +297,9 @@ impl Report {
             "  messages          {} sent, {} received; {} tasks",
             self.messages_sent, self.messages_received, self.tasks
         );
+        if self.send_blocks > 0 {
+            let _ = writeln!(s, "  blocked sends     {} (a channel was full)", self.send_blocks);
+        }
         let _ = writeln!(
             s,
             "  context switches  {}   migrations {}   IPIs {}   schedule() calls {}",
@@ -405,4 +412,8 @@ pub fn human_ns(ns: u64) -> String {
 /// Round to 3 decimals so JSON stays readable (deterministic: same input, same bits).
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -234,6 +234,7 @@ fn sim_charge(m: &Machine, name: &str, policy: &PolicySpec, rounds: u32, busy: b
         expected_tasks: 3 + busy as u64,
         bound: Vec::new(),
         working_set: Vec::new(),
+        buffers: Vec::new(),
     };
     let (_, trace) = schedlab_sim::simulate_traced(m, policy, &w, &SimConfig::default(), 4_000_000).expect("simulate");
     // Task ids in spawn order: root 0, then the root's children.

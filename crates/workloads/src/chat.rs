@@ -1,6 +1,6 @@
 //! Chat: the IBM LTC chat-room benchmark (`lbs.sourceforge.net`), VolanoMark without Java.
 //!
-//! `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300]`
+//! `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300,connection=tcp,window=0]`
 //!
 //! A client process and a server process talk over loopback TCP. Each room has
 //! `users` users (20 in the original); each user is one connection served by **four
@@ -30,6 +30,16 @@
 //! and `go_receive[u] = 5u + 4`. Every channel has exactly one receiver.
 //! `expected_messages = R·users·(M·(users + 1) + 2)`.
 //!
+//! **Full connections.** A TCP connection holds only so much unread data, so a
+//! `server_send` that runs ahead of a slow `client_receive` (or a `client_send` ahead
+//! of its `server_receive`) blocks until the reader catches up. Both directions of
+//! every connection are [`Buffer::Tcp`]: bounded by the modelled kernel's window and
+//! send buffer (on the 2.4 presets 81,919 payload bytes, 819 messages of 100 bytes; see
+//! [`crate::buffers`] for the derivation and why it is an upper bound). `window=N`
+//! replaces that bound by `N` messages (a sender woken once half are read), to show
+//! what other readings give; `connection=unbounded` (without `window`) leaves them
+//! unbounded.
+//!
 //! **Costs.** Almost all of Chat's cost is kernel time — socket sends and blocking
 //! receives, wake-ups and context switches — which the engines charge per `Send` and
 //! `Recv` themselves. The user-mode compute in the programs is therefore small: `work`
@@ -47,9 +57,9 @@
 //! (80R + 1 with the default 20 users).
 
 use crate::spec::WorkloadKind;
-use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use crate::{in_mm, push_loop, Buffer, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::int_param;
-use schedlab_core::options::{self, Options, Param};
+use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::{SchedClass, SpecError, TaskParams};
 
 /// Address space of the client process (client tasks and the root).
@@ -76,11 +86,26 @@ pub struct ChatParams {
     pub think: u64,
     /// Server user-mode cycles per received message (broadcast bookkeeping).
     pub work: u64,
+    /// `true` (default): connections hold what the modelled kernel's TCP buffers
+    /// hold; `false`: unbounded (option `connection=tcp|unbounded`).
+    pub bounded: bool,
+    /// Unread messages a connection holds before its sender blocks, replacing the
+    /// kernel's bound (0: the kernel's).
+    pub window: u32,
 }
 
 impl Default for ChatParams {
     fn default() -> Self {
-        ChatParams { rooms: 10, messages: 100, users: 20, bytes: 100, think: 0, work: DEFAULT_WORK }
+        ChatParams {
+            rooms: 10,
+            messages: 100,
+            users: 20,
+            bytes: 100,
+            think: 0,
+            work: DEFAULT_WORK,
+            bounded: true,
+            window: 0,
+        }
     }
 }
 
@@ -93,6 +118,15 @@ impl Options for ChatParams {
         int_param!(think, 0, 10_000_000_000, "client think time before each send").unit("cycles"),
         int_param!(work, 0, 10_000_000_000, "server user-mode work per received message (broadcast bookkeeping)")
             .unit("cycles"),
+        Param::choice(
+            "connection",
+            &["tcp", "unbounded"],
+            "tcp: a connection holds what the modelled kernel's TCP window and send buffer hold (a full one blocks its sender); unbounded: no send blocks",
+            |p| Value::Word(if p.bounded { "tcp" } else { "unbounded" }),
+            |p, v| p.bounded = v.word() == "tcp",
+        ),
+        int_param!(window, 0, 1_000_000, "unread messages a connection holds, replacing the kernel's bound (0: the kernel's)")
+            .unit("messages"),
     ];
 }
 
@@ -111,7 +145,7 @@ impl WorkloadKind for ChatParams {
     /// Build the workload (see the module documentation for its shape).
     fn build(&self) -> Result<Workload, SpecError> {
         WorkloadKind::check(self)?;
-        let &ChatParams { rooms, messages: m, users, bytes, think, work } = self;
+        let &ChatParams { rooms, messages: m, users, bytes, think, work, bounded, window } = self;
         let nusers = rooms * users; // ≤ 10^6
         let c2s = |u: u32| 5 * u;
         let wake = |u: u32| 5 * u + 1;
@@ -204,6 +238,14 @@ impl WorkloadKind for ChatParams {
             expected_tasks: 4 * nu + 1,
             bound: Vec::new(),
             working_set: Vec::new(),
+            buffers: {
+                let connection = match (bounded, window) {
+                    (_, w) if w > 0 => Buffer::Window { max: w, wake_at: w / 2 },
+                    (true, _) => Buffer::Tcp,
+                    (false, _) => Buffer::Unbounded,
+                };
+                (0..channels).map(|c| if c % 5 == 0 || c % 5 == 2 { connection } else { Buffer::Unbounded }).collect()
+            },
         })
     }
 }

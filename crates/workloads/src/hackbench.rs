@@ -1,6 +1,6 @@
 //! hackbench: Rusty Russell's scheduler stress test (chat-like, no TCP).
 //!
-//! `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]`
+//! `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0,channel=socket]`
 //!
 //! `G` groups of `fds` senders and `fds` receivers (20 + 20 in the original). Receiver
 //! `j` of group `g` owns one channel (its end of a `socketpair`), `g·fds + j`. Every
@@ -14,6 +14,15 @@
 //!
 //! `expected_messages = G·fds²·L`; `expected_tasks = 2·fds·G + 1`.
 //!
+//! **Full sockets.** Each receiver's channel is its end of a Unix stream `socketpair`
+//! ([`Buffer::UnixStream`]), which holds only as many messages as the modelled
+//! kernel's socket buffer allows (228 of 100 bytes on Linux 2.4, 278 on 6.x;
+//! [`crate::buffers`]): with 20 senders writing `loops` messages each to every
+//! receiver, senders that run ahead of a receiver block until it drains a quarter of
+//! its buffer. `channel=pipe` is the original's `-pipe` (and `perf bench sched
+//! messaging -p`): one pipe per receiver ([`Buffer::Pipe`]); `channel=unbounded`
+//! lets no send block.
+//!
 //! **Processes or threads.** With `threads=0` (the default, as the original) every
 //! task is a forked process with its own address space (the root has mm 1, the k-th
 //! spawned task mm `2 + k`); with `threads=1` all tasks, root included, share mm 1.
@@ -26,7 +35,7 @@
 //! cost is the kernel's, charged by the engines per `Send`/`Recv`.
 
 use crate::spec::WorkloadKind;
-use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
+use crate::{in_mm, push_loop, Buffer, Footprint, Metric, Op, Program, Workload};
 use schedlab_core::int_param;
 use schedlab_core::options::{self, Options, Param, Value};
 use schedlab_core::SpecError;
@@ -44,11 +53,13 @@ pub struct HackbenchParams {
     pub bytes: u32,
     /// `true`: threads of one process; `false`: one process per task (default).
     pub threads: bool,
+    /// What carries each receiver's messages (default: a Unix stream socket).
+    pub channel: Buffer,
 }
 
 impl Default for HackbenchParams {
     fn default() -> Self {
-        HackbenchParams { groups: 10, loops: 100, fds: 20, bytes: 100, threads: false }
+        HackbenchParams { groups: 10, loops: 100, fds: 20, bytes: 100, threads: false, channel: Buffer::UnixStream }
     }
 }
 
@@ -66,12 +77,31 @@ impl Options for HackbenchParams {
             |p| Value::Int(p.threads as i64),
             |p, v| p.threads = v.int() == 1,
         ),
+        Param::choice(
+            "channel",
+            &["socket", "pipe", "unbounded"],
+            "what carries each receiver's messages: a Unix stream socket or a pipe, as full as the modelled kernel lets it get (a full one blocks its senders), or an unbounded channel",
+            |p| {
+                Value::Word(match p.channel {
+                    Buffer::Pipe => "pipe",
+                    Buffer::UnixStream => "socket",
+                    _ => "unbounded",
+                })
+            },
+            |p, v| {
+                p.channel = match v.word() {
+                    "pipe" => Buffer::Pipe,
+                    "socket" => Buffer::UnixStream,
+                    _ => Buffer::Unbounded,
+                }
+            },
+        ),
     ];
 }
 
 impl WorkloadKind for HackbenchParams {
     const NAME: &'static str = "hackbench";
-    const SUMMARY: &'static str = "Rusty Russell's hackbench: groups of senders and receivers over pipes";
+    const SUMMARY: &'static str = "Rusty Russell's hackbench: groups of senders and receivers over sockets or pipes";
     /// Tasks, channels and program operations of [`HackbenchParams::build`], from the
     /// parameters alone (checked against the built workload by the tests): each
     /// sender holds one send per receiver of its group, so operations grow as
@@ -84,7 +114,7 @@ impl WorkloadKind for HackbenchParams {
     /// Build the workload (see the module documentation for its shape).
     fn build(&self) -> Result<Workload, SpecError> {
         WorkloadKind::check(self)?;
-        let &HackbenchParams { groups, loops, fds, bytes, threads } = self;
+        let &HackbenchParams { groups, loops, fds, bytes, threads, channel } = self;
         let chan = |g: u32, j: u32| g * fds + j;
         let ntasks = 2 * groups * fds;
         // Program ids: 0 = root, 1 + k = the k-th spawned task (receivers, then senders).
@@ -129,6 +159,7 @@ impl WorkloadKind for HackbenchParams {
             expected_tasks: 2 * g * f + 1,
             bound: Vec::new(),
             working_set: Vec::new(),
+            buffers: vec![channel; channels as usize],
         })
     }
 }

@@ -30,6 +30,7 @@
 //! Programs are kept compact with [`Op::Loop`]: the size of a workload grows with the
 //! number of tasks, never with the number of messages.
 
+pub mod buffers;
 pub mod chat;
 pub mod cursor;
 pub mod footprint;
@@ -43,6 +44,7 @@ pub mod trace_in;
 mod validate;
 pub mod webbench;
 
+pub use buffers::{Buffer, Limit, SocketBuffers};
 pub use chat::ChatParams;
 pub use cursor::{Cursor, MAX_LOOP_DEPTH};
 pub use footprint::Footprint;

@@ -155,6 +155,7 @@ impl WorkloadKind for MkbenchParams {
             expected_tasks: 1 + b * (1 + u),
             bound: Vec::new(),
             working_set: Vec::new(),
+            buffers: Vec::new(),
         })
     }
 }

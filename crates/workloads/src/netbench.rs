@@ -365,6 +365,7 @@ impl WorkloadKind for NetbenchParams {
             expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes + by_daemon as u64,
             bound,
             working_set: Vec::new(),
+            buffers: Vec::new(),
         })
     }
 }

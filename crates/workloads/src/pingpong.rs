@@ -87,6 +87,7 @@ impl WorkloadKind for PingPongParams {
             expected_tasks: 3,
             bound: Vec::new(),
             working_set: Vec::new(),
+            buffers: Vec::new(),
         })
     }
 }

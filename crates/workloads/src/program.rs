@@ -6,10 +6,12 @@
 //! spins, send/receive are real channel operations). Defining a workload once keeps
 //! the two engines comparable.
 
+use crate::buffers::Buffer;
 use schedlab_core::TaskParams;
 
-/// A message channel (a socket or pipe in the original benchmarks): FIFO, unbounded,
-/// any number of senders, normally one receiver.
+/// A message channel (a socket or pipe in the original benchmarks): FIFO, any number
+/// of senders, normally one receiver; unbounded unless the workload's
+/// [`Workload::buffers`] says what bounds it.
 pub type ChanId = u32;
 /// Index into [`Workload::programs`].
 pub type ProgId = u32;
@@ -22,7 +24,8 @@ pub enum Op {
     /// Like `Compute`, with a duration drawn uniformly from `min..=max` cycles by the
     /// engine's seeded RNG (compile units, think times).
     ComputeUniform { min: u64, max: u64 },
-    /// Send one `bytes`-byte message on `chan` (a `write`/`send` syscall). Never blocks.
+    /// Send one `bytes`-byte message on `chan` (a `write`/`send` syscall). Blocks while
+    /// the channel holds its bound of unread messages (never, on an unbounded one).
     Send { chan: ChanId, bytes: u32 },
     /// Receive one message from `chan`; blocks while it is empty (a blocking `read`).
     Recv { chan: ChanId },
@@ -100,9 +103,17 @@ pub struct Workload {
     /// buffers, heap, file data): a task works through it at the start of every
     /// `Compute`, so the simulator's caches see it (unlisted programs: none).
     pub working_set: Vec<(ProgId, u32)>,
+    /// What carries each channel ([`Buffer`], indexed by channel), which bounds how many
+    /// messages it holds unread; empty: every channel is unbounded.
+    pub buffers: Vec<Buffer>,
 }
 
 impl Workload {
+    /// What carries channel `c`.
+    pub fn buffer(&self, c: ChanId) -> Buffer {
+        self.buffers.get(c as usize).copied().unwrap_or(Buffer::Unbounded)
+    }
+
     /// The distinct program roles in order of first appearance, and each program's
     /// index among them: how the engines group what they measure per role
     /// (deterministic, no hashing order).

@@ -26,7 +26,8 @@ impl Workload {
     /// * there is at least one program and `root` is one of them; `root_params` and
     ///   the parameters of every `Spawn` are valid (nice −20..=19, rt_priority 1..=99
     ///   for real-time classes and 0 otherwise, non-empty `cpus_allowed`);
-    /// * every channel id is `< channels` and `metric.counted` has `channels` entries;
+    /// * every channel id is `< channels`; `metric.counted` has `channels` entries, and
+    ///   `buffers` none or `channels`;
     ///   the metric has a unit and a non-zero `per_count` denominator;
     /// * every `bound` program id is in range;
     /// * every spawned program id is in range, and no program can (transitively) spawn
@@ -54,6 +55,9 @@ impl Workload {
                 self.metric.counted.len(),
                 self.channels
             ));
+        }
+        if !self.buffers.is_empty() && self.buffers.len() != self.channels as usize {
+            return Err(format!("buffers has {} entries for {} channels", self.buffers.len(), self.channels));
         }
         if self.metric.unit.is_empty() {
             return Err("metric unit is empty".into());

@@ -235,6 +235,7 @@ impl WorkloadKind for WebbenchParams {
             expected_tasks: 1 + n as u64 + nics as u64,
             bound,
             working_set,
+            buffers: Vec::new(),
         })
     }
 }

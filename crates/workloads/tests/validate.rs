@@ -37,6 +37,7 @@ fn base() -> Workload {
         expected_tasks: 3,
         bound: Vec::new(),
         working_set: Vec::new(),
+        buffers: Vec::new(),
     }
 }
 

@@ -15,9 +15,9 @@
 //! * **Slice**: `max(latency · w / W, min_granularity)`, `W` the queue's load with the
 //!   task counted. **Tick preemption**: the running task is rescheduled at a tick once
 //!   it has run its slice since it was picked *and* it is no longer the leftmost.
-//! * **Wake-up**: placement on the task's previous CPU if it is idle, else on an idle
-//!   CPU the task may use (the previous CPU's node first, then the others, each in
-//!   CPU order from the previous CPU on), else on the previous CPU. A sleeper's
+//! * **Wake-up**: placement by `select_task_rq_fair` with scheduling domains
+//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC; see
+//!   [`crate::policies::linux_balance`]). A sleeper's
 //!   vruntime is `max(own, min_vruntime − latency/2)` (bounded sleeper credit); a
 //!   forked task's first one is `min_vruntime + vslice` (`START_DEBIT`). **Wake-up
 //!   preemption** when `curr.vruntime − woken.vruntime > wakeup_granularity`; a woken
@@ -28,7 +28,7 @@
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
 //! * **Placement and load balancing** are shared with `eevdf`
-//!   ([`crate::policies::linux_balance`]): a CPU whose queue runs empty in `schedule()`
+//!   ([`crate::policies::linux_balance`]); balancing: a CPU whose queue runs empty in `schedule()`
 //!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
 //!   compares the weighted loads and, while the busiest exceeds its own by more than
 //!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
@@ -37,28 +37,30 @@
 //!   dst.min_vruntime`.
 //!
 //! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
-//! PELT load tracking (the load is the sum of the queued tasks' weights), scheduling
-//! domains and their balancer, the next and last buddies, `hrtick` (slices end at
+//! PELT load tracking (the load is the sum of the queued tasks' weights), the
+//! scheduling domains' balancer (placement uses the domains), the next and last buddies, `hrtick` (slices end at
 //! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
 //! class, below).
 //!
 //! Readings where the sources differ or a simpler rule was chosen (each in
 //! `docs/policies.md`, section cfs):
 //!
-//! * Defaults are CFS's values for one CPU from 2.6.26 on (2.6.23 shipped 20 ms /
+//! * Defaults are CFS's normalized values from 2.6.26 on (2.6.23 shipped 20 ms /
 //!   4 ms / 10 ms): latency 6 ms, minimum granularity 0.75 ms, wake-up granularity
-//!   1 ms, *without* the `1 + log2(ncpus)` scaling of `SCHED_TUNABLESCALING_LOG`. The period stretch `nr · min_granularity` of
+//!   1 ms, each times the CPU-count factor of `sysctl_sched_tunable_scaling`
+//!   (`update_sysctl`; the default `SCHED_TUNABLESCALING_LOG`: `1 + ilog2(min(ncpus,
+//!   8))`, [`Sysctl`]). The period stretch `nr · min_granularity` of
 //!   `__sched_period` is expressed only through the `min_granularity` floor of each
 //!   slice.
 //! * The wake-up granularity is compared unscaled (the kernel scales it by the woken
 //!   task's weight in `wakeup_gran`).
 //! * Sleeper credit is half the latency (`GENTLE_FAIR_SLEEPERS`).
 //! * A forked child does not inherit its parent's vruntime: it starts at the chosen
-//!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`). Its first
-//!   wake-up is placed like any other (the kernel's `SD_BALANCE_FORK` picks the idlest
-//!   CPU; we take the idle-CPU rule above).
-//! * `sync` wake-ups skip the placement: the task is queued on its previous CPU (if
-//!   allowed there), with the usual preemption test.
+//!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`).
+//! * A task's first wake-up after fork is placed on an idle CPU found from the
+//!   forking CPU's node outwards (the kernel's `SD_BALANCE_FORK` slow path,
+//!   `find_idlest_cpu`, is not modelled); a `sync` one stays on the forking CPU. A
+//!   later `sync` wake-up is `WF_SYNC` (the waker is about to sleep) for `wake_affine`.
 //! * Yield's skip is unconditional (the kernel takes the second entity only if it is
 //!   within the wake-up granularity of the first).
 //! * Balancing is flat: one level over all CPUs (no scheduling domains, so no
@@ -87,7 +89,7 @@ use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::linux_balance::{self, Balance};
+use crate::policies::linux_balance::{Balance, Scaling, Wakeups};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -144,16 +146,20 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
 
 // ------------------------------------------------------------------ options ------
 
-/// The `cfs:` options; times in ns.
+/// The `cfs:` options; times in ns, before the CPU-count factor of `scaling`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CfsConfig {
-    /// `sysctl_sched_latency`: the period in which every runnable task runs once (6 ms).
+    /// `normalized_sysctl_sched_latency`: the period in which every runnable task runs
+    /// once (6 ms).
     pub latency: u64,
-    /// `sysctl_sched_min_granularity`: the shortest slice (0.75 ms).
+    /// `normalized_sysctl_sched_min_granularity`: the shortest slice (0.75 ms).
     pub min_granularity: u64,
-    /// `sysctl_sched_wakeup_granularity`: how far a woken task's vruntime must be behind
-    /// the running one's to preempt it (1 ms).
+    /// `normalized_sysctl_sched_wakeup_granularity`: how far a woken task's vruntime
+    /// must be behind the running one's to preempt it (1 ms).
     pub wakeup_granularity: u64,
+    /// `sysctl_sched_tunable_scaling` (`log`): the three times above grow with the CPU
+    /// count (`update_sysctl`).
+    pub scaling: Scaling,
     /// `imbalance_pct`: the busiest queue's load must exceed this CPU's by this
     /// percentage for the periodic balance to move tasks (125).
     pub imbalance_pct: u32,
@@ -168,6 +174,7 @@ impl Default for CfsConfig {
             latency: 6_000_000,
             min_granularity: 750_000,
             wakeup_granularity: 1_000_000,
+            scaling: Scaling::Log,
             imbalance_pct: 125,
             yield_tail: false,
         }
@@ -180,13 +187,28 @@ pub(crate) const MAX_TIME_NS: u64 = 10_000_000_000;
 /// `cfs[:key=value,...]`.
 impl Options for CfsConfig {
     const PARAMS: &'static [Param<CfsConfig>] = &[
-        crate::time_param!(latency, 1, MAX_TIME_NS, "sysctl_sched_latency: every runnable task runs once in it"),
-        crate::time_param!(min_granularity, 1, MAX_TIME_NS, "sysctl_sched_min_granularity: the shortest slice"),
+        crate::time_param!(
+            latency,
+            1,
+            MAX_TIME_NS,
+            "sysctl_sched_latency before the CPU-count factor: every runnable task runs once in it"
+        ),
+        crate::time_param!(
+            min_granularity,
+            1,
+            MAX_TIME_NS,
+            "sysctl_sched_min_granularity before the CPU-count factor: the shortest slice"
+        ),
         crate::time_param!(
             wakeup_granularity,
             0,
             MAX_TIME_NS,
-            "sysctl_sched_wakeup_granularity: how far behind a woken task must be to preempt"
+            "sysctl_sched_wakeup_granularity before the CPU-count factor: how far behind a woken task must be to preempt"
+        ),
+        Scaling::param(
+            "sysctl_sched_tunable_scaling: the CPU-count factor of latency, min_granularity, wakeup_granularity",
+            |c| Value::Word(c.scaling.name()),
+            |c, v| c.scaling = Scaling::from_word(v.word()),
         ),
         Param::int(
             "imbalance_pct",
@@ -205,6 +227,28 @@ impl Options for CfsConfig {
             |c, v| c.yield_tail = v.word() == "tail",
         ),
     ];
+}
+
+/// `sysctl_sched_latency`, `sysctl_sched_min_granularity` and
+/// `sysctl_sched_wakeup_granularity` as `update_sysctl` sets them: the configured
+/// (normalized) values times the CPU-count factor of `scaling`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sysctl {
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+}
+
+impl Sysctl {
+    /// For `cfg` on a machine of `ncpus` CPUs.
+    pub fn new(cfg: &CfsConfig, ncpus: usize) -> Sysctl {
+        let f = cfg.scaling.factor(ncpus);
+        Sysctl {
+            latency: cfg.latency.saturating_mul(f),
+            min_granularity: cfg.min_granularity.saturating_mul(f),
+            wakeup_granularity: cfg.wakeup_granularity.saturating_mul(f),
+        }
+    }
 }
 
 // ---------------------------------------------------------- data structures ------
@@ -299,7 +343,11 @@ pub struct Cfs<P: Platform> {
     /// simulator prices them as the queue's line, and on the runtime two workers'
     /// entries in one line would be false sharing it does not model.
     published: Box<[CachePadded<Published>]>,
+    /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
+    wakeups: Wakeups,
     cfg: CfsConfig,
+    /// The tunables as scaled for this machine (`update_sysctl`).
+    sysctl: Sysctl,
     /// Observations: tasks moved by balancing, wake-up preemptions.
     pulled: AtomicU64,
     wakeup_preemptions: AtomicU64,
@@ -337,7 +385,9 @@ impl<P: Platform> Cfs<P> {
             published: (0..n)
                 .map(|_| CachePadded::new(Published { load: AtomicU64::new(0), min_vr: AtomicU64::new(FAIR_EPOCH) }))
                 .collect(),
+            wakeups: Wakeups::new(env.topo, env.capacity),
             cfg: *cfg,
+            sysctl: Sysctl::new(cfg, n),
             pulled: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
         })
@@ -345,6 +395,10 @@ impl<P: Platform> Cfs<P> {
 
     pub fn config(&self) -> &CfsConfig {
         &self.cfg
+    }
+    /// The latency, minimum and wake-up granularity as scaled for this machine.
+    pub fn sysctl(&self) -> Sysctl {
+        self.sysctl
     }
     /// Tasks moved between CPUs by balancing so far.
     pub fn pulled(&self) -> u64 {
@@ -382,8 +436,8 @@ impl<P: Platform> Cfs<P> {
     /// The slice of a task of weight `w` on a queue of total load `total` (the task
     /// included): `max(latency · w / total, min_granularity)`.
     pub fn slice(&self, w: u64, total: u64) -> u64 {
-        let s = self.cfg.latency as u128 * w as u128 / total.max(w).max(1) as u128;
-        (s as u64).max(self.cfg.min_granularity)
+        let s = self.sysctl.latency as u128 * w as u128 / total.max(w).max(1) as u128;
+        (s as u64).max(self.sysctl.min_granularity)
     }
 
     /// Is `t` a real-time task (ahead of every fair task, see the module doc)?
@@ -508,7 +562,7 @@ impl<P: Platform> Cfs<P> {
                 None => f.vruntime.load(Relaxed),
             };
             // Sleeper credit, at most half a latency.
-            own.max(rq.min_vruntime.saturating_sub(self.cfg.latency / 2))
+            own.max(rq.min_vruntime.saturating_sub(self.sysctl.latency / 2))
         };
         f.vruntime.store(v, Relaxed);
         self.account_add(rq, t);
@@ -526,7 +580,7 @@ impl<P: Platform> Cfs<P> {
                 p.touch(Line::Task(c), Access::Read);
                 // A real-time task preempts a fair one at once (its key is far below any
                 // vruntime) and is never preempted by a fair one (the reverse holds).
-                let gran = if self.is_rt(t) { 0 } else { self.cfg.wakeup_granularity };
+                let gran = if self.is_rt(t) { 0 } else { self.sysctl.wakeup_granularity };
                 if self.vruntime(c) > self.vruntime(t).saturating_add(gran) {
                     self.wakeup_preemptions.fetch_add(1, Relaxed);
                     p.resched(rq.cpu);
@@ -664,6 +718,9 @@ impl<P: Platform> Balance<P> for Cfs<P> {
     fn common(&self) -> &SchedCommon {
         &self.common
     }
+    fn wakeups(&self) -> &Wakeups {
+        &self.wakeups
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
@@ -737,9 +794,10 @@ impl<P: Platform> Policy<P> for Cfs<P> {
         f.prev_sum_exec.store(0, Relaxed);
         f.exec_start.store(0, Relaxed);
         f.forked.store(true, Relaxed);
+        self.wakeups.task_new(id, p.now());
     }
 
-    /// `try_to_wake_up`: choose a CPU ([`linux_balance::select_cpu`]; none for `sync`), place
+    /// `try_to_wake_up`: choose a CPU (`Balance::wake_cpu`: `select_task_rq_fair`), place
     /// the vruntime there, queue, and kick or preempt. The engines wake a sleeping task
     /// once (its waker owns it until it is queued); a task already queued is left alone.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
@@ -750,12 +808,8 @@ impl<P: Platform> Policy<P> for Cfs<P> {
             return;
         }
         let prev = ts.processor();
-        let target = if sync {
-            linux_balance::home_cpu(&self.common, id, prev)
-        } else {
-            linux_balance::select_cpu(&self.common, p, id, prev)
-        };
         let forked = self.task(id).forked.swap(false, Relaxed);
+        let target = self.wake_cpu(p, id, prev, sync, forked);
         let lag = (!forked && target != prev).then(|| {
             p.touch(Line::Queue(prev), Access::Read);
             self.vruntime(id) as i128 - self.published[prev].min_vr.load(Relaxed) as i128

@@ -55,8 +55,11 @@
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
 //! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
 //! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
-//! ([`crate::policies::linux_balance`]; `docs/policies.md`): an idle CPU found from the previous CPU's node outwards,
-//! a newly idle CPU pulling from the busiest queue, a periodic weighted-load balance
+//! ([`crate::policies::linux_balance`]; `docs/policies.md`): v6.6's
+//! `select_task_rq_fair` over LLC and NUMA domains (`wake_wide`, `wake_affine`,
+//! `select_idle_sibling`; a forked task's first wake-up takes an idle CPU found from
+//! the forking CPU's node outwards), a newly idle CPU pulling from the busiest queue,
+//! a periodic weighted-load balance
 //! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
 //! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
@@ -77,7 +80,8 @@ use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
-use crate::policies::linux_balance::{self, Balance};
+pub use crate::policies::linux_balance::Scaling;
+use crate::policies::linux_balance::{Balance, Wakeups};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -101,36 +105,6 @@ deadline, lag kept across sleep, run-to-parity, delayed dequeue; the per-CPU pla
 }
 
 // ------------------------------------------------------------------ options ------
-
-/// `sysctl_sched_tunable_scaling`: how the base slice grows with the CPU count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scaling {
-    /// ×1.
-    None,
-    /// ×(1 + ilog2(min(ncpus, 8))), the kernel's default.
-    Log,
-    /// ×min(ncpus, 8).
-    Linear,
-}
-
-impl Scaling {
-    /// `get_update_sysctl_factor` for `ncpus` CPUs.
-    pub fn factor(self, ncpus: usize) -> u64 {
-        let cpus = ncpus.clamp(1, 8) as u64;
-        match self {
-            Scaling::None => 1,
-            Scaling::Log => 1 + cpus.ilog2() as u64,
-            Scaling::Linear => cpus,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Scaling::None => "none",
-            Scaling::Log => "log",
-            Scaling::Linear => "linear",
-        }
-    }
-}
 
 /// The `eevdf:` options; times in ns. Defaults are v6.12's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,18 +150,10 @@ impl Options for EevdfConfig {
             cfs::MAX_TIME_NS,
             "normalized_sysctl_sched_base_slice, before the CPU-count factor"
         ),
-        Param::choice(
-            "scaling",
-            &["log", "none", "linear"],
+        Scaling::param(
             "sysctl_sched_tunable_scaling: the base slice's CPU-count factor",
             |c| Value::Word(c.scaling.name()),
-            |c, v| {
-                c.scaling = match v.word() {
-                    "none" => Scaling::None,
-                    "linear" => Scaling::Linear,
-                    _ => Scaling::Log,
-                }
-            },
+            |c, v| c.scaling = Scaling::from_word(v.word()),
         ),
         Param::switch(
             "place_lag",
@@ -313,6 +279,8 @@ pub struct Eevdf<P: Platform> {
     common: SchedCommon,
     rqs: Box<[P::Lock<Runqueue>]>,
     se: Box<[Entity]>,
+    /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
+    wakeups: Wakeups,
     /// Published weighted load of each queue (read racily by balancing).
     load: Box<[CachePadded<AtomicU64>]>,
     cfg: EevdfConfig,
@@ -362,6 +330,7 @@ impl<P: Platform> Eevdf<P> {
                 })
                 .collect(),
             se: (0..env.capacity).map(|_| Entity::default()).collect(),
+            wakeups: Wakeups::new(env.topo, env.capacity),
             load: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             cfg: *cfg,
             slice: cfg.base_slice.saturating_mul(cfg.scaling.factor(n)),
@@ -945,6 +914,9 @@ impl<P: Platform> Balance<P> for Eevdf<P> {
     fn common(&self) -> &SchedCommon {
         &self.common
     }
+    fn wakeups(&self) -> &Wakeups {
+        &self.wakeups
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
@@ -1023,10 +995,11 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
         e.protect.store(0, Relaxed);
         e.delayed.store(false, Relaxed);
         e.forked.store(true, Relaxed);
+        self.wakeups.task_new(id, p.now());
     }
 
     /// `try_to_wake_up`: a delayed task is requeued where it waits (`ttwu_runnable`);
-    /// otherwise choose a CPU (the placement shared with `cfs`; none for `sync`), place the task
+    /// otherwise choose a CPU (the placement shared with `cfs`, `Balance::wake_cpu`), place the task
     /// there with its lag, and kick or preempt.
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
@@ -1058,12 +1031,8 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
             return;
         }
         let prev = ts.processor();
-        let target = if sync {
-            linux_balance::home_cpu(&self.common, id, prev)
-        } else {
-            linux_balance::select_cpu(&self.common, p, id, prev)
-        };
         let forked = self.ent(id).forked.swap(false, Relaxed);
+        let target = self.wake_cpu(p, id, prev, sync, forked);
         self.rqs[target].with(p, |rq| {
             p.touch(Line::Queue(target), Access::Write);
             if self.update_curr(p, rq) {

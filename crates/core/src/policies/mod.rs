@@ -477,7 +477,7 @@ mod tests {
         }
         assert_eq!(
             PolicySpec::parse(
-                "cfs:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,imbalance_pct=125,yield=skip"
+                "cfs:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,scaling=log,imbalance_pct=125,yield=skip"
             )
             .unwrap()
             .canonical(),
@@ -492,6 +492,7 @@ mod tests {
                 latency: 12_000_000,
                 min_granularity: 750_000,
                 wakeup_granularity: 0,
+                scaling: crate::policies::linux_balance::Scaling::Log,
                 imbalance_pct: 125,
                 yield_tail: false
             }
@@ -505,6 +506,7 @@ mod tests {
             ("cfs:wakeup_granularity=-1ms", "wakeup_granularity='-1ms'"),
             ("cfs:latncy=1ms", "unknown key 'latncy'"),
             ("cfs:yield=maybe", "yield='maybe'"),
+            ("cfs:scaling=cubic", "scaling='cubic'"),
         ] {
             let e = PolicySpec::parse(bad).unwrap_err().0;
             assert!(e.contains(named), "{bad}: {e}");

@@ -12,7 +12,7 @@ use crate::events::Kind;
 use rand::Rng;
 use schedlab_core::trace::Event;
 use schedlab_core::{CpuId, CpuMask, Platform, PrevState, TaskId, TaskParams};
-use schedlab_workloads::{Cursor, Op, ProgId};
+use schedlab_workloads::{ChanId, Cursor, Op, ProgId};
 use std::collections::VecDeque;
 
 /// "No CPU yet" in [`TaskRt::last_cpu`].
@@ -69,6 +69,22 @@ pub(super) struct Chan {
     /// The CPU of the latest send or receive: a send elsewhere pulls the channel's
     /// lines back (`chan_send_xcpu_ns`).
     touched_on: Option<CpuId>,
+    /// A send blocks while this many messages wait unread (`u64::MAX`: unbounded;
+    /// `schedlab_workloads::buffers`).
+    pub(super) max: u64,
+    /// A receive that leaves at most this many wakes every blocked sender.
+    pub(super) wake_at: u64,
+    /// Tasks blocked in a send on this channel (all woken at once, as the kernel's
+    /// non-exclusive wait on socket write space wakes them).
+    senders: Vec<TaskId>,
+}
+
+impl Chan {
+    /// A channel bounded by `limit` (`None`: unbounded).
+    pub(super) fn new(limit: Option<schedlab_workloads::Limit>) -> Chan {
+        let (max, wake_at) = limit.map_or((u64::MAX, 0), |l| (l.max as u64, l.wake_at as u64));
+        Chan { max, wake_at, ..Chan::default() }
+    }
 }
 
 impl Engine<'_> {
@@ -172,6 +188,26 @@ impl Engine<'_> {
         self.plat.advance(self.plat.cost.clock_read_ns);
     }
 
+    /// A receive by `reader` freed enough of `chan`: wake every sender blocked on it
+    /// (each executes its send again, and blocks again if others refilled it first).
+    fn wake_senders(&mut self, chan: ChanId, reader: TaskId) {
+        let senders = std::mem::take(&mut self.chans[chan as usize].senders);
+        let cpu = self.plat.this_cpu();
+        for &s in &senders {
+            if self.tasks[s as usize].last_cpu as usize != cpu {
+                self.plat.advance(self.plat.cost.notify_xcpu_ns);
+            }
+            self.plat.set_in_task_op(true);
+            self.wake(s, Some(reader));
+            self.plat.set_in_task_op(false);
+        }
+        // The list's storage is kept for the next time this channel fills.
+        let mut senders = senders;
+        senders.clear();
+        self.chans[chan as usize].senders = senders;
+        self.handle_resched(cpu);
+    }
+
     /// Execute the running task's next operation.
     pub(super) fn exec(&mut self, cpu: CpuId) {
         let task = self.cpus[cpu].curr.expect("exec on an idle CPU");
@@ -201,6 +237,16 @@ impl Engine<'_> {
             }
             Op::Send { chan, bytes } => {
                 let ch = &mut self.chans[chan as usize];
+                if ch.pending >= ch.max {
+                    // Full: the writer sleeps in the syscall until a receive frees
+                    // enough (`sock_alloc_send_pskb`'s wait for write space), then
+                    // executes the send again.
+                    self.plat.advance(cost.syscall_ns + cost.recv_block_ns);
+                    ch.senders.push(task);
+                    self.rec.send_blocks += 1;
+                    self.block(cpu, task);
+                    return;
+                }
                 let remote = ch.touched_on.is_some_and(|c| c != cpu);
                 let ns = cost.send_ns(bytes) + if remote { cost.chan_send_xcpu_ns } else { 0 };
                 self.plat.advance(ns);
@@ -245,6 +291,10 @@ impl Engine<'_> {
                         self.plat.advance(self.plat.cost.chan_recv_xcpu_ns);
                     }
                     self.rec.received += 1;
+                    if !ch.senders.is_empty() && ch.pending <= ch.wake_at {
+                        self.wake_senders(chan, task);
+                    }
+                    let t = &mut self.tasks[task as usize];
                     if self.w.metric.counted[chan as usize] {
                         self.rec.completed += 1;
                         if let Some(timeout) = self.w.metric.timeout_ns {

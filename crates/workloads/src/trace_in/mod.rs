@@ -414,6 +414,7 @@ impl Replay {
             expected_tasks: 1 + self.tasks.len() as u64,
             bound: Vec::new(),
             working_set: Vec::new(),
+            buffers: Vec::new(),
         }
     }
 }
