@@ -352,13 +352,17 @@ pub fn perf_args(size: HackSize) -> Vec<String> {
 
 /// `perf bench sched messaging -t -p -g G -l L` (20 senders × 20 receivers per group,
 /// threads and pipes): messages/s, or why it did not run. Needs `size.fds == 20`.
-pub fn perf_messaging(size: HackSize) -> Result<f64, String> {
+pub fn perf_messaging(size: HackSize) -> Result<f64, crate::BenchError> {
     perf_messaging_measure(size).map(|m| m.value)
 }
 
 /// [`perf_messaging`] as a [`Measure`]: CPU time is the perf child's whole run
 /// (`getrusage(RUSAGE_CHILDREN)`, thread creation included), per perf's timed messages.
-pub fn perf_messaging_measure(size: HackSize) -> Result<Measure, String> {
+pub fn perf_messaging_measure(size: HackSize) -> Result<Measure, crate::BenchError> {
+    perf_run(size).map_err(crate::BenchError::Tool)
+}
+
+fn perf_run(size: HackSize) -> Result<Measure, String> {
     if size.fds != 20 {
         return Err("perf messaging always uses 20 fds per group".into());
     }

@@ -24,12 +24,16 @@
 //!   bench --servers`), that server on schedlab under every scheduler and on Tokio and
 //!   dbench's `tbench_srv` under the kernel, driven by the real `tbench` client
 //!   ([`tbench_client`]) at several client counts.
+//! * [`driver`]: `schedlab bench`'s run: the rows in interleaved rounds over every
+//!   runtime, the Converse and kernel-thread rows, the Tokio and Go peers, then the rows
+//!   measured once.
 //! * [`row`]: the result [`Row`] (`bench`, `runtime`, `policy`, `value`, `unit`), the
 //!   text table with ratios against Tokio, and the targets (docs/bench.md).
 //!
 //! Sizes come from a [`Scale`]: [`Scale::quick`] (CI) or [`Scale::full`].
 
 pub mod atomic;
+pub mod driver;
 pub mod exec;
 pub mod http;
 pub mod kthreads;
@@ -55,6 +59,26 @@ pub use row::{render_text, target_checks, Row, TargetCheck};
 pub use tokio_chan::TokioMpsc;
 
 use std::time::Duration;
+
+/// Why a benchmark did not run: the runtime could not be built, an argument or peer
+/// output is wrong, an external tool (`perf`, `wrk`) is missing or failed, or a
+/// measurement could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// schedlab's runtime did not start (bad policy spec, worker count, ...).
+    #[error(transparent)]
+    Runtime(#[from] schedlab_rt::BuildError),
+    /// A bad argument (`--pin`) or malformed JSON rows.
+    #[error("{0}")]
+    Input(String),
+    /// `perf` or `wrk` missing, failing or saying something unexpected.
+    #[error("{0}")]
+    Tool(String),
+    /// A measurement that could not be made (a spec the row cannot use, tasks that did
+    /// not start or stop, a policy that picked nothing).
+    #[error("{0}")]
+    Run(String),
+}
 
 /// Bench names (the `bench` field of a [`Row`]), in table order.
 pub mod names {
@@ -436,11 +460,11 @@ impl Pin {
         self == Pin::All
     }
     /// Parse a `--pin` value.
-    pub fn parse(s: &str) -> Result<Pin, String> {
+    pub fn parse(s: &str) -> Result<Pin, BenchError> {
         match s {
             "all" => Ok(Pin::All),
             "none" => Ok(Pin::None),
-            _ => Err(format!("--pin {s:?}: expected all or none")),
+            _ => Err(BenchError::Input(format!("--pin {s:?}: expected all or none"))),
         }
     }
 }

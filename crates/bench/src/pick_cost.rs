@@ -74,7 +74,11 @@ pub struct PickCost {
 }
 
 /// Pick-next cost of scheduler `spec` with `n` runnable tasks on one CPU.
-pub fn measure(spec: &str, n: usize, target: Duration) -> Result<PickCost, String> {
+pub fn measure(spec: &str, n: usize, target: Duration) -> Result<PickCost, crate::BenchError> {
+    measure_picks(spec, n, target).map_err(crate::BenchError::Run)
+}
+
+fn measure_picks(spec: &str, n: usize, target: Duration) -> Result<PickCost, String> {
     if n == 0 {
         return Err("pick-next needs at least one runnable task".into());
     }

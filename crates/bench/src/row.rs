@@ -172,8 +172,8 @@ pub fn to_json(rows: &[Row]) -> String {
 }
 
 /// Parse rows printed by a peer: a JSON array of rows.
-pub fn from_json(s: &str) -> Result<Vec<Row>, String> {
-    serde_json::from_str(s).map_err(|e| format!("bad JSON rows: {e}"))
+pub fn from_json(s: &str) -> Result<Vec<Row>, crate::BenchError> {
+    serde_json::from_str(s).map_err(|e| crate::BenchError::Input(format!("bad JSON rows: {e}")))
 }
 
 /// How a bench compares runtimes: each with its own channel (or primitive), or all

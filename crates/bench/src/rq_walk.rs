@@ -58,7 +58,11 @@ impl WalkScale {
 }
 
 /// One window: ns (and CPU ns) per task visited.
-pub fn measure(spec: &str, n: usize, window: Duration) -> Result<Measure, String> {
+pub fn measure(spec: &str, n: usize, window: Duration) -> Result<Measure, crate::BenchError> {
+    measure_walk(spec, n, window).map_err(crate::BenchError::Run)
+}
+
+fn measure_walk(spec: &str, n: usize, window: Duration) -> Result<Measure, String> {
     if n < 2 {
         return Err("the run-queue walk needs at least 2 runnable tasks".into());
     }
@@ -108,7 +112,9 @@ pub fn rows(scale: &WalkScale, filter: &Filter, progress: &mut dyn FnMut(&str)) 
             let policy = label(spec, scale.tasks);
             samples.push(match measure(spec, scale.tasks, scale.window) {
                 Ok(m) => Row::measured(names::RQ_WALK, rt, &policy, units::NS_VISIT, crate::row::NO_CHANNEL, m),
-                Err(e) => Row::failed(names::RQ_WALK, rt, &policy, units::NS_VISIT, crate::row::NO_CHANNEL, e),
+                Err(e) => {
+                    Row::failed(names::RQ_WALK, rt, &policy, units::NS_VISIT, crate::row::NO_CHANNEL, e.to_string())
+                }
             });
         }
     }
@@ -139,7 +145,11 @@ pub fn colour_ratios(rows: &[Row]) -> Vec<(String, f64)> {
 /// blocks, the spec's colours). Returns the tasks visited (`walks × n`). With
 /// `walks = 0` it does everything but the walks: the baseline a cache simulation
 /// subtracts.
-pub fn policy_walks(spec: &str, n: usize, walks: u64) -> Result<u64, String> {
+pub fn policy_walks(spec: &str, n: usize, walks: u64) -> Result<u64, crate::BenchError> {
+    walk_policy(spec, n, walks).map_err(crate::BenchError::Run)
+}
+
+fn walk_policy(spec: &str, n: usize, walks: u64) -> Result<u64, String> {
     let spec = PolicySpec::parse(spec).map_err(|e| e.0)?;
     if spec.runtime_native() {
         return Err(format!("{}: not a core policy", spec.canonical()));
@@ -175,11 +185,11 @@ mod tests {
         assert!(measure("dss", 1, Duration::from_millis(1)).is_err());
         assert!(measure("nope", 10, Duration::from_millis(1)).is_err());
         assert!(policy_walks("fast", 10, 1).is_err());
-        assert!(policy_walks("dss", 200_000, 1).unwrap_err().contains("200000 tasks"));
+        assert!(policy_walks("dss", 200_000, 1).unwrap_err().to_string().contains("200000 tasks"));
     }
 
     #[test]
     fn policy_walks_visit_every_task_on_each_walk() {
-        assert_eq!(policy_walks("dss:colours=32", 64, 5), Ok(320));
+        assert_eq!(policy_walks("dss:colours=32", 64, 5).unwrap(), 320);
     }
 }

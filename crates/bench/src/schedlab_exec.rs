@@ -12,19 +12,14 @@ pub struct SchedlabExec {
 
 impl SchedlabExec {
     /// `Builder::new().workers(workers).policy(policy).pin(true).build()`.
-    pub fn new(workers: usize, policy: &str) -> Result<SchedlabExec, String> {
+    pub fn new(workers: usize, policy: &str) -> Result<SchedlabExec, crate::BenchError> {
         SchedlabExec::with_pin(workers, policy, Pin::All)
     }
     /// Workers pinned to CPUs under [`Pin::All`], left to the kernel under [`Pin::None`]
     /// (spin-then-park and task placement unchanged: a placed task stays on its
     /// worker thread, wherever the kernel runs that thread).
-    pub fn with_pin(workers: usize, policy: &str, pin: Pin) -> Result<SchedlabExec, String> {
-        let rt = schedlab_rt::Builder::new()
-            .workers(workers)
-            .policy(policy)
-            .pin(pin.pinned())
-            .build()
-            .map_err(|e| e.to_string())?;
+    pub fn with_pin(workers: usize, policy: &str, pin: Pin) -> Result<SchedlabExec, crate::BenchError> {
+        let rt = schedlab_rt::Builder::new().workers(workers).policy(policy).pin(pin.pinned()).build()?;
         Ok(SchedlabExec { policy: rt.policy_name(), rt })
     }
     /// Stop the workers.

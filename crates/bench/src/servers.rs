@@ -226,7 +226,7 @@ fn schedlab_run(
             http::serve(listener, http::rt::RtExecutor, http::rt::RtTimer, Arc::new(Site::new()), stats.clone());
         drop(rt.spawn(server));
         let cpu0 = measure::process_cpu_ns();
-        let w = wrk::run(wrk_bin, script, &format!("http://{addr}/"), how)?;
+        let w = wrk::run(wrk_bin, script, &format!("http://{addr}/"), how).map_err(|e| e.to_string())?;
         let cpu_ns = measure::process_cpu_ns().saturating_sub(cpu0);
         let s = stats.pages.load(std::sync::atomic::Ordering::Relaxed);
         let not_found = stats.not_found.load(std::sync::atomic::Ordering::Relaxed);
@@ -311,7 +311,7 @@ fn tokio_run(
         drop(stdin);
         line.clear();
         out.read_line(&mut line).map_err(|e| format!("tokio peer: {e}"))?;
-        let w = w?;
+        let w = w.map_err(|e| e.to_string())?;
         let mut s = Served::default();
         let rest = line.trim().strip_prefix("served ").ok_or_else(|| format!("tokio peer said {line:?}"))?;
         for kv in rest.split_whitespace() {

@@ -5,6 +5,7 @@
 //! count, the duration, every error count and the latency percentiles (p50, p99,
 //! p99.9, max) from wrk's own histogram: `--latency` prints no p99.9.
 
+use crate::BenchError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -77,7 +78,11 @@ impl WrkResult {
         )
     }
     /// Parse the script's summary line out of wrk's stdout.
-    pub fn parse(out: &str) -> Result<WrkResult, String> {
+    pub fn parse(out: &str) -> Result<WrkResult, BenchError> {
+        Self::parse_line(out).map_err(BenchError::Tool)
+    }
+
+    fn parse_line(out: &str) -> Result<WrkResult, String> {
         let line = out
             .lines()
             .find(|l| l.starts_with("schedlab-wrk "))
@@ -115,11 +120,11 @@ pub fn find() -> Option<PathBuf> {
 
 /// The script with the pages filled in, written to a file of its own in the temporary
 /// directory (wrk reads scripts from files).
-pub fn write_script() -> Result<PathBuf, String> {
+pub fn write_script() -> Result<PathBuf, BenchError> {
     let paths: Vec<String> = crate::http::PAGES.iter().map(|(p, _)| format!("{p:?}")).collect();
     let text = SCRIPT.replace("{PATHS}", &format!("{{{}}}", paths.join(", ")));
     let file = std::env::temp_dir().join(format!("schedlab-wrk-{}.lua", std::process::id()));
-    std::fs::write(&file, text).map_err(|e| format!("writing {}: {e}", file.display()))?;
+    std::fs::write(&file, text).map_err(|e| BenchError::Tool(format!("writing {}: {e}", file.display())))?;
     Ok(file)
 }
 
@@ -139,7 +144,11 @@ pub struct WrkRun {
 
 /// Run `wrk` against `url` with `script`; an error if it could not run, failed, or
 /// overran its duration by 20 s (then it is killed).
-pub fn run(wrk: &Path, script: &Path, url: &str, how: &WrkRun) -> Result<WrkResult, String> {
+pub fn run(wrk: &Path, script: &Path, url: &str, how: &WrkRun) -> Result<WrkResult, BenchError> {
+    run_wrk(wrk, script, url, how).map_err(BenchError::Tool)
+}
+
+fn run_wrk(wrk: &Path, script: &Path, url: &str, how: &WrkRun) -> Result<WrkResult, String> {
     let mut cmd = Command::new(wrk);
     cmd.arg(format!("-t{}", how.threads))
         .arg(format!("-c{}", how.connections))
@@ -191,7 +200,7 @@ pub fn run(wrk: &Path, script: &Path, url: &str, how: &WrkRun) -> Result<WrkResu
     if !status.success() {
         return Err(format!("wrk failed ({status}): {}", err.trim()));
     }
-    WrkResult::parse(&out)
+    WrkResult::parse_line(&out)
 }
 
 #[cfg(test)]

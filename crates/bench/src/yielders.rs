@@ -13,7 +13,11 @@ use std::time::{Duration, Instant};
 /// has run, call `body` on the runtime, then stop the tasks, wait for them to exit and
 /// shut the runtime down (also when `body` fails). A task that does not start or exit
 /// within 30 s is an error naming `spec`.
-pub fn with_yielders<T>(spec: &str, n: usize, body: impl FnOnce(&Runtime) -> Result<T, String>) -> Result<T, String> {
+pub(crate) fn with_yielders<T>(
+    spec: &str,
+    n: usize,
+    body: impl FnOnce(&Runtime) -> Result<T, String>,
+) -> Result<T, String> {
     let rt = schedlab_rt::Builder::new()
         .workers(1)
         .policy(spec)

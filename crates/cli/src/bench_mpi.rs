@@ -212,7 +212,8 @@ fn write_out(dir: &std::path::Path, rows: &[serde_json::Value], report: &Report)
         "message size",
         "average one-way time (µs)",
         &[("MPI Send/Recv".into(), us(|p| p.raw.median)), ("Converse over MPI".into(), us(|p| p.direct.median))],
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     schedlab_lab::plot::loglog_lines_svg(
         &dir.join("fig-2.5-scheduler-overhead.svg"),
         "Scheduler overhead (cf. Converse thesis Fig. 2.5)",
@@ -223,4 +224,5 @@ fn write_out(dir: &std::path::Path, rows: &[serde_json::Value], report: &Report)
             ("Converse, via the queue".into(), us(|p| p.queued.median)),
         ],
     )
+    .map_err(|e| e.to_string())
 }

@@ -8,8 +8,6 @@ mod kernelcheck;
 mod mpi_sweep;
 mod outpath;
 mod reproduce;
-mod reproduce_mpi;
-mod reproduce_real;
 mod sim;
 mod sweep;
 mod validate;

@@ -1,5 +1,5 @@
 //! `schedlab reproduce`: the catalog's simulations (`schedlab_lab::reproduce`), then the
-//! real-runtime measurements (`reproduce_real.rs`), into one report.
+//! real-runtime measurements (`schedlab_lab::reproduce::real`), into one report.
 
 use crate::outpath;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub fn run(
                 .into(),
         );
     }
-    let launcher = match mpi.then(crate::reproduce_mpi::launcher).transpose() {
+    let launcher = match mpi.then(schedlab_lab::reproduce::mpi::launcher).transpose() {
         Ok(l) => l,
         Err(e) => return usage(format!("--mpi: {e}")),
     };
@@ -70,9 +70,11 @@ pub fn run(
                 return usage(format!("--out {}: {e}", mpi_dir.display()));
             }
         }
-        let parts =
-            crate::reproduce_real::Parts { local: measure, mpi: launcher.as_deref().map(|l| (l, mpi_dir.as_path())) };
-        rep.measured = Some(crate::reproduce_real::measure(quick, true, parts));
+        let parts = schedlab_lab::reproduce::real::Parts {
+            local: measure,
+            mpi: launcher.as_deref().map(|l| (l, mpi_dir.as_path())),
+        };
+        rep.measured = Some(schedlab_lab::reproduce::real::measure(quick, true, parts));
     }
     match schedlab_lab::reproduce::write(&rep, &out) {
         Ok(_) => {

@@ -2,7 +2,7 @@
 
 use crate::outpath::{self, Out};
 use schedlab_core::trace::{chrome, Trace};
-use schedlab_validate::Engine;
+use schedlab_validate::{Engine, ValidateError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,7 +63,6 @@ pub fn run(
     }
     // A machine file that cannot be written is bad output (exit 2), a calibration
     // that cannot run is a failure (exit 1).
-    let mut unwritable = false;
     let mut calibrate = |run: usize| {
         eprintln!("calibrating this machine ({workers} workers; run {} of {runs})...", run + 1);
         let cal = schedlab_validate::calibrate(workers, quick)?;
@@ -74,8 +73,7 @@ pub fn run(
                 machine_toml(&cal.machine())
             );
             if let Err(e) = std::fs::write(path, text) {
-                unwritable = true;
-                return Err(format!("cannot write {path}: {e}"));
+                return Err(ValidateError::Output(format!("cannot write {path}: {e}")));
             }
             eprintln!("host machine written to {path}");
         }
@@ -94,7 +92,7 @@ pub fn run(
         }
         Err(e) => {
             eprintln!("schedlab validate: {e}");
-            ExitCode::from(if unwritable { 2 } else { 1 })
+            ExitCode::from(if matches!(e, ValidateError::Output(_)) { 2 } else { 1 })
         }
     }
 }

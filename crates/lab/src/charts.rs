@@ -14,6 +14,7 @@
 use crate::reproduce::catalog::{self, Dim, Entry, Plot, Summary, Unit, Value, View};
 use crate::reproduce::tables::unit_of;
 use crate::reproduce::{plots, tables};
+use crate::LabError;
 use crate::Sweep;
 use std::fmt::Write;
 
@@ -45,7 +46,7 @@ fn view_of(entry: Option<&'static Entry>, metric: &str, is_main: bool) -> View {
 
 /// The chart of one field (`metric`: the sweep's main metric or one of its `also`
 /// fields) as one SVG document, panels stacked, each titled by its heading.
-pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, String> {
+pub fn chart(sweep: &Sweep, metric: &str) -> Result<String, LabError> {
     let plan = &sweep.plan;
     let entry = catalog::find(&plan.name);
     let is_main = metric == plan.metric;

@@ -39,12 +39,15 @@ pub enum LabError {
     /// An output could not be written.
     #[error("{0}")]
     Io(String),
+    /// A chart could not be drawn (the plotting library's message).
+    #[error("{0}")]
+    Plot(String),
 }
 
 impl LabError {
     pub fn message(&self) -> &str {
         match self {
-            LabError::Config(s) | LabError::Run(s) | LabError::Io(s) => s,
+            LabError::Config(s) | LabError::Run(s) | LabError::Io(s) | LabError::Plot(s) => s,
         }
     }
     /// Process exit code: 2 for a bad experiment or spec, 1 otherwise.

@@ -4,21 +4,23 @@ use plotters::prelude::*;
 use schedlab_sim::RqSeries;
 use std::path::Path;
 
+use crate::LabError;
+
 fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
 /// Run-queue lengths over virtual time (one line per queue, the mean in black) and,
 /// below, the per-sample deviation of the queue lengths from their mean.
-pub fn rq_series_svg(path: &Path, title: &str, s: &RqSeries) -> Result<(), String> {
+pub fn rq_series_svg(path: &Path, title: &str, s: &RqSeries) -> Result<(), LabError> {
     let svg = rq_series_svg_text(title, s)?;
-    std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, svg).map_err(|e| LabError::Io(format!("{}: {e}", path.display())))
 }
 
 /// [`rq_series_svg`] as SVG text, with its `<title>`.
-pub fn rq_series_svg_text(title: &str, s: &RqSeries) -> Result<String, String> {
+pub fn rq_series_svg_text(title: &str, s: &RqSeries) -> Result<String, LabError> {
     let mut svg = String::new();
-    rq_series_draw(&mut svg, title, s)?;
+    rq_series_draw(&mut svg, title, s).map_err(LabError::Plot)?;
     Ok(crate::reproduce::plots::with_title(&svg, title))
 }
 
@@ -75,9 +77,9 @@ pub fn loglog_lines_svg(
     x_desc: &str,
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), String> {
+) -> Result<(), LabError> {
     let svg = loglog_lines_svg_text(title, x_desc, y_desc, series)?;
-    std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, svg).map_err(|e| LabError::Io(format!("{}: {e}", path.display())))
 }
 
 /// [`loglog_lines_svg`] as SVG text (for a report that inlines its plots): drawn as
@@ -87,6 +89,6 @@ pub fn loglog_lines_svg_text(
     x_desc: &str,
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
-) -> Result<String, String> {
+) -> Result<String, LabError> {
     crate::reproduce::plots::size_lines(title, x_desc, y_desc, series)
 }

@@ -41,6 +41,7 @@ pub fn error_part(rank: usize, e: &LabError) -> String {
         LabError::Config(_) => "config",
         LabError::Run(_) => "run",
         LabError::Io(_) => "io",
+        LabError::Plot(_) => "plot",
     };
     json!({ "rank": rank, "error": e.message(), "kind": kind }).to_string()
 }
@@ -97,6 +98,7 @@ impl Sweep {
             return Err(match v.get("kind").and_then(Value::as_str) {
                 Some("config") => LabError::Config(msg),
                 Some("io") => LabError::Io(msg),
+                Some("plot") => LabError::Plot(msg),
                 _ => LabError::Run(msg),
             });
         }

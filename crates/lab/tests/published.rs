@@ -69,12 +69,12 @@ fn a_claim_without_a_predicate_is_refused() {
     let text = std::fs::read_to_string(dir.join("claims.toml")).unwrap();
     let extra =
         format!("{text}\n[[claim]]\nid = \"s1-new\"\nsource = \"S1\"\nquote_ref = \"q\"\nclaim = \"c\"\ntables = []\n");
-    let e = claims::parse(&extra, &tables).unwrap_err();
+    let e = claims::parse(&extra, &tables).unwrap_err().to_string();
     assert!(e.contains("\"s1-new\" has no predicate"), "{e}");
     let fewer = text.replacen("id = \"s1-numa-mqs-beats-dss\"", "id = \"s1-numa-mqs-beats-dss-typo\"", 1);
-    assert!(claims::parse(&fewer, &tables).unwrap_err().contains("no predicate"));
+    assert!(claims::parse(&fewer, &tables).unwrap_err().to_string().contains("no predicate"));
     let bad_table = text.replacen("tables = [\"s1-table6\"]", "tables = [\"s1-table66\"]", 1);
-    assert!(claims::parse(&bad_table, &tables).unwrap_err().contains("no published table \"s1-table66\""));
+    assert!(claims::parse(&bad_table, &tables).unwrap_err().to_string().contains("no published table \"s1-table66\""));
 }
 
 #[test]

@@ -19,6 +19,7 @@
 //!
 //! | file | what |
 //! |------|------|
+//! | `cachecheck/` | the L2 model of `platform/cache.rs` against cachegrind on one run-queue walk (`schedlab cachecheck`): the walk (`walk.rs`), the model side, the replay run under valgrind (`replay.rs`) and its counts (`cachegrind.rs`) |
 //! | `machine.rs` | [`Machine`]: presets and TOML machine files |
 //! | `machine/costs.rs` | [`CostParams`]: a machine's cost parameters (kernel, hardware, host knobs) and their presets |
 //! | `cost.rs` | [`CostModel`]: the cost parameters resolved to ns for the event loop |
@@ -38,6 +39,7 @@
 //! | `recorder.rs` | counters, run-queue sampling, wake-up latencies; builds the [`Report`] |
 //! | `report.rs` | [`Report`]: JSON and text output |
 
+pub mod cachecheck;
 pub mod config;
 pub mod cost;
 pub mod engine;

@@ -285,7 +285,7 @@ fn policy_spawns(rounds: usize, k: usize) -> Result<(f64, f64), String> {
 
 /// Measure everything (a few seconds; `quick` for CI). Fails only if a runtime's
 /// worker threads cannot start.
-pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
+pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, crate::ValidateError> {
     let n = if quick { 20_000 } else { 200_000 };
     // The median of five: on a VM the two vCPUs sometimes sit on SMT siblings of one
     // host core (a ~25 ns round trip) and usually not (~230 ns); one sample can be
@@ -317,7 +317,8 @@ pub fn calibrate(workers: usize, quick: bool) -> Result<Calibration, String> {
         t.elapsed().as_nanos() as f64 / n as f64
     };
     one.shutdown();
-    let (spawn_ns, task_block_fresh_ns) = policy_spawns(if quick { 5 } else { 25 }, SPAWNS_PER_RUNTIME)?;
+    let (spawn_ns, task_block_fresh_ns) =
+        policy_spawns(if quick { 5 } else { 25 }, SPAWNS_PER_RUNTIME).map_err(crate::ValidateError::Runtime)?;
 
     let two = runtime(workers.max(2))?;
     let rtt = cross_worker_rtt(&two, n / 4);

@@ -33,6 +33,25 @@ use schedlab_sim::{simulate, simulate_traced, SimConfig};
 use schedlab_workloads::parse_workload;
 use serde::Serialize;
 
+/// Why a validation did not finish: a spec that does not parse, a row the simulator or
+/// the runtime could not run (a calibration included), a trace the sink could not
+/// write, or an output of the caller's (the machine file) that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error("{0}")]
+    Spec(String),
+    #[error("{0}")]
+    Sim(String),
+    #[error("{0}")]
+    Runtime(String),
+    #[error("{0}")]
+    Trace(String),
+    #[error("{0}")]
+    Output(String),
+    #[error("validate: no seeds to run")]
+    NoSeeds,
+}
+
 /// One policy × workload comparison.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Row {
@@ -118,23 +137,23 @@ pub fn validate(
     seed: u64,
     distributions: bool,
     mut traces: Option<TraceSink>,
-) -> Result<Vec<Row>, String> {
+) -> Result<Vec<Row>, ValidateError> {
     let machine = cal.machine();
     let mut rows = Vec::new();
     for ws in workloads {
-        let w = parse_workload(ws).map_err(|e| e.to_string())?;
+        let w = parse_workload(ws).map_err(|e| ValidateError::Spec(e.to_string()))?;
         for p in policies {
-            let spec = PolicySpec::parse(p).map_err(|e| e.to_string())?;
+            let spec = PolicySpec::parse(p).map_err(|e| ValidateError::Spec(e.to_string()))?;
             let native = spec.runtime_native();
             let (mut sim, mut sim_dist) = (None, None);
             if !native {
                 let cfg = SimConfig { seed, ..SimConfig::default() };
-                let err = |e| format!("sim {p} {ws}: {e}");
+                let err = |e| ValidateError::Sim(format!("sim {p} {ws}: {e}"));
                 if distributions {
                     let (r, t) = simulate_traced(&machine, &spec, &w, &cfg, DEFAULT_CAP).map_err(err)?;
                     sim_dist = Some(dist::analyze(&t));
                     if let Some(sink) = traces.as_mut() {
-                        sink(Engine::Sim, ws, p, &t)?;
+                        sink(Engine::Sim, ws, p, &t).map_err(ValidateError::Trace)?;
                     }
                     sim = Some(r);
                 } else {
@@ -142,18 +161,18 @@ pub fn validate(
                 }
             }
             let probe = calibrate::placement_probe();
-            let (real, stats, _, wait) =
-                real_run(cal, &spec, &w, seed, false).map_err(|e| format!("runtime {p} {ws}: {e}"))?;
+            let (real, stats, _, wait) = real_run(cal, &spec, &w, seed, false)
+                .map_err(|e| ValidateError::Runtime(format!("runtime {p} {ws}: {e}")))?;
             let (mut real_traced, mut real_dist, mut traced_wait) = (None, None, None);
             if distributions && !native {
-                let (r, _, t, tw) =
-                    real_run(cal, &spec, &w, seed, true).map_err(|e| format!("runtime {p} {ws} (traced): {e}"))?;
+                let (r, _, t, tw) = real_run(cal, &spec, &w, seed, true)
+                    .map_err(|e| ValidateError::Runtime(format!("runtime {p} {ws} (traced): {e}")))?;
                 real_traced = Some(r.throughput);
                 traced_wait = tw;
                 if let Some(t) = t {
                     real_dist = Some(dist::analyze(&t));
                     if let Some(sink) = traces.as_mut() {
-                        sink(Engine::Real, ws, p, &t)?;
+                        sink(Engine::Real, ws, p, &t).map_err(ValidateError::Trace)?;
                     }
                 }
             }
@@ -202,13 +221,13 @@ pub fn validate(
 /// `calibrate(i)` gives run `i`'s. The first run also records the distributions (and
 /// the traces); context switches are those of the run nearest each engine's median.
 pub fn validate_repeated(
-    calibrate: &mut dyn FnMut(usize) -> Result<Calibration, String>,
+    calibrate: &mut dyn FnMut(usize) -> Result<Calibration, ValidateError>,
     policies: &[String],
     workloads: &[String],
     seeds: &[u64],
     distributions: bool,
     mut traces: Option<TraceSink>,
-) -> Result<(Vec<Calibration>, Vec<Row>), String> {
+) -> Result<(Vec<Calibration>, Vec<Row>), ValidateError> {
     let (mut cals, mut runs) = (Vec::new(), Vec::<Vec<Row>>::new());
     for (i, &seed) in seeds.iter().enumerate() {
         let cal = calibrate(i)?;
@@ -223,7 +242,7 @@ pub fn validate_repeated(
         )?);
         cals.push(cal);
     }
-    let mut rows = runs.first().cloned().ok_or("validate: no seeds to run")?;
+    let mut rows = runs.first().cloned().ok_or(ValidateError::NoSeeds)?;
     for (i, row) in rows.iter_mut().enumerate() {
         let real: Vec<(f64, u64)> = runs.iter().map(|r| (r[i].real, r[i].real_context_switches)).collect();
         let sim: Vec<(f64, u64)> = runs.iter().filter_map(|r| Some((r[i].sim?, r[i].sim_context_switches?))).collect();

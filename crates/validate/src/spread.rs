@@ -167,7 +167,7 @@ fn both(n: usize, scale: f64, f: &mut dyn FnMut()) -> (Vec<f64>, Vec<f64>) {
 
 /// Batch timings of `yield_now` re-dispatches (a task switch) on a one-worker runtime.
 fn yields(n: usize, scale: f64) -> Result<(Vec<f64>, Vec<f64>), String> {
-    let rt = crate::timing::runtime(1)?;
+    let rt = crate::timing::runtime(1).map_err(|e| e.to_string())?;
     let h = rt.spawn(async move {
         let mut out = Vec::new();
         for k in [K, K / 4] {
@@ -198,7 +198,11 @@ fn yields(n: usize, scale: f64) -> Result<(Vec<f64>, Vec<f64>), String> {
 /// `yield_now` re-dispatch: `context_switch_cycles`) and one hop's policy calls (DSS
 /// `schedule()` + `wake_up` + `schedule()`: `schedule_entry_cycles`,
 /// `wakeup_entry_cycles`), each on one pinned thread.
-pub fn measure(quick: bool) -> Result<Spreads, String> {
+pub fn measure(quick: bool) -> Result<Spreads, crate::ValidateError> {
+    measure_spreads(quick).map_err(crate::ValidateError::Runtime)
+}
+
+fn measure_spreads(quick: bool) -> Result<Spreads, String> {
     let n = if quick { 2_000 } else { 20_000 };
     let on_cpu0 = |f: Box<dyn FnOnce() -> (Vec<f64>, Vec<f64>) + Send>| {
         std::thread::spawn(move || {

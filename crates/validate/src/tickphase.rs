@@ -32,7 +32,11 @@ pub struct Round {
 
 /// `rounds` fresh runtimes of `workers` pinned workers at `hz` under `policy`, each
 /// built and started as `validate`'s real runs are.
-pub fn measure(workers: usize, hz: u32, policy: &str, rounds: usize) -> Result<Vec<Round>, String> {
+pub fn measure(workers: usize, hz: u32, policy: &str, rounds: usize) -> Result<Vec<Round>, crate::ValidateError> {
+    measure_rounds(workers, hz, policy, rounds).map_err(crate::ValidateError::Runtime)
+}
+
+fn measure_rounds(workers: usize, hz: u32, policy: &str, rounds: usize) -> Result<Vec<Round>, String> {
     let period = 1_000_000_000 / hz.max(1) as u64;
     let mut out = Vec::with_capacity(rounds);
     for _ in 0..rounds {

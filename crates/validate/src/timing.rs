@@ -51,11 +51,11 @@ pub fn pin(core: usize) {
 }
 
 /// A fast-scheduler runtime of `workers` pinned workers, for the timings that run on one.
-pub fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, String> {
+pub fn runtime(workers: usize) -> Result<schedlab_rt::Runtime, crate::ValidateError> {
     schedlab_rt::Builder::new()
         .workers(workers)
         .policy("fast")
         .pin(true)
         .build()
-        .map_err(|e| format!("calibration runtime with {workers} workers: {e}"))
+        .map_err(|e| crate::ValidateError::Runtime(format!("calibration runtime with {workers} workers: {e}")))
 }

@@ -515,7 +515,12 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
 ];
 
 /// Parse the claims file and check it against the predicates and the published tables.
-pub fn parse(text: &str, tables: &[PubTable]) -> Result<Vec<Claim>, String> {
+/// A mistake in it is [`LabError::Config`].
+pub fn parse(text: &str, tables: &[PubTable]) -> Result<Vec<Claim>, LabError> {
+    parse_claims(text, tables).map_err(LabError::Config)
+}
+
+fn parse_claims(text: &str, tables: &[PubTable]) -> Result<Vec<Claim>, String> {
     let f: ClaimsFile = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
     for (i, c) in f.claim.iter().enumerate() {
         if f.claim[..i].iter().any(|d| d.id == c.id) {

@@ -12,6 +12,7 @@ use super::published::{workload_matches, Compare, Given, PubCell, PubTable, MEAS
 use super::tables::{spread, Cell, ViewTables};
 use super::Section;
 use crate::table::pct_diff;
+use crate::LabError;
 use crate::Sweep;
 use serde::Serialize;
 
@@ -153,10 +154,11 @@ fn colours_of(spec: &str) -> Option<u32> {
     opts.split(',').find_map(|kv| kv.strip_prefix("colours=")).and_then(|v| v.parse().ok())
 }
 
-/// Does `plan` have the runs cell `c` needs? `Err` names what is missing.
-pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), String> {
+/// Does `plan` have the runs cell `c` needs? `Err` ([`LabError::Config`]: the
+/// catalog and the experiment disagree) names what is missing.
+pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), LabError> {
     let m = matches(c, plan);
-    let missing = |what: &str, want: &Option<String>| Err(format!("no {what} {want:?}"));
+    let missing = |what: &str, want: &Option<String>| Err(LabError::Config(format!("no {what} {want:?}")));
     if m.machines.is_empty() {
         return missing("machine", &c.machine);
     }
@@ -165,14 +167,14 @@ pub fn produced_by(c: &PubCell, plan: &crate::Plan) -> Result<(), String> {
     }
     match c.compare {
         Compare::ColourThreshold if !plan.policy_specs.iter().any(|p| colours_of(p).is_some()) => {
-            return Err("no dss:colours=N policy".into());
+            return Err(LabError::Config("no dss:colours=N policy".into()));
         }
         Compare::ColourThreshold => {}
         _ if m.policies.is_empty() => return missing("policy", &c.policy),
         _ => {}
     }
     if matches!(c.compare, Compare::Pct | Compare::ColourThreshold) && !plan.policy_specs.contains(&plan.baseline) {
-        return Err("no baseline run".into());
+        return Err(LabError::Config("no baseline run".into()));
     }
     Ok(())
 }

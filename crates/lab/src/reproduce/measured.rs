@@ -1,8 +1,8 @@
 //! The real-runtime part of the report: numbers measured on this machine (Converse's
 //! ping-pong, Chat / ping-pong / hackbench on the runtime beside the simulator on the
-//! host-calibrated machine). This crate only lays them out; the caller, which links
-//! the runtimes, measures them. They are wall-clock numbers, so they live only in the
-//! report's last section and in `measured.json`, never in the deterministic part.
+//! host-calibrated machine), measured by [`super::real`] and laid out here. They are
+//! wall-clock numbers, so they live only in the report's last section and in
+//! `measured.json`, never in the deterministic part.
 
 use serde_json::Value;
 

@@ -6,6 +6,9 @@
 //! * [`run`]: plans every selected experiment, then runs them one after the other
 //!   (each in parallel over `--threads`), with progress;
 //! * [`tables`] and [`plots`]: a sweep seen through a catalog view;
+//! * [`real`]: the measured section, run on this machine's runtimes after the
+//!   simulations (Converse, the runtime beside the simulator on the host-calibrated
+//!   machine, the NetBench starvation probe), and [`mpi`]: its Converse-over-MPI part;
 //! * `report_md`, `report_html`, `results`: the three outputs. Everything but the
 //!   final wall-clock section is a function of the experiment files and the code only.
 
@@ -16,8 +19,10 @@ pub mod compare;
 pub mod doc;
 pub mod labels;
 pub mod measured;
+pub mod mpi;
 pub mod plots;
 pub mod published;
+pub mod real;
 mod results;
 pub mod run;
 pub mod tables;

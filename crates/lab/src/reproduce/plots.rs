@@ -12,6 +12,7 @@
 
 use super::labels::number_in;
 use super::tables::{Cell, Panel, ViewTables};
+use crate::LabError;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -480,12 +481,22 @@ fn frame<'a>(
 /// Policies off the grid (DSS beside a balancer × pool grid) get a group of their own.
 /// An absolute view draws the same way (colours-threshold's miss ratio: groups of
 /// httpds, a bar per colour count, one plot per L2 size).
-pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Result<String, String> {
+pub fn bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool) -> Result<String, LabError> {
     bars_titled(t, p, pct, groups_are_cols, &panel_title(t, p))
 }
 
 /// [`bars`] under a title of the caller's.
-pub fn bars_titled(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, title: &str) -> Result<String, String> {
+pub fn bars_titled(
+    t: &ViewTables,
+    p: &Panel,
+    pct: bool,
+    groups_are_cols: bool,
+    title: &str,
+) -> Result<String, LabError> {
+    draw_bars(t, p, pct, groups_are_cols, title).map_err(LabError::Plot)
+}
+
+fn draw_bars(t: &ViewTables, p: &Panel, pct: bool, groups_are_cols: bool, title: &str) -> Result<String, String> {
     let (groups, series) = if groups_are_cols { (&p.cols, &p.rows) } else { (&p.rows, &p.cols) };
     // (row, col) of group g, series s.
     let rc = |g: usize, s: usize| if groups_are_cols { (s, g) } else { (g, s) };
@@ -690,12 +701,16 @@ fn references(t: &ViewTables, p: &Panel) -> Vec<(f64, String)> {
 /// drawn on a log axis with the source's reference times; any other set of positive
 /// values spanning more than 30× is too. Series are offset a little along x, dashed
 /// or marked differently, so that two schedulers with the same numbers both show.
-pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<String, String> {
+pub fn lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str) -> Result<String, LabError> {
     lines_titled(t, p, pct, x_label, &panel_title(t, p))
 }
 
 /// [`lines`] under a title of the caller's.
-pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: &str) -> Result<String, String> {
+pub fn lines_titled(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: &str) -> Result<String, LabError> {
+    draw_lines(t, p, pct, x_label, title).map_err(LabError::Plot)
+}
+
+fn draw_lines(t: &ViewTables, p: &Panel, pct: bool, x_label: &str, title: &str) -> Result<String, String> {
     let xs: Vec<f64> = match p.rows.iter().map(|r| number_in(r)).collect::<Option<Vec<f64>>>() {
         Some(v) => v,
         None => (0..p.rows.len()).map(|i| i as f64).collect(),
@@ -866,12 +881,22 @@ pub fn size_lines(
     x_desc: &str,
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
-) -> Result<String, String> {
+) -> Result<String, LabError> {
     size_lines_captioned(title, x_desc, y_desc, series, "Points: mean over the repetitions; log–log scale")
 }
 
 /// [`size_lines`] with a caption line of the caller's under the chart.
 pub fn size_lines_captioned(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    caption: &str,
+) -> Result<String, LabError> {
+    draw_size_lines(title, x_desc, y_desc, series, caption).map_err(LabError::Plot)
+}
+
+fn draw_size_lines(
     title: &str,
     x_desc: &str,
     y_desc: &str,

@@ -280,8 +280,13 @@ fn cell_of(row: &str, col: &str, given: Given, at: Coords, what: &str) -> Result
     })
 }
 
-/// Parse one published table; `id` is its file stem.
-pub fn parse(id: &str, text: &str) -> Result<PubTable, String> {
+/// Parse one published table; `id` is its file stem. A mistake in it is
+/// [`LabError::Config`].
+pub fn parse(id: &str, text: &str) -> Result<PubTable, LabError> {
+    parse_table(id, text).map_err(LabError::Config)
+}
+
+fn parse_table(id: &str, text: &str) -> Result<PubTable, String> {
     let f: File = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
     if !SOURCES.iter().any(|(s, _, _)| *s == f.source) {
         let known: Vec<&str> = SOURCES.iter().map(|(s, _, _)| *s).collect();
@@ -345,7 +350,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<PubTable>, LabError> {
     for p in paths {
         let id = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         let text = std::fs::read_to_string(&p).map_err(|e| err(&p, e.to_string()))?;
-        out.push(parse(&id, &text).map_err(|e| err(&p, e))?);
+        out.push(parse(&id, &text).map_err(|e| err(&p, e.to_string()))?);
     }
     if out.is_empty() {
         return Err(err(dir, "no published tables (*.toml)".into()));
@@ -422,7 +427,7 @@ values = [-63.92, nan]
             (OK.replace("baseline = \"mqs\"\n", ""), "needs `baseline`"),
         ];
         for (text, want) in cases {
-            let e = parse("x", &text).unwrap_err();
+            let e = parse("x", &text).unwrap_err().to_string();
             assert!(e.contains(want), "{want:?} not in {e:?}");
         }
     }
@@ -436,9 +441,9 @@ values = [-63.92, nan]
         let t = parse("x", &text).unwrap();
         assert_eq!(t.cells[0].given, Given::Bounds { at_least: Some(120.0), at_most: None });
         let bad = text.replace("at_least = 120.0", "");
-        assert!(parse("x", &bad).unwrap_err().contains("needs `value`"));
+        assert!(parse("x", &bad).unwrap_err().to_string().contains("needs `value`"));
         let both = text.replace("at_least = 120.0", "at_least = 3.0\nat_most = 2.0");
-        assert!(parse("x", &both).unwrap_err().contains("at_least 3 > at_most 2"));
+        assert!(parse("x", &both).unwrap_err().to_string().contains("at_least 3 > at_most 2"));
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The replay side, run under cachegrind as `schedlab cachecheck-replay ...` (a
-//! hidden subcommand): the walk's reads at the simulator's addresses, and nothing
-//! else inside the walk functions.
+//! hidden subcommand, [`super::REPLAY_SUBCOMMAND`]): the walk's reads at the
+//! simulator's addresses, and nothing else inside the walk functions.
 
 use super::walk::{Order, Walk};
+use super::CacheCheckError;
 use schedlab_core::layout::{sim_hot_offset, TASK_BLOCK};
 use std::alloc::{alloc, Layout};
+use std::convert::Infallible;
 #[cfg(not(target_arch = "x86_64"))]
 use std::mem::MaybeUninit;
-use std::process::ExitCode;
 
 /// Names of the walk functions in cachegrind's output: only their counts are taken.
 pub const WALK_FN_PREFIX: &str = "schedlab_cachecheck_walk";
@@ -91,24 +92,16 @@ pub extern "C" fn schedlab_cachecheck_walk_random(
     finish(acc)
 }
 
-/// The hidden subcommand's body.
-pub fn replay_main(w: Walk) -> ExitCode {
-    if let Err(e) = w.validate() {
-        eprintln!("schedlab cachecheck-replay: {e}");
-        return ExitCode::from(2);
-    }
-    let layout = match Layout::from_size_align((w.tasks * TASK_BLOCK) as usize, buffer_align(&w) as usize) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("schedlab cachecheck-replay: buffer layout: {e}");
-            return ExitCode::from(2);
-        }
-    };
+/// The hidden subcommand's body: the walk in this process, which ends it (exit code 0)
+/// from inside the walk function; it returns only if the walk cannot start.
+pub fn run_replay(w: &Walk) -> Result<Infallible, CacheCheckError> {
+    w.validate()?;
+    let layout = Layout::from_size_align((w.tasks * TASK_BLOCK) as usize, buffer_align(w) as usize)
+        .map_err(CacheCheckError::Layout)?;
     // SAFETY: the layout has a non-zero size (tasks ≥ 1).
     let buf = unsafe { alloc(layout) };
     if buf.is_null() {
-        eprintln!("schedlab cachecheck-replay: cannot allocate {} bytes", layout.size());
-        return ExitCode::from(2);
+        return Err(CacheCheckError::Alloc(layout.size()));
     }
     // The buffer is never freed: the walk ends the process (see `finish`).
     let base = buf as u64;

@@ -6,8 +6,12 @@
 //! Wall-clock numbers: they go to the report's last section and `measured.json`, never
 //! to its deterministic part. Runs after the simulations, alone, so that no simulator
 //! thread competes with the measured runtimes.
+//!
+//! The simulator-beside-runtime table is a validation (calibrate this host, then run
+//! each row on both engines), so it calls `schedlab_validate`, which owns the
+//! calibration and the two-engine rows, rather than a second copy of either.
 
-use schedlab_lab::reproduce::{Measured, MeasuredPart, MeasuredTable, MEASURED};
+use super::{Measured, MeasuredPart, MeasuredTable, MEASURED};
 use serde_json::json;
 use std::time::Instant;
 
@@ -94,7 +98,7 @@ pub struct Parts<'a> {
     /// the starvation probe).
     pub local: bool,
     /// The Converse-over-MPI ping-pong, launched as `bench --mpi` under this MPI
-    /// launcher, writing its files into this directory.
+    /// launcher, writing its files into this directory ([`super::mpi`]).
     pub mpi: Option<(&'a [String], &'a std::path::Path)>,
 }
 
@@ -141,7 +145,7 @@ pub fn measure(quick: bool, progress: bool, which: Parts) -> Measured {
     }
     if let Some((launcher, dir)) = which.mpi {
         say(&format!("Converse over MPI: {} … bench --mpi", launcher.join(" ")));
-        let (part, mj) = crate::reproduce_mpi::part(quick, launcher, dir);
+        let (part, mj) = super::mpi::part(quick, launcher, dir);
         parts.push(part);
         j.insert("mpi".into(), mj);
     }
@@ -267,12 +271,14 @@ const SIM_REAL_TITLE: &str =
 
 /// Calibrate, then every workload × policy on both engines, once per seed.
 fn sim_beside_real(s: &Sizes, quick: bool) -> Result<(MeasuredPart, serde_json::Value), String> {
-    let cal = schedlab_validate::calibrate(WORKERS, quick)?;
+    let cal = schedlab_validate::calibrate(WORKERS, quick).map_err(|e| e.to_string())?;
     let policies: Vec<String> = POLICIES.iter().map(|p| p.to_string()).collect();
     let workloads: Vec<String> = s.workloads.iter().map(|w| w.to_string()).collect();
     let mut runs = Vec::new();
     for &seed in &s.seeds {
-        runs.push(schedlab_validate::validate(&cal, &policies, &workloads, seed, false, None)?);
+        runs.push(
+            schedlab_validate::validate(&cal, &policies, &workloads, seed, false, None).map_err(|e| e.to_string())?,
+        );
     }
     let mut tables = Vec::new();
     for w in &workloads {
@@ -383,7 +389,7 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
         rows.push(vec![size_label(size), spread(&d, 3), spread(&q, 3), spread(&per_msg, 0)]);
         js.push(json!({ "size": size, "one_way_us": { "direct": d, "via_queue": q } }));
     }
-    let plot = schedlab_lab::reproduce::plots::size_lines_captioned(
+    let plot = super::plots::size_lines_captioned(
         "Converse ping-pong on this machine: one-way time against message size",
         "message size",
         "average one-way time (µs)",
@@ -409,7 +415,7 @@ fn converse_sizes(s: &Sizes) -> (MeasuredTable, serde_json::Value) {
 }
 
 fn size_label(b: usize) -> String {
-    schedlab_lab::reproduce::plots::size_label(b as f64)
+    super::plots::size_label(b as f64)
 }
 
 /// Policies of the starvation probe: the 2.4 scheduler, O(1) and its two fix options,

@@ -2,11 +2,13 @@
 //! experiments across two MPI ranks, as a part of the report's measured section.
 //!
 //! The report runs in one process; the experiment needs two ranks. So the report
-//! launches this same binary as `bench --mpi` under the MPI launcher (the command
+//! launches the running executable (which must be `schedlab`) as `bench --mpi` under
+//! the MPI launcher (the command
 //! of docs/mpi.md) and reads the files it writes (`rows.json` and the
 //! two SVG figures). Wall-clock numbers: they go to the measured section only.
 
-use schedlab_lab::reproduce::{MeasuredPart, MeasuredTable, MEASURED};
+use super::{MeasuredPart, MeasuredTable, MEASURED};
+use crate::LabError;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -22,11 +24,12 @@ pub const DEFAULT_LAUNCHER: &str = "mpirun --allow-run-as-root --oversubscribe";
 const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// The launcher's words: `SCHEDLAB_MPIRUN` (split on whitespace) or [`DEFAULT_LAUNCHER`].
-pub fn launcher() -> Result<Vec<String>, String> {
+/// An empty one is [`LabError::Config`].
+pub fn launcher() -> Result<Vec<String>, LabError> {
     let text = std::env::var("SCHEDLAB_MPIRUN").unwrap_or_else(|_| DEFAULT_LAUNCHER.into());
     let words: Vec<String> = text.split_whitespace().map(String::from).collect();
     if words.is_empty() {
-        return Err("SCHEDLAB_MPIRUN is empty: set it to the MPI launcher, e.g. `mpirun`".into());
+        return Err(LabError::Config("SCHEDLAB_MPIRUN is empty: set it to the MPI launcher, e.g. `mpirun`".into()));
     }
     Ok(words)
 }

@@ -3,6 +3,7 @@
 
 use super::replay::WALK_FN_PREFIX;
 use super::walk::Walk;
+use super::{CacheCheckError, REPLAY_SUBCOMMAND};
 use std::path::Path;
 use std::process::Command;
 
@@ -11,7 +12,7 @@ use std::process::Command;
 /// walk read reaches the LL. I1 is a normal 32 KB one: the walk's code then stays in
 /// I1 and is fetched from the LL only once, before the walk's first read.
 /// `ll_assoc` overrides the LL's ways (a deliberate mismatch, to test the checker).
-pub fn cache_args(w: &Walk, ll_assoc: Option<u32>) -> Vec<String> {
+pub(crate) fn cache_args(w: &Walk, ll_assoc: Option<u32>) -> Vec<String> {
     let l = w.line;
     vec![
         "--tool=cachegrind".into(),
@@ -24,10 +25,10 @@ pub fn cache_args(w: &Walk, ll_assoc: Option<u32>) -> Vec<String> {
 
 /// Run the replay of `w` under cachegrind, writing its output to `out`; return the
 /// walk functions' (data reads, LL data read misses).
-pub fn run(exe: &Path, w: &Walk, ll_assoc: Option<u32>, out: &Path) -> Result<(u64, u64), (u8, String)> {
+pub(crate) fn run(exe: &Path, w: &Walk, ll_assoc: Option<u32>, out: &Path) -> Result<(u64, u64), CacheCheckError> {
     let mut cmd = Command::new("valgrind");
     cmd.args(cache_args(w, ll_assoc)).arg(format!("--cachegrind-out-file={}", out.display())).arg(exe).args([
-        "cachecheck-replay".to_string(),
+        REPLAY_SUBCOMMAND.to_string(),
         format!("--l2={}", w.l2_bytes),
         format!("--assoc={}", w.assoc),
         format!("--line={}", w.line),
@@ -39,28 +40,24 @@ pub fn run(exe: &Path, w: &Walk, ll_assoc: Option<u32>, out: &Path) -> Result<(u
     ]);
     let o = match cmd.output() {
         Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err((
-                2,
-                "valgrind is not installed (the cachegrind side needs it: apt-get install valgrind)".into(),
-            ))
-        }
-        Err(e) => return Err((2, format!("cannot run valgrind: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheCheckError::NoValgrind),
+        Err(e) => return Err(CacheCheckError::Valgrind(e)),
     };
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
         let tail: Vec<&str> = err.lines().rev().take(8).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err((2, format!("valgrind failed ({}):\n{}", o.status, tail.join("\n"))));
+        return Err(CacheCheckError::ValgrindFailed { status: o.status, tail: tail.join("\n") });
     }
-    let text = std::fs::read_to_string(out).map_err(|e| (2, format!("cannot read {}: {e}", out.display())))?;
-    walk_counts(&text).map_err(|e| (2, format!("{}: {e}", out.display())))
+    let path = || out.display().to_string();
+    let text = std::fs::read_to_string(out).map_err(|source| CacheCheckError::ReadOutput { path: path(), source })?;
+    walk_counts(&text).map_err(|msg| CacheCheckError::BadOutput { path: path(), msg })
 }
 
 /// Sum of the `Dr` and `DLmr` columns over the cost lines of the walk functions in a
 /// cachegrind output file (`events:` names the columns; `fn=` starts a function's
 /// lines; a cost line is a line number then counts, trailing zeros omissible).
-pub fn walk_counts(text: &str) -> Result<(u64, u64), String> {
+pub(crate) fn walk_counts(text: &str) -> Result<(u64, u64), String> {
     let mut cols: Option<(usize, usize)> = None;
     let mut in_walk = false;
     let mut seen = false;

@@ -2,6 +2,7 @@
 //! and the visiting order, generated in registers (no tables in memory, so the
 //! replay's walk puts nothing but the task lines through the data cache).
 
+use super::CacheCheckError;
 use schedlab_core::layout::{TASK_BLOCK, TASK_HOT_OFFSET};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +44,11 @@ pub const MAX_SET_SPAN: u64 = 16 << 20;
 
 impl Walk {
     /// Everything both sides need to agree on, named when wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CacheCheckError> {
+        self.check().map_err(CacheCheckError::BadWalk)
+    }
+
+    fn check(&self) -> Result<(), String> {
         let pow2 = |x: u64| x != 0 && x.is_power_of_two();
         if !pow2(self.line as u64) || !(16..=256).contains(&self.line) {
             return Err(format!("--line {}: must be a power of two from 16 to 256 bytes", self.line));
@@ -163,7 +168,7 @@ mod tests {
             (Walk { reps: 0, ..ok }, "--reps"),
         ];
         for (w, what) in bad {
-            let e = w.validate().unwrap_err();
+            let e = w.validate().unwrap_err().to_string();
             assert!(e.contains(what), "{e}");
         }
     }
