@@ -59,6 +59,7 @@ const O1_SCALE_OFF: Style = st(204, 121, 167, Marker::Up, true);
 const O1_GUARD: Style = st(51, 34, 136, Marker::Square, true);
 const O1_OTHER: Style = st(68, 170, 153, Marker::Down, true);
 const CFS: Style = st(86, 180, 233, Marker::Down, false);
+const EEVDF: Style = st(0, 0, 0, Marker::Square, false);
 const C4: Style = st(221, 204, 119, Marker::Circle, false);
 const C8: Style = st(153, 153, 51, Marker::Down, false);
 const C16: Style = st(136, 34, 85, Marker::Up, false);
@@ -132,6 +133,9 @@ pub fn style_of(label: &str) -> Style {
     }
     if l.starts_with("cfs") {
         return CFS;
+    }
+    if l.starts_with("eevdf") {
+        return EEVDF;
     }
     if let Some(n) = colours_in(&l) {
         return match n {
@@ -1064,7 +1068,7 @@ mod tests {
         assert_eq!(style_of("MQ"), style_of("MQS"));
         assert_eq!(style_of("c32"), style_of("32 colours"));
         assert_eq!(style_of("LBP-45"), style_of("PMQS pool 4 LBP-45"));
-        let distinct = ["vanilla", "MQ", "c32", "O(1)", "O(1) scale=off", "O(1) expired_prio_guard=on", "cfs"];
+        let distinct = ["vanilla", "MQ", "c32", "O(1)", "O(1) scale=off", "O(1) expired_prio_guard=on", "cfs", "eevdf"];
         for (i, a) in distinct.iter().enumerate() {
             for b in &distinct[i + 1..] {
                 assert_ne!(style_of(a).colour, style_of(b).colour, "{a} and {b}");
