@@ -222,12 +222,7 @@ fn schedlab_run(
     bin: &Path,
     how: &TbenchRun,
 ) -> (String, Result<(TbenchResult, Served), String>) {
-    let rt = match schedlab_rt::Builder::new().workers(1).policy(policy).pin(pin.pinned()).build() {
-        Ok(rt) => rt,
-        Err(e) => return (policy.to_string(), Err(format!("runtime: {e}"))),
-    };
-    let name = rt.policy_name();
-    let run = (|| {
+    crate::servers::on_runtime(policy, pin, |rt| {
         let listener = place.bind()?;
         let listener = schedlab_rt::net::TcpListener::new(listener).map_err(|e| format!("listener: {e}"))?;
         // The reactor runs from the first socket on; its thread is part of the server.
@@ -238,9 +233,7 @@ fn schedlab_run(
         let t = client::run(bin, place, how)?;
         let wall_ns = t0.elapsed().as_nanos() as u64;
         Ok((t, Served::of(&stats, measure::process_cpu_ns().saturating_sub(cpu0), wall_ns)))
-    })();
-    rt.shutdown();
-    (name, run)
+    })
 }
 
 /// One run on Tokio: `schedlab-peer-tokio --tbench-server --bind ADDR` started in

@@ -211,12 +211,7 @@ fn schedlab_run(
     script: &Path,
     how: &WrkRun,
 ) -> (String, Result<(WrkResult, Served), String>) {
-    let rt = match schedlab_rt::Builder::new().workers(1).policy(policy).pin(pin.pinned()).build() {
-        Ok(rt) => rt,
-        Err(e) => return (policy.to_string(), Err(format!("runtime: {e}"))),
-    };
-    let name = rt.policy_name();
-    let run = (|| {
+    on_runtime(policy, pin, |rt| {
         let listener = schedlab_rt::net::TcpListener::bind(([127, 0, 0, 1], 0)).map_err(|e| format!("bind: {e}"))?;
         let addr = listener.get_ref().local_addr().map_err(|e| format!("local_addr: {e}"))?;
         // The reactor runs from the first socket on; its thread is part of the server.
@@ -231,7 +226,23 @@ fn schedlab_run(
         let s = stats.pages.load(std::sync::atomic::Ordering::Relaxed);
         let not_found = stats.not_found.load(std::sync::atomic::Ordering::Relaxed);
         Ok((w, Served { requests: s + not_found, not_found, cpu_ns }))
-    })();
+    })
+}
+
+/// Run `serve` on a fresh one-worker runtime under `policy` and shut the runtime down
+/// after it: a server row's run on schedlab. Returns the policy's name as the runtime
+/// reports it (the spec as given when the runtime does not start) and the run's result.
+pub(crate) fn on_runtime<T>(
+    policy: &str,
+    pin: Pin,
+    serve: impl FnOnce(&schedlab_rt::Runtime) -> Result<T, String>,
+) -> (String, Result<T, String>) {
+    let rt = match schedlab_rt::Builder::new().workers(1).policy(policy).pin(pin.pinned()).build() {
+        Ok(rt) => rt,
+        Err(e) => return (policy.to_string(), Err(format!("runtime: {e}"))),
+    };
+    let name = rt.policy_name();
+    let run = serve(&rt);
     rt.shutdown();
     (name, run)
 }
