@@ -155,7 +155,7 @@ fn walk_policy(spec: &str, n: usize, walks: u64) -> Result<u64, String> {
         return Err(format!("{}: not a core policy", spec.canonical()));
     }
     let layout = TaskLayout::KernelBlocks { colours: spec.colours() };
-    layout.check(n)?;
+    layout.check(n).map_err(|e| e.to_string())?;
     with_full_queue(&spec, layout, n, |p, policy, mut curr| {
         if policy.tasks().layout() != layout {
             return Err(format!("{}: task table laid out as {:?}", spec.canonical(), policy.tasks().layout()));

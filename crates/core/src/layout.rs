@@ -97,27 +97,42 @@ impl TaskLayout {
     /// Whether a table of `capacity` tasks can be laid out this way: kernel blocks need
     /// `capacity × 8 KB` of address space, at most [`MAX_BLOCK_BYTES`], and a power-of-two
     /// `colours` of at most [`MAX_LAYOUT_COLOURS`].
-    pub fn check(self, capacity: usize) -> Result<(), String> {
+    pub fn check(self, capacity: usize) -> Result<(), LayoutError> {
         match self {
             TaskLayout::Dense => Ok(()),
             TaskLayout::KernelBlocks { colours } => {
                 if !colours.is_power_of_two() || colours > MAX_LAYOUT_COLOURS {
-                    return Err(format!(
-                        "colours={colours}: kernel task blocks need a power of two up to {MAX_LAYOUT_COLOURS}"
-                    ));
+                    return Err(LayoutError::Colours(colours));
                 }
                 let max = (MAX_BLOCK_BYTES / TASK_BLOCK) as usize;
                 if capacity > max {
-                    return Err(format!(
-                        "{capacity} tasks × {} KB task blocks exceed the {} MiB cap on the task table's address space (at most {max} tasks)",
-                        TASK_BLOCK / 1024,
-                        MAX_BLOCK_BYTES >> 20
-                    ));
+                    return Err(LayoutError::TooManyTasks { capacity, max });
                 }
                 Ok(())
             }
         }
     }
+}
+
+/// Why a task table cannot be laid out or allocated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// Kernel task blocks coloured by a number that is not a power of two up to the cap.
+    #[error("colours={0}: kernel task blocks need a power of two up to {MAX_LAYOUT_COLOURS}")]
+    Colours(u32),
+    /// More tasks than the kernel layout's address-space cap holds.
+    #[error(
+        "{capacity} tasks × {} KB task blocks exceed the {} MiB cap on the task table's address space (at most {max} tasks)",
+        TASK_BLOCK / 1024,
+        MAX_BLOCK_BYTES >> 20
+    )]
+    TooManyTasks { capacity: usize, max: usize },
+    /// A dense table whose offsets would pass 4 GiB.
+    #[error("task table: {0} tasks exceed 4 GiB of task state")]
+    DenseTooLarge(usize),
+    /// The allocator refused the table (`MiB` asked).
+    #[error("task table: cannot allocate {0} MiB")]
+    Alloc(usize),
 }
 
 #[cfg(test)]
@@ -155,8 +170,11 @@ mod tests {
         let kb = |colours| TaskLayout::KernelBlocks { colours };
         assert!(kb(32).check(131_072).is_ok());
         let e = kb(32).check(131_073).unwrap_err();
+        assert_eq!(e, LayoutError::TooManyTasks { capacity: 131_073, max: 131_072 });
+        let e = e.to_string();
         assert!(e.contains("131073 tasks") && e.contains("1024 MiB"), "{e}");
-        assert!(kb(3).check(1).unwrap_err().contains("colours=3"));
+        assert_eq!(kb(3).check(1).unwrap_err(), LayoutError::Colours(3));
+        assert!(kb(3).check(1).unwrap_err().to_string().contains("colours=3"));
         assert!(kb(128).check(1).is_err());
         assert!(TaskLayout::Dense.check(usize::MAX).is_ok());
     }

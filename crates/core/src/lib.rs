@@ -52,7 +52,7 @@ mod task_blocks;
 pub mod trace;
 
 pub use cpu::{CpuId, CpuMask, Topology};
-pub use layout::TaskLayout;
+pub use layout::{LayoutError, TaskLayout};
 pub use platform::{Access, Line, NullPlatform, Platform, SchedLock, Work};
 pub use policies::{BuildEnv, Configured, PolicyKind, PolicyOptions, PolicySource, PolicySpec};
 pub use policy::{Policy, PrevState};

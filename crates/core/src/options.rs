@@ -58,6 +58,32 @@ pub enum TimeError {
     OutOfRange,
 }
 
+/// Why an option's value was refused: the key, the value as given, and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}{} {why}", match why { Why::OutOfRange(_) => format!("={raw}"), _ => format!("='{raw}'") })]
+pub struct OptionError {
+    pub key: &'static str,
+    pub raw: String,
+    pub why: Why,
+}
+
+/// What was wrong with an option's value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Why {
+    /// A number or time outside the accepted range (shown).
+    #[error("is out of range {0}")]
+    OutOfRange(String),
+    /// Not a number.
+    #[error("is not a valid number")]
+    NotNumber,
+    /// Not a time (the syntax accepted is shown).
+    #[error("is not a time ({0})")]
+    NotTime(&'static str),
+    /// None of the option's words (they are shown).
+    #[error("is not {0}")]
+    NotChoice(String),
+}
+
 /// The one time parser: `Nns`, `Nus`, `Nms`, `Ns`, or a bare number, which is ticks when
 /// `bare_ticks` and nanoseconds otherwise.
 pub fn parse_time(s: &str, bare_ticks: bool) -> Result<Time, TimeError> {
@@ -319,29 +345,31 @@ impl<T> Param<T> {
         self
     }
 
-    /// Read `raw` (as given in a spec) as this option's value; the message names key and value.
-    pub fn read(&self, raw: &str) -> Result<Value, String> {
+    /// Read `raw` (as given in a spec) as this option's value; the error names key and value.
+    pub fn read(&self, raw: &str) -> Result<Value, OptionError> {
         let key = self.name;
+        let bad = |raw: &str, why: Why| OptionError { key, raw: raw.to_string(), why };
         match self.ty {
             Type::Int { min, max, .. } => {
+                let range = || Why::OutOfRange(format!("{min}..={max}"));
                 let v: i64 = raw.parse().map_err(|_| match out_of_range_or_malformed(raw) {
-                    TimeError::OutOfRange => format!("{key}={raw} is out of range {min}..={max}"),
-                    TimeError::Malformed => format!("{key}='{raw}' is not a valid number"),
+                    TimeError::OutOfRange => bad(raw, range()),
+                    TimeError::Malformed => bad(raw, Why::NotNumber),
                 })?;
-                if !(min..=max).contains(&v) {
-                    return Err(format!("{key}={v} is out of range {min}..={max}"));
+                match (min..=max).contains(&v) {
+                    true => Ok(Value::Int(v)),
+                    false => Err(bad(&v.to_string(), range())),
                 }
-                Ok(Value::Int(v))
             }
             Type::Time { max_ticks, .. } => {
                 let raw = raw.to_ascii_lowercase();
                 let t = parse_time(&raw, max_ticks > 0).map_err(|e| match e {
-                    TimeError::Malformed => format!("{key}='{raw}' is not a time ({})", self.time_syntax()),
-                    TimeError::OutOfRange => format!("{key}={raw} is out of range {}", self.range()),
+                    TimeError::Malformed => bad(&raw, Why::NotTime(self.time_syntax())),
+                    TimeError::OutOfRange => bad(&raw, Why::OutOfRange(self.range())),
                 })?;
                 match self.in_range(Value::Time(t)) {
                     true => Ok(Value::Time(t)),
-                    false => Err(format!("{key}={raw} is out of range {}", self.range())),
+                    false => Err(bad(&raw, Why::OutOfRange(self.range()))),
                 }
             }
             Type::Choice { words, aliases } => {
@@ -349,7 +377,7 @@ impl<T> Param<T> {
                 let word = aliases.iter().find(|(a, _)| *a == raw).map_or(raw.as_str(), |(_, w)| w);
                 match words.iter().find(|w| **w == word) {
                     Some(w) => Ok(Value::Word(w)),
-                    None => Err(format!("{key}='{raw}' is not {}", either(words))),
+                    None => Err(bad(&raw, Why::NotChoice(either(words)))),
                 }
             }
         }
@@ -450,7 +478,7 @@ pub fn parse<T: Options>(spec: &mut Spec) -> Result<T, SpecError> {
     let mut given = Vec::new();
     for p in T::PARAMS {
         if let Some(raw) = spec.take(p.name) {
-            given.push((p, p.read(&raw).map_err(|m| spec.error(&m))?));
+            given.push((p, p.read(&raw).map_err(|e| spec.error(&e.to_string()))?));
         }
     }
     let mut v = T::default();

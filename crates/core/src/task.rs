@@ -7,7 +7,7 @@
 //! Relaxed loads and stores compile to plain moves on x86.
 
 use crate::cpu::{CpuId, CpuMask};
-use crate::layout::TaskLayout;
+use crate::layout::{LayoutError, TaskLayout};
 use crate::task_blocks::Slots;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI8, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -159,7 +159,7 @@ impl TaskTable {
     }
     /// A table of `capacity` tasks laid out as `layout`; fails when the layout cannot
     /// hold that many ([`TaskLayout::check`]).
-    pub fn with_layout(capacity: usize, layout: TaskLayout) -> Result<TaskTable, String> {
+    pub fn with_layout(capacity: usize, layout: TaskLayout) -> Result<TaskTable, LayoutError> {
         Ok(TaskTable { slots: Slots::new(capacity, layout)?, high_water: AtomicU32::new(0) })
     }
     pub fn capacity(&self) -> usize {

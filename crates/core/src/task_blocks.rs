@@ -21,7 +21,7 @@
 //! equal to its `Default` (every field is an integer or bool atomic), so a block's page
 //! is touched first when its task is forked (`TaskTable::init`).
 
-use crate::layout::{task_hot_addr, TaskLayout, HOST_LINE, TASK_BLOCK, TASK_HOT_OFFSET};
+use crate::layout::{task_hot_addr, LayoutError, TaskLayout, HOST_LINE, TASK_BLOCK, TASK_HOT_OFFSET};
 use crate::task::TaskSched;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
@@ -56,7 +56,7 @@ unsafe impl Sync for Slots {}
 impl Slots {
     /// `capacity` zeroed task states laid out as `layout`; fails beyond the kernel
     /// layout's address-space cap ([`TaskLayout::check`]) or when the allocator refuses.
-    pub fn new(capacity: usize, layout: TaskLayout) -> Result<Slots, String> {
+    pub fn new(capacity: usize, layout: TaskLayout) -> Result<Slots, LayoutError> {
         layout.check(capacity)?;
         let size = match layout {
             TaskLayout::Dense => capacity.max(1) * SLOT,
@@ -65,10 +65,9 @@ impl Slots {
             TaskLayout::KernelBlocks { .. } => (capacity + 1) * BLOCK,
         };
         let alloc = Layout::from_size_align(size, std::mem::align_of::<TaskSched>().max(16))
-            .map_err(|e| format!("task table: {e}"))?;
+            .map_err(|_| LayoutError::Alloc(size >> 20))?;
         // SAFETY: `alloc` has a non-zero size (at least one slot).
-        let raw = NonNull::new(unsafe { alloc_zeroed(alloc) })
-            .ok_or_else(|| format!("task table: cannot allocate {} MiB", size >> 20))?;
+        let raw = NonNull::new(unsafe { alloc_zeroed(alloc) }).ok_or(LayoutError::Alloc(size >> 20))?;
         let base = raw.as_ptr() as usize;
         let offset = |i: usize| -> usize {
             match layout {
@@ -84,7 +83,7 @@ impl Slots {
         let offsets = (0..capacity).map(|i| u32::try_from(offset(i)).ok()).collect::<Option<Box<[u32]>>>();
         let slots = Slots { raw, alloc, offsets: offsets.unwrap_or_default(), layout };
         if slots.offsets.len() != capacity {
-            return Err(format!("task table: {capacity} tasks exceed 4 GiB of task state"));
+            return Err(LayoutError::DenseTooLarge(capacity));
         }
         Ok(slots)
     }
@@ -170,7 +169,7 @@ mod tests {
 
     #[test]
     fn too_many_blocks_is_an_error() {
-        let e = Slots::new(200_000, TaskLayout::KernelBlocks { colours: 32 }).unwrap_err();
+        let e = Slots::new(200_000, TaskLayout::KernelBlocks { colours: 32 }).unwrap_err().to_string();
         assert!(e.contains("200000 tasks"), "{e}");
     }
 

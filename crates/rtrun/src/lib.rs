@@ -43,7 +43,7 @@ pub enum RunError {
     /// The workload's programs do not hold together (a channel or program index out of
     /// range, no programs): checked before any task starts.
     #[error("invalid workload: {0}")]
-    Invalid(String),
+    Invalid(#[from] schedlab_workloads::InvalidWorkload),
     /// The root task panicked or was cancelled; the runtime itself stays up.
     #[error("root task failed: {0}")]
     RootFailed(schedlab_rt::JoinError),
@@ -121,7 +121,7 @@ async fn compute(ns: u64) {
 /// Run `w` on `rt` until every task has exited. `ns_per_cycle` converts `Compute`
 /// cycles to host time (the calibrated host machine uses 1.0: 1000 "MHz").
 pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) -> Result<RealRun, RunError> {
-    w.validate().map_err(RunError::Invalid)?;
+    w.validate()?;
     let (tx, rx): (Vec<_>, Vec<_>) = buffers::limits(w, &SocketBuffers::LINUX_6)
         .into_iter()
         .map(|limit| match limit {

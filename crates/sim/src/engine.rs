@@ -162,7 +162,7 @@ fn run(
     trace_cap: Option<usize>,
 ) -> Result<(Report, Option<Trace>), SimError> {
     machine.validate().map_err(|e| SimError::Workload(format!("machine: {e}")))?;
-    workload.validate().map_err(SimError::Workload)?;
+    workload.validate().map_err(|e| SimError::Workload(e.0))?;
     let wall = std::time::Instant::now();
     let mut e = Engine::new(machine, policy, workload, cfg, trace_cap)?;
     e.run(cfg.max_virtual_ns)?;

@@ -69,7 +69,7 @@ pub fn human(bytes: u64) -> String {
 }
 
 /// Parse a memory size: `512m`, `4g`, `4GiB`, `100000k`, or bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, NotASize> {
     let t = s.trim().to_ascii_lowercase();
     let t = t.trim_end_matches("ib").trim_end_matches('b');
     let (num, mult) = match t.char_indices().last() {
@@ -81,6 +81,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     match num.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 && x * (mult as f64) < 1.8e19 => Ok((x * mult as f64) as u64),
-        _ => Err(format!("'{s}' is not a memory size (e.g. 512m, 4g, 8GiB)")),
+        _ => Err(NotASize(s.to_string())),
     }
 }
+
+/// A text [`parse_size`] does not read as a memory size.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a memory size (e.g. 512m, 4g, 8GiB)")]
+pub struct NotASize(pub String);

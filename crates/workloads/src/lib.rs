@@ -54,6 +54,7 @@ pub use netbench::NetbenchParams;
 pub use pingpong::PingPongParams;
 pub use program::{ChanId, Metric, Op, ProgId, Program, Workload};
 pub use spec::{parse_workload, parse_workload_within, workload_names, WorkloadKind, WorkloadSpec, REGISTRY};
+pub use validate::InvalidWorkload;
 pub use webbench::WebbenchParams;
 
 use schedlab_core::TaskParams;

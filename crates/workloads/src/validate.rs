@@ -19,6 +19,11 @@ fn check_params(p: &TaskParams) -> Result<(), String> {
     }
 }
 
+/// Why [`Workload::validate`] refused a workload: what is malformed, where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidWorkload(pub String);
+
 impl Workload {
     /// Check that the workload is well formed, so that an engine may interpret it
     /// without further checks:
@@ -40,7 +45,11 @@ impl Workload {
     ///
     /// It does not execute the programs: that message counts balance is the builders'
     /// responsibility (and the integration tests').
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidWorkload> {
+        self.check_structure().map_err(InvalidWorkload)
+    }
+
+    fn check_structure(&self) -> Result<(), String> {
         let nprogs = self.programs.len();
         if nprogs == 0 {
             return Err("workload has no programs".into());

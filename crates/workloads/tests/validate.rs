@@ -43,7 +43,7 @@ fn base() -> Workload {
 
 fn rejects(w: &Workload, needle: &str) {
     let e = w.validate().expect_err(needle);
-    assert!(e.contains(needle), "expected '{needle}' in: {e}");
+    assert!(e.0.contains(needle), "expected '{needle}' in: {e}");
 }
 
 #[test]

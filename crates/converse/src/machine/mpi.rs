@@ -585,6 +585,16 @@ extern "C" fn on_sigterm(sig: libc::c_int) {
     }
 }
 
+/// Why [`MpiJob::init`] could not start this rank's part of the job.
+#[derive(Debug, thiserror::Error)]
+pub enum MpiInitError {
+    #[error("MPI is already initialised in this process")]
+    AlreadyInitialised,
+    /// The library's threading level (named) is below what Converse's PE threads need.
+    #[error("this MPI library offers only {0} threading; Converse needs Serialized")]
+    Threading(String),
+}
+
 /// This process's part in an MPI job: MPI is initialised (with
 /// `Threading::Serialized`, what Converse PE threads need) until it drops.
 pub struct MpiJob {
@@ -594,11 +604,11 @@ pub struct MpiJob {
 impl MpiJob {
     /// `MPI_Init_thread`; an error if MPI was initialised already or cannot
     /// give Serialized threading.
-    pub fn init() -> Result<MpiJob, String> {
-        let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Serialized)
-            .ok_or("MPI is already initialised in this process")?;
+    pub fn init() -> Result<MpiJob, MpiInitError> {
+        let (universe, threading) =
+            mpi::initialize_with_threading(mpi::Threading::Serialized).ok_or(MpiInitError::AlreadyInitialised)?;
         if matches!(threading, mpi::Threading::Single | mpi::Threading::Funneled) {
-            return Err(format!("this MPI library offers only {threading:?} threading; Converse needs Serialized"));
+            return Err(MpiInitError::Threading(format!("{threading:?}")));
         }
         Ok(MpiJob { universe })
     }
