@@ -63,7 +63,12 @@ struct CpuRt {
     tick_at: u64,
     ipi_at: u64,
     loaded_mm: u32,
+    /// When the idle loop last started (its spin before the CPU sleeps restarts at every
+    /// `schedule()` that finds nothing).
     idle_since: u64,
+    /// When the CPU last stopped running a task: the start of its current idle period,
+    /// which an idle `schedule()` that finds nothing does not end.
+    idle_from: u64,
     idle_ns: u64,
     /// The running task's program cursor, moved here from its `TaskRt` when it is
     /// dispatched and back when it is switched out: the event loop fetches an op at
@@ -253,6 +258,7 @@ impl<'w> Engine<'w> {
                 ipi_at: NEVER,
                 loaded_mm: 0,
                 idle_since: 0,
+                idle_from: 0,
                 idle_ns: 0,
                 cursor: Cursor::at(0, 0),
             },
@@ -592,7 +598,7 @@ impl<'w> Engine<'w> {
                 }
                 if self.cpus[cpu].curr.is_none() {
                     let c = &mut self.cpus[cpu];
-                    c.idle_ns += now.saturating_sub(c.idle_since);
+                    c.idle_ns += now.saturating_sub(c.idle_from);
                 }
                 self.cpus[cpu].curr = Some(n);
                 self.cpus[cpu].mode = Mode::Kernel;
@@ -605,6 +611,9 @@ impl<'w> Engine<'w> {
                 }
                 let now = self.plat.cursor();
                 let c = &mut self.cpus[cpu];
+                if c.curr.is_some() {
+                    c.idle_from = now;
+                }
                 if c.curr.is_some() || c.mode != Mode::Idle {
                     c.idle_since = now;
                 }
@@ -761,11 +770,11 @@ impl<'w> Engine<'w> {
     /// The report of a finished run.
     fn report(self, m: &Machine, spec: &impl PolicySource, seed: u64, wall_s: f64) -> Report {
         let virtual_ns = self.end_time.max(1);
-        // A CPU idle at the end has been idle since `idle_since`.
+        // A CPU idle at the end has been idle since `idle_from`.
         let idle_ns = self
             .cpus
             .iter()
-            .map(|c| c.idle_ns + if c.curr.is_none() { virtual_ns.saturating_sub(c.idle_since) } else { 0 })
+            .map(|c| c.idle_ns + if c.curr.is_none() { virtual_ns.saturating_sub(c.idle_from) } else { 0 })
             .sum();
         let run = RunEnd {
             machine: m,
