@@ -214,8 +214,7 @@ fn anchor_run(
     let mut cmd = Command::new(srv);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     place.prepare(&mut cmd, &plan.server);
-    let _server =
-        Group::spawn(&mut cmd).map_err(|e| BenchError::Tool(format!("tbench_srv {}: {e}", srv.display())))?;
+    let _server = Group::spawn(&mut cmd).map_err(|e| BenchError::Tool(format!("tbench_srv {}: {e}", srv.display())))?;
     place.wait_listening(Duration::from_secs(5))?;
     client::run(bin, place, how)
 }
@@ -223,8 +222,9 @@ fn anchor_run(
 /// `tbench` and `tbench_srv` on `PATH`, or which is missing.
 pub fn tbench_tools() -> Result<(std::path::PathBuf, std::path::PathBuf), BenchError> {
     let find = |name: &str| {
-        client::find(name)
-            .ok_or_else(|| BenchError::Tool(format!("{name} not found on PATH (it comes with dbench: apt-get install dbench)")))
+        client::find(name).ok_or_else(|| {
+            BenchError::Tool(format!("{name} not found on PATH (it comes with dbench: apt-get install dbench)"))
+        })
     };
     Ok((find("tbench")?, find("tbench_srv")?))
 }
@@ -263,8 +263,8 @@ pub fn runtime_traced_run(policy: &str, clients: usize, secs: u64, cap: usize) -
     let stats = Arc::new(ServerStats::default());
     let run = (|| {
         let listener = place.bind()?;
-        let listener = schedlab_rt::net::TcpListener::new(listener)
-            .map_err(|e| BenchError::Net(format!("listener: {e}")))?;
+        let listener =
+            schedlab_rt::net::TcpListener::new(listener).map_err(|e| BenchError::Net(format!("listener: {e}")))?;
         drop(rt.spawn(tbench::serve(listener, crate::http::rt::RtExecutor, stats.clone())));
         client::run(&bin, &place, &how)
     })();
@@ -272,10 +272,16 @@ pub fn runtime_traced_run(policy: &str, clients: usize, secs: u64, cap: usize) -
     let tbench = run?;
     let served = Served::of(&stats, 0, 0);
     if served.protocol_errors > 0 {
-        return Err(BenchError::Run(format!("the server refused {} requests outside the protocol", served.protocol_errors)));
+        return Err(BenchError::Run(format!(
+            "the server refused {} requests outside the protocol",
+            served.protocol_errors
+        )));
     }
     if served.connections < clients as u64 {
-        return Err(BenchError::Run(format!("{clients} clients, the server accepted {} connections", served.connections)));
+        return Err(BenchError::Run(format!(
+            "{clients} clients, the server accepted {} connections",
+            served.connections
+        )));
     }
     let trace = trace.ok_or_else(|| BenchError::Run("the runtime recorded no trace".into()))?;
     Ok(TracedRun { policy: name, tbench, trace })

@@ -324,7 +324,9 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
         for p in POLICIES {
             (o.progress)(&format!("{what}: runtime, {p} (tbench server on schedlab's runtime)"));
             let row = match netbench::runtime_traced_run(p, c, scale.secs, RT_TRACE_CAP) {
-                Ok(r) => EngineRow::new("runtime", &r.policy, r.tbench.mb_per_s, span_ns(&r.trace), &dist::analyze(&r.trace)),
+                Ok(r) => {
+                    EngineRow::new("runtime", &r.policy, r.tbench.mb_per_s, span_ns(&r.trace), &dist::analyze(&r.trace))
+                }
                 Err(e) => EngineRow::failed("runtime", p, e.to_string()),
             };
             rows.push(row);
@@ -464,7 +466,15 @@ mod tests {
         // Every wake-up of a workload task here comes from one (the line's TID), in order.
         assert_eq!(
             woken,
-            [(20571, 20569), (20556, 20571), (20571, 20572), (20556, 20573), (20573, 20576), (20574, 20577), (20575, 20578)]
+            [
+                (20571, 20569),
+                (20556, 20571),
+                (20571, 20572),
+                (20556, 20573),
+                (20573, 20576),
+                (20574, 20577),
+                (20575, 20578)
+            ]
         );
         // The forks' own wake-ups (`sched_wakeup_new`) have none.
         assert_eq!(fork_wakeups, 8);
