@@ -201,8 +201,10 @@ pub struct Recording {
     pub open_blocks: u64,
     /// The traced kernel run's MB/s (the recording's own cost is in it).
     pub traced_mb_per_s: f64,
-    /// The `trace:` spec the simulator ran (the file's name only).
+    /// The `trace:` spec the simulator ran, by the file's name (`tbench-cN.json`).
     pub spec: String,
+    /// Whether that file is kept (`--trace-out DIR`); otherwise it was a temporary file.
+    pub kept: bool,
 }
 
 /// One client count on the three engines.
@@ -307,7 +309,7 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
         };
         write_trace(&trace, &path)?;
         drop(trace);
-        let (spec, w, summary) = replay_workload(&path, o.machine.mhz)?;
+        let (_, w, summary) = replay_workload(&path, o.machine.mhz)?;
         for p in POLICIES {
             (o.progress)(&format!("{what}: simulator, {p} (the recording replayed)"));
             let spec_p = PolicySpec::parse(p).map_err(|e| e.to_string())?;
@@ -331,7 +333,6 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
             };
             rows.push(row);
         }
-        let file = path.file_name().map_or(spec.clone(), |f| f.to_string_lossy().to_string());
         results.push(TbenchRow {
             clients: c,
             secs: scale.secs,
@@ -344,7 +345,8 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
                 dropped_wakeups: summary.dropped_wakeups,
                 open_blocks: summary.open_blocks,
                 traced_mb_per_s: traced.mb_per_s,
-                spec: format!("trace:{file},mhz={}", o.machine.mhz),
+                spec: format!("trace:{name},mhz={}", o.machine.mhz),
+                kept: o.trace_dir.is_some(),
             },
             rows,
         });
@@ -385,8 +387,13 @@ pub fn render(r: &TbenchReport) -> String {
             k.tasks, k.lines, k.traced_mb_per_s, k.wakeups_of_running
         );
         s += &format!(
-            "  replayed: {}: {} wake-ups -> send/receive, {} -> sleeps; dropped {} wake-ups, {} blocks open at the end\n",
-            k.spec, k.wake_edges, k.sleeps, k.dropped_wakeups, k.open_blocks
+            "  replayed: {}{}: {} wake-ups -> send/receive, {} -> sleeps; dropped {} wake-ups, {} blocks open at the end\n",
+            k.spec,
+            if k.kept { "" } else { " (a temporary file; --trace-out DIR keeps it)" },
+            k.wake_edges,
+            k.sleeps,
+            k.dropped_wakeups,
+            k.open_blocks
         );
         s += &format!(
             "  {:<8} {:<16} {:>8} {:>11} {:>11} {:>8} {:>11} {:>11} {:>10} {:>9}\n",
