@@ -61,8 +61,9 @@ pub use tokio_chan::TokioMpsc;
 use std::time::Duration;
 
 /// Why a benchmark did not run: the runtime could not be built, an argument or peer
-/// output is wrong, an external tool (`perf`, `wrk`) is missing or failed, or a
-/// measurement could not be completed.
+/// output is wrong, an external tool (`perf`, `wrk`, `tbench`) is missing or failed,
+/// the network a server and its client meet on could not be set up, or a measurement
+/// could not be completed.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// schedlab's runtime did not start (bad policy spec, worker count, ...).
@@ -71,13 +72,24 @@ pub enum BenchError {
     /// A bad argument (`--pin`) or malformed JSON rows.
     #[error("{0}")]
     Input(String),
-    /// `perf` or `wrk` missing, failing or saying something unexpected.
+    /// `perf`, `wrk` or `tbench` missing, failing or saying something unexpected.
     #[error("{0}")]
     Tool(String),
+    /// A private network namespace, a loopback address or a listening socket that
+    /// could not be set up (`tbench_client::Netns`, `tbench_client::Place`).
+    #[error("{0}")]
+    Net(String),
     /// A measurement that could not be made (a spec the row cannot use, tasks that did
     /// not start or stop, a policy that picked nothing).
     #[error("{0}")]
     Run(String),
+}
+
+/// A server row's failure is its cell's text: the message as printed.
+impl From<BenchError> for String {
+    fn from(e: BenchError) -> String {
+        e.to_string()
+    }
 }
 
 /// Bench names (the `bench` field of a [`Row`]), in table order.

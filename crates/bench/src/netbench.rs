@@ -13,7 +13,8 @@ use crate::row::Row;
 use crate::servers::{pin_reactor, server_threads, CpuPlan};
 use crate::tbench::{self, ServerStats};
 use crate::tbench_client::{self as client, Group, Place, TbenchResult, TbenchRun};
-use crate::{measure, runtimes, units, Filter, Pin};
+use crate::{measure, runtimes, units, BenchError, Filter, Pin};
+use schedlab_core::trace::Trace;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -165,7 +166,7 @@ pub fn rows(
     let mut salt = 0u32;
     let mut place = || {
         salt += 1;
-        Place::new(salt)
+        Place::new(salt).map_err(String::from)
     };
     for &c in &scale.clients {
         let how = TbenchRun { clients: c, secs: scale.secs, cpus: plan.client.clone() };
@@ -173,7 +174,7 @@ pub fn rows(
         if let Some(srv) = anchor.as_deref().filter(|_| wanted(c, runtimes::LINUX)) {
             note(&head("linux tbench_srv"));
             let cpus = plan.describe_as("tbench_srv processes", CLIENT);
-            let run = place().and_then(|p| anchor_run(srv, &p, &plan, &tbench_bin, &how));
+            let run = place().and_then(|p| anchor_run(srv, &p, &plan, &tbench_bin, &how).map_err(String::from));
             rows.push(run_row(runtimes::LINUX, ANCHOR, c, &cpus, run.map(|t| (t, None))));
         }
         if wanted(c, runtimes::SCHEDLAB) {
@@ -200,16 +201,90 @@ pub fn rows(
 
 /// One run of the anchor: `tbench_srv` (every process of it on the server's CPUs) in
 /// `place`, which is a private network namespace.
-fn anchor_run(srv: &Path, place: &Place, plan: &CpuPlan, bin: &Path, how: &TbenchRun) -> Result<TbenchResult, String> {
+fn anchor_run(
+    srv: &Path,
+    place: &Place,
+    plan: &CpuPlan,
+    bin: &Path,
+    how: &TbenchRun,
+) -> Result<TbenchResult, BenchError> {
     if !place.private() {
-        return Err("tbench_srv runs only in a private network namespace".into());
+        return Err(BenchError::Net("tbench_srv runs only in a private network namespace".into()));
     }
     let mut cmd = Command::new(srv);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     place.prepare(&mut cmd, &plan.server);
-    let _server = Group::spawn(&mut cmd).map_err(|e| format!("tbench_srv {}: {e}", srv.display()))?;
+    let _server = Group::spawn(&mut cmd).map_err(|e| BenchError::Tool(format!("tbench_srv {}: {e}", srv.display())))?;
     place.wait_listening(Duration::from_secs(5))?;
     client::run(bin, place, how)
+}
+
+/// `tbench` and `tbench_srv` on `PATH`, or which is missing.
+pub fn tbench_tools() -> Result<(std::path::PathBuf, std::path::PathBuf), BenchError> {
+    let find = |name: &str| {
+        client::find(name).ok_or_else(|| {
+            BenchError::Tool(format!("{name} not found on PATH (it comes with dbench: apt-get install dbench)"))
+        })
+    };
+    Ok((find("tbench")?, find("tbench_srv")?))
+}
+
+/// One run of dbench's `tbench_srv` and `tbench` alone under the kernel, nothing
+/// pinned, in a private network namespace of its own (the anchor row's run, every
+/// process unpinned): what `schedlab kernelcheck --tbench` records.
+pub fn kernel_run(clients: usize, secs: u64) -> Result<TbenchResult, BenchError> {
+    let (bin, srv) = tbench_tools()?;
+    let place = Place::Netns(client::Netns::new()?);
+    let plan = CpuPlan { server: Vec::new(), client: Vec::new() };
+    anchor_run(&srv, &place, &plan, &bin, &TbenchRun { clients, secs, cpus: Vec::new() })
+}
+
+/// A run of the tbench server on schedlab's runtime with its scheduling trace.
+#[derive(Debug)]
+pub struct TracedRun {
+    /// The policy's name as the runtime reports it.
+    pub policy: String,
+    pub tbench: TbenchResult,
+    /// The runtime's trace from its start to its shutdown (`Builder::trace`).
+    pub trace: Trace,
+}
+
+/// One run of the tbench server on schedlab's runtime, as a tbench row's (1 worker
+/// under `policy`, the server in this process), nothing pinned and the runtime
+/// recording its trace (at most `cap` events), driven by `tbench -t secs clients`;
+/// an error, as in the rows, if the server refused a request or saw fewer connections
+/// than clients.
+pub fn runtime_traced_run(policy: &str, clients: usize, secs: u64, cap: usize) -> Result<TracedRun, BenchError> {
+    let (bin, _) = tbench_tools()?;
+    let place = Place::new(1)?;
+    let rt = schedlab_rt::Builder::new().workers(1).policy(policy).pin(false).trace(cap).build()?;
+    let name = rt.policy_name();
+    let how = TbenchRun { clients, secs, cpus: Vec::new() };
+    let stats = Arc::new(ServerStats::default());
+    let run = (|| {
+        let listener = place.bind()?;
+        let listener =
+            schedlab_rt::net::TcpListener::new(listener).map_err(|e| BenchError::Net(format!("listener: {e}")))?;
+        drop(rt.spawn(tbench::serve(listener, crate::http::rt::RtExecutor, stats.clone())));
+        client::run(&bin, &place, &how)
+    })();
+    let (_, trace) = rt.shutdown_traced();
+    let tbench = run?;
+    let served = Served::of(&stats, 0, 0);
+    if served.protocol_errors > 0 {
+        return Err(BenchError::Run(format!(
+            "the server refused {} requests outside the protocol",
+            served.protocol_errors
+        )));
+    }
+    if served.connections < clients as u64 {
+        return Err(BenchError::Run(format!(
+            "{clients} clients, the server accepted {} connections",
+            served.connections
+        )));
+    }
+    let trace = trace.ok_or_else(|| BenchError::Run("the runtime recorded no trace".into()))?;
+    Ok(TracedRun { policy: name, tbench, trace })
 }
 
 /// One run on schedlab's runtime: 1 worker under `policy`, the server in this

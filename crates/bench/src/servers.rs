@@ -250,14 +250,14 @@ pub(crate) fn on_runtime<T>(
 /// Restrict the reactor's thread (`async-io`) to `cpus` (none: leave it). It runs from
 /// the first socket on and names itself once it runs, so it may take a moment to be
 /// found; an error after 2 s.
-pub fn pin_reactor(cpus: &[usize]) -> Result<(), String> {
+pub fn pin_reactor(cpus: &[usize]) -> Result<(), crate::BenchError> {
     if cpus.is_empty() {
         return Ok(());
     }
     let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while pin_threads_named("async-io", cpus) == 0 {
         if std::time::Instant::now() > until {
-            return Err("the reactor thread (async-io) was not found to pin".into());
+            return Err(crate::BenchError::Run("the reactor thread (async-io) was not found to pin".into()));
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }

@@ -19,6 +19,7 @@
 //! when its [`Group`] is dropped (so a client's forked processes go too), and asked to
 //! die with this process (`PR_SET_PDEATHSIG`); every wait has a deadline.
 
+use crate::BenchError;
 use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -40,15 +41,15 @@ pub struct Netns {
     fd: OwnedFd,
 }
 
-fn os_err(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+fn os_err(what: &str) -> BenchError {
+    BenchError::Net(format!("{what}: {}", std::io::Error::last_os_error()))
 }
 
 impl Netns {
     /// A new namespace (`unshare(CLONE_NEWNET)` on a thread of its own, which then
     /// ends; this process's other threads stay where they are). Fails without
     /// `CAP_SYS_ADMIN`.
-    pub fn new() -> Result<Netns, String> {
+    pub fn new() -> Result<Netns, BenchError> {
         std::thread::scope(|s| {
             s.spawn(|| {
                 // SAFETY: unshare, socket, ioctl, open and close on values owned here;
@@ -66,12 +67,12 @@ impl Netns {
                 }
             })
             .join()
-            .unwrap_or_else(|_| Err("namespace thread panicked".into()))
+            .unwrap_or_else(|_| Err(BenchError::Net("namespace thread panicked".into())))
         })
     }
 
     /// Run `f` on a thread inside the namespace (sockets it creates stay there).
-    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, String> {
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, BenchError> {
         let fd = self.fd.as_raw_fd();
         std::thread::scope(|s| {
             s.spawn(move || {
@@ -82,7 +83,7 @@ impl Netns {
                 Ok(f())
             })
             .join()
-            .unwrap_or_else(|_| Err("namespace thread panicked".into()))
+            .unwrap_or_else(|_| Err(BenchError::Net("namespace thread panicked".into())))
         })
     }
 }
@@ -97,7 +98,7 @@ struct IfreqFlags {
 }
 
 /// Bring `lo` up in the calling thread's network namespace.
-unsafe fn loopback_up() -> Result<(), String> {
+unsafe fn loopback_up() -> Result<(), BenchError> {
     let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
     if sock < 0 {
         return Err(os_err("socket"));
@@ -131,7 +132,7 @@ impl Place {
     /// A private namespace if one can be made, otherwise a loopback address in
     /// `127.0.0.0/8` where the port is free (a listener bound there for a moment,
     /// from an address derived from this process's id and `salt`).
-    pub fn new(salt: u32) -> Result<Place, String> {
+    pub fn new(salt: u32) -> Result<Place, BenchError> {
         if let Ok(ns) = Netns::new() {
             return Ok(Place::Netns(ns));
         }
@@ -143,7 +144,7 @@ impl Place {
                 return Ok(Place::Loopback(addr));
             }
         }
-        Err(format!("no loopback address with port {} free", crate::tbench::PORT))
+        Err(BenchError::Net(format!("no loopback address with port {} free", crate::tbench::PORT)))
     }
 
     /// Whether this is a private namespace.
@@ -169,9 +170,9 @@ impl Place {
     }
 
     /// A listener on [`Place::addr`], created inside the namespace if there is one.
-    pub fn bind(&self) -> Result<TcpListener, String> {
+    pub fn bind(&self) -> Result<TcpListener, BenchError> {
         let addr = self.addr();
-        let bind = move || TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"));
+        let bind = move || TcpListener::bind(addr).map_err(|e| BenchError::Net(format!("bind {addr}: {e}")));
         match self {
             Place::Netns(ns) => ns.run(bind)?,
             Place::Loopback(_) => bind(),
@@ -180,14 +181,16 @@ impl Place {
 
     /// Wait until something accepts on [`Place::addr`] (a connection, closed at once),
     /// for at most `within`.
-    pub fn wait_listening(&self, within: Duration) -> Result<(), String> {
+    pub fn wait_listening(&self, within: Duration) -> Result<(), BenchError> {
         let addr = self.addr();
         let probe = move || {
             let until = Instant::now() + within;
             loop {
                 match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
                     Ok(_) => return Ok(()),
-                    Err(e) if Instant::now() > until => return Err(format!("nothing listens on {addr}: {e}")),
+                    Err(e) if Instant::now() > until => {
+                        return Err(BenchError::Net(format!("nothing listens on {addr}: {e}")))
+                    }
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
@@ -316,7 +319,11 @@ pub struct TbenchResult {
 impl TbenchResult {
     /// Parse tbench's output: its final `Throughput X MB/sec  N clients  N procs
     /// max_latency=Y ms` line, and no line saying the protocol went wrong.
-    pub fn parse(out: &str) -> Result<TbenchResult, String> {
+    pub fn parse(out: &str) -> Result<TbenchResult, BenchError> {
+        Self::parse_text(out).map_err(BenchError::Tool)
+    }
+
+    fn parse_text(out: &str) -> Result<TbenchResult, String> {
         if let Some(bad) = out.lines().find(|l| {
             let l = l.trim();
             l.starts_with("lost sync") || l.starts_with("error ") || l.contains("failed to start")
@@ -373,7 +380,11 @@ impl TbenchRun {
 /// Run `tbench` (at `bin`) against the server at `place`; an error if it could not
 /// run, failed, printed no throughput, or overran [`TbenchRun::limit`] (then its
 /// whole process group is killed).
-pub fn run(bin: &Path, place: &Place, how: &TbenchRun) -> Result<TbenchResult, String> {
+pub fn run(bin: &Path, place: &Place, how: &TbenchRun) -> Result<TbenchResult, BenchError> {
+    run_text(bin, place, how).map_err(BenchError::Tool)
+}
+
+fn run_text(bin: &Path, place: &Place, how: &TbenchRun) -> Result<TbenchResult, String> {
     let mut cmd = Command::new(bin);
     cmd.arg("-t")
         .arg(how.secs.to_string())
@@ -411,7 +422,7 @@ pub fn run(bin: &Path, place: &Place, how: &TbenchRun) -> Result<TbenchResult, S
     if !status.success() {
         return Err(format!("tbench failed ({status}): {} {}", tail(&out), err.trim()));
     }
-    let r = TbenchResult::parse(&out)?;
+    let r = TbenchResult::parse_text(&out)?;
     if r.clients != how.clients {
         return Err(format!("tbench ran {} clients, not {}", r.clients, how.clients));
     }
@@ -436,7 +447,7 @@ mod tests {
         assert_eq!(r, TbenchResult { mb_per_s: 574.996, clients: 16, max_latency_ms: 4.028 });
         assert!(TbenchResult::parse("releasing clients\n").is_err());
         let sync = format!("lost sync (35 51)\n{out}");
-        assert!(TbenchResult::parse(&sync).unwrap_err().contains("lost sync"));
+        assert!(TbenchResult::parse(&sync).unwrap_err().to_string().contains("lost sync"));
     }
 
     /// A process forked by the group's leader dies with the group: after a timed-out

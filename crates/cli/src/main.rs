@@ -209,14 +209,27 @@ sched pipe` and schedlab's kernel-thread Chat and hackbench under the kernel, ea
 latency, run length, read back with `perf sched script`), then the equivalent workloads on the
 simulator under eevdf and cfs, and prints the three side by side with the ratios sim/kernel.
 Needs perf and permission to record the sched tracepoints (root): exits 2 otherwise.
+With --tbench: dbench's tbench client and tbench_srv recorded under the kernel, the recording
+replayed by the simulator (trace:) under dss, o1, mqs, cfs and eevdf, and the tbench server on
+schedlab's runtime under the same policies, in one table (docs/kernelcheck.md, \"tbench on three
+engines\"); needs tbench and tbench_srv (apt-get install dbench) too.
 docs/kernelcheck.md. Examples:
   schedlab kernelcheck --quick
-  schedlab kernelcheck --machine host.toml --format json"
+  schedlab kernelcheck --machine host.toml --format json
+  schedlab kernelcheck --tbench --trace-out tbench-traces"
     )]
     Kernelcheck {
         /// Small sizes (CI; well under a minute).
         #[arg(long)]
         quick: bool,
+        /// One real workload on three engines: tbench under the kernel (recorded), its
+        /// recording replayed on the simulator, and the tbench server on the runtime.
+        #[arg(long)]
+        tbench: bool,
+        /// With --tbench: keep the converted recordings here (`tbench-cN.json`, for
+        /// `schedlab sim --workload trace:FILE`) [default: temporary files, removed].
+        #[arg(long, value_name = "DIR", requires = "tbench")]
+        trace_out: Option<std::path::PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -229,6 +242,12 @@ docs/kernelcheck.md. Examples:
     #[command(hide = true, name = "kernelcheck-kthread")]
     KernelcheckKthread {
         /// `chat ROOMS USERS MESSAGES` or `hackbench GROUPS FDS LOOPS`.
+        args: Vec<String>,
+    },
+    /// The tbench run `kernelcheck --tbench` records (run by it under perf).
+    #[command(hide = true, name = "kernelcheck-tbench")]
+    KernelcheckTbench {
+        /// `CLIENTS SECS`.
         args: Vec<String>,
     },
     /// Check the simulator's L2 model against cachegrind on a synthetic run-queue walk.
@@ -387,8 +406,16 @@ fn main() -> ExitCode {
         Cmd::Validate { quick, format, workers, machine_out, trace, runs } => {
             validate::run(quick, matches!(format, Format::Json), workers, machine_out, trace, runs)
         }
-        Cmd::Kernelcheck { quick, format, machine } => kernelcheck::run(quick, matches!(format, Format::Json), machine),
+        Cmd::Kernelcheck { quick, tbench, trace_out, format, machine } => {
+            let json = matches!(format, Format::Json);
+            if tbench {
+                kernelcheck::run_tbench(quick, json, machine, trace_out)
+            } else {
+                kernelcheck::run(quick, json, machine)
+            }
+        }
         Cmd::KernelcheckKthread { args } => kernelcheck::kthread(&args),
+        Cmd::KernelcheckTbench { args } => kernelcheck::tbench_child(&args),
         Cmd::Bench { mpi: true, check_order: true, .. } => bench_mpi_order(),
         Cmd::Bench { mpi: true, quick, format, out, fault, .. } => {
             // Every rank sees the same arguments, so the check fails alike on all.

@@ -41,6 +41,24 @@ fn bad_flags_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `--tbench`'s flags and its child refuse bad input with exit 2 before any work (the
+/// run itself is CI's `kernelcheck --tbench --quick` step).
+#[test]
+fn tbench_bad_input_exits_2() {
+    let o = schedlab(&["kernelcheck", "--trace-out", "x"]);
+    assert_eq!(o.status.code(), Some(2), "--trace-out needs --tbench");
+    // A folder under a file (the crate's Cargo.toml): refused before perf is asked.
+    let o = schedlab(&["kernelcheck", "--tbench", "--trace-out", "Cargo.toml/traces"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--trace-out"), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [&["kernelcheck-tbench", "4"][..], &["kernelcheck-tbench", "0", "2"], &["kernelcheck-tbench", "4", "x"]]
+    {
+        let o = schedlab(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("kernelcheck-tbench"), "{args:?}");
+    }
+}
+
 #[test]
 fn quick_run_prints_every_row_and_its_ratios() {
     let o = schedlab(&["kernelcheck", "--quick", "--machine", "smp-2"]);

@@ -13,6 +13,7 @@
 pub mod kthread;
 pub mod parse;
 pub mod perf;
+pub mod tbench;
 
 use schedlab_core::PolicySpec;
 use schedlab_sim::{simulate_traced, Machine, SimConfig};
@@ -337,7 +338,7 @@ pub fn run(o: &Options) -> Result<Report, String> {
         let data = perf::TempFile(perf::temp_data());
         let traced = perf::record(&data.0, &r.argv, limit)?;
         let traced_secs = total_secs(&traced, &cmd)?;
-        let (trace, counts) = perf::script(&data.0, &r.comm, limit)?;
+        let (trace, counts) = perf::script(&data.0, &[r.comm.as_str()], limit)?;
         drop(data);
         if counts.tasks == 0 {
             return Err(format!("{}: no task named {} in the recording", r.name, r.comm));

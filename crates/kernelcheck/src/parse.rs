@@ -4,16 +4,21 @@
 //! `COMM TID [CPU] SECS.NANOS: sched:EVENT: key=value ...`, where a command name may
 //! hold spaces (`lto cgu.08`), so a line is cut at the ` [CPU] ` field and the values
 //! at the known keys, never at spaces. Only the workload's tasks are kept: those whose
-//! command name, as the event itself spells it, is the workload's (`sched-messaging`,
-//! `sched-pipe`, or the name the kernel-thread child gives itself). The events of a
-//! task before it took that name (the launcher's fork and exec) are not the workload's.
-//! Every other task is, for the workload, an idle CPU.
+//! command name, as the event itself spells it, is one of the workload's
+//! (`sched-messaging`, `sched-pipe`, the name the kernel-thread child gives itself, or
+//! `tbench` and `tbench_srv`). The events of a task before it took that name (the
+//! launcher's fork and exec) are not the workload's. Every other task is, for the
+//! workload, an idle CPU.
 //!
 //! Kept: `sched_switch`, `sched_waking` (or `sched_wakeup` where a perf records that
 //! instead; one of the two, never both), `sched_wakeup_new`, `sched_migrate_task`,
 //! `sched_process_fork`. A wake-up of a task that is on a CPU at that moment
 //! (`ttwu_runnable`: it set its state to sleep and was woken before it switched out)
-//! starts no wait and is dropped, as the simulator records none for it either.
+//! starts no wait and is dropped, as the simulator records none for it either. The
+//! waker of a wake-up is the task the line names before its CPU field (the task
+//! running when the wake-up fired), when it is one of the workload's; otherwise (an
+//! interrupt, another process) the wake-up has none: that is what `trace:` replays
+//! as a message from the waker or as a sleep (docs/traces.md).
 
 use schedlab_core::trace::{Event, Record, Trace, TraceMeta};
 use schedlab_core::{PrevState, TaskId};
@@ -23,6 +28,10 @@ use std::io::BufRead;
 /// One parsed line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Line {
+    /// The running task's command name and id, as the line's head names them (`None`
+    /// where the head is not `COMM TID`, or perf printed `-1` for a reaped task).
+    pub comm: String,
+    pub tid: Option<u64>,
     pub cpu: u32,
     pub ts_ns: u64,
     pub event: String,
@@ -35,14 +44,18 @@ pub fn parse_line(line: &str) -> Option<Line> {
     // The CPU field: the first " [digits]" followed by a space.
     let bytes = line.as_bytes();
     let mut i = 0;
-    let (cpu, after) = loop {
+    let (cpu, head, after) = loop {
         let open = line[i..].find(" [")? + i;
         let close = line[open..].find(']')? + open;
         let digits = &line[open + 2..close];
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && bytes.get(close + 1) == Some(&b' ') {
-            break (digits.parse::<u32>().ok()?, &line[close + 1..]);
+            break (digits.parse::<u32>().ok()?, line[..open].trim(), &line[close + 1..]);
         }
         i = open + 2;
+    };
+    let (comm, tid) = match head.rsplit_once(' ') {
+        Some((c, t)) => (c.trim(), t.parse::<u64>().ok()),
+        None => ("", None),
     };
     let after = after.trim_start();
     let (ts, rest) = after.split_once(": ")?;
@@ -53,7 +66,7 @@ pub fn parse_line(line: &str) -> Option<Line> {
         None => (rest.trim_end_matches(':'), ""),
     };
     let event = event.trim().strip_prefix("sched:")?.to_string();
-    Some(Line { cpu, ts_ns, event, fields: fields.trim().to_string() })
+    Some(Line { comm: comm.to_string(), tid, cpu, ts_ns, event, fields: fields.trim().to_string() })
 }
 
 /// `23603.606044123` seconds → ns (any number of decimals up to 9).
@@ -114,11 +127,13 @@ pub struct Counts {
     pub wakeups_of_running: u64,
 }
 
-/// Builds a [`Trace`] of the tasks named `comm` from `perf sched script` lines.
+/// Builds a [`Trace`] of the tasks named by the workload's command names from `perf
+/// sched script` lines.
 pub struct Builder {
-    comm: String,
+    comms: Vec<String>,
     ids: BTreeMap<u64, TaskId>,
-    pids: Vec<u64>,
+    /// Each task's pid and command name, by id.
+    pids: Vec<(u64, String)>,
     records: Vec<Record>,
     /// The workload task on each CPU, by the switches seen so far.
     on_cpu: BTreeMap<u32, TaskId>,
@@ -129,9 +144,15 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// A builder of the tasks named `comm`.
     pub fn new(comm: &str) -> Builder {
+        Builder::of(&[comm])
+    }
+
+    /// A builder of the tasks named any of `comms` (a client and its server).
+    pub fn of(comms: &[&str]) -> Builder {
         Builder {
-            comm: comm.to_string(),
+            comms: comms.iter().map(|c| c.to_string()).collect(),
             ids: BTreeMap::new(),
             pids: Vec::new(),
             records: Vec::new(),
@@ -142,10 +163,10 @@ impl Builder {
         }
     }
 
-    fn id(&mut self, pid: u64) -> TaskId {
+    fn id(&mut self, pid: u64, comm: &str) -> TaskId {
         let next = self.ids.len() as TaskId;
         *self.ids.entry(pid).or_insert_with(|| {
-            self.pids.push(pid);
+            self.pids.push((pid, comm.to_string()));
             next
         })
     }
@@ -153,10 +174,11 @@ impl Builder {
     /// The workload's id of `pid` when the event names it `comm`.
     fn member(&mut self, comm: Option<&str>, pid: Option<&str>) -> Option<TaskId> {
         let pid: u64 = pid?.parse().ok()?;
-        if pid == 0 || comm? != self.comm {
+        let comm = comm?;
+        if pid == 0 || !self.comms.iter().any(|c| c == comm) {
             return None;
         }
-        Some(self.id(pid))
+        Some(self.id(pid, comm))
     }
 
     /// Read one line (ignored unless it is one of the kept events).
@@ -189,7 +211,9 @@ impl Builder {
                     self.counts.wakeups_of_running += 1;
                     return;
                 }
-                Event::Wakeup { task, waker: None, target: None }
+                let tid = l.tid.map(|t| t.to_string());
+                let waker = self.member(Some(l.comm.as_str()), tid.as_deref()).filter(|&w| w != task);
+                Event::Wakeup { task, waker, target: None }
             }
             "sched_wakeup_new" => {
                 let Some(task) = self.member(field(f, "comm", TASK_KEYS), field(f, "pid", TASK_KEYS)) else { return };
@@ -223,13 +247,13 @@ impl Builder {
         Ok(())
     }
 
-    /// The workload's trace (task roles: `pid N`) and the counts.
+    /// The workload's trace (task roles: `COMM pid N`) and the counts.
     pub fn finish(mut self, source: &str) -> (Trace, Counts) {
         self.counts.tasks = self.ids.len() as u64;
         let meta = TraceMeta {
             source: source.to_string(),
             cpus: self.max_cpu as usize + 1,
-            task_roles: self.pids.iter().map(|p| format!("pid {p}")).collect(),
+            task_roles: self.pids.iter().map(|(p, c)| format!("{c} pid {p}")).collect(),
             locks: Vec::new(),
             track_names: Vec::new(),
         };

@@ -114,8 +114,8 @@ pub fn plain(argv: &[String], limit: Duration) -> Result<String, String> {
 }
 
 /// `perf sched script --ns -i DATA`, read as it streams, filtered to the tasks named
-/// `comm`.
-pub fn script(data: &Path, comm: &str, limit: Duration) -> Result<(Trace, Counts), String> {
+/// one of `comms`.
+pub fn script(data: &Path, comms: &[&str], limit: Duration) -> Result<(Trace, Counts), String> {
     let mut cmd = Command::new("perf");
     cmd.args(["sched", "script", "--ns", "-i"]).arg(data).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut l = Limited::spawn(cmd, "perf sched script", limit)?;
@@ -125,12 +125,12 @@ pub fn script(data: &Path, comm: &str, limit: Duration) -> Result<(Trace, Counts
         let _ = err.read_to_string(&mut s);
         s
     });
-    let mut b = Builder::new(comm);
+    let mut b = Builder::of(comms);
     let read = b.read(BufReader::new(l.child.stdout.take().expect("piped")));
     let err = errs.join().unwrap_or_default();
     l.finish(&err)?;
     read.map_err(|e| format!("perf sched script: {e}"))?;
-    Ok(b.finish(&format!("perf sched script: {comm}")))
+    Ok(b.finish(&format!("perf sched script: {}", comms.join(", "))))
 }
 
 /// Whether `perf sched record` works here: `perf` on PATH, and a recording of `true`
