@@ -81,11 +81,11 @@ fn prepare(machine: Option<String>) -> Result<(MachineChoice, String, PathBuf), 
     let choice = match machine {
         Some(m) => match kc::load_machine(&m) {
             Ok(_) => MachineChoice::Given(m),
-            Err(e) => return Err(refuse(&e)),
+            Err(e) => return Err(refuse(&e.to_string())),
         },
         None => MachineChoice::Calibrate,
     };
-    let perf = kc::perf::check().map_err(|e| refuse(&e))?;
+    let perf = kc::perf::check().map_err(|e| refuse(&e.to_string()))?;
     let self_exe = std::env::current_exe()
         .map_err(|e| refuse(&format!("cannot find this program's path for the recorded children: {e}")))?;
     Ok((choice, perf, self_exe))
@@ -96,7 +96,7 @@ fn host(choice: &MachineChoice) -> Result<(schedlab_sim::Machine, String), ExitC
     if matches!(choice, MachineChoice::Calibrate) {
         eprintln!("kernelcheck: calibrating this machine (quick)...");
     }
-    kc::host_machine(choice).map_err(|e| refuse(&e))
+    kc::host_machine(choice).map_err(|e| refuse(&e.to_string()))
 }
 
 fn refuse(e: &str) -> ExitCode {

@@ -19,11 +19,13 @@ pub fn args(program: &str, a: usize, b: usize, c: usize) -> Vec<String> {
 
 /// Run the child: name the process, run the topology with no CPU affinity (the
 /// kernel places the threads), print `Total time: S [sec]` as `perf bench` does.
-pub fn main(args: &[String]) -> Result<(), String> {
+pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let usage = "expected `chat ROOMS USERS MESSAGES` or `hackbench GROUPS FDS LOOPS`";
-    let [program, a, b, c] = args else { return Err(usage.into()) };
+    let [program, a, b, c] = args else { return Err(crate::Error::Usage(usage.into())) };
     let n = |s: &String| s.parse::<usize>().ok().filter(|&v| (1..=1000).contains(&v));
-    let (Some(a), Some(b), Some(c)) = (n(a), n(b), n(c)) else { return Err(format!("bad size: {usage}")) };
+    let (Some(a), Some(b), Some(c)) = (n(a), n(b), n(c)) else {
+        return Err(crate::Error::Usage(format!("bad size: {usage}")));
+    };
     let name = std::ffi::CString::new(comm(program)).expect("no NUL");
     // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
     unsafe {

@@ -10,10 +10,13 @@
 //! migrations, wake-to-run latency and run length. Nothing is fitted to make them
 //! agree. `docs/kernelcheck.md` says how each quantity is computed on each side.
 
+mod error;
 pub mod kthread;
 pub mod parse;
 pub mod perf;
 pub mod tbench;
+
+pub use error::Error;
 
 use schedlab_core::PolicySpec;
 use schedlab_sim::{simulate_traced, Machine, SimConfig};
@@ -146,12 +149,12 @@ pub enum MachineChoice {
 }
 
 /// The machine, loaded (a file or preset) before any work.
-pub fn load_machine(arg: &str) -> Result<Machine, String> {
-    Machine::load(arg).map_err(|e| format!("--machine {arg}: {}", e.0))
+pub fn load_machine(arg: &str) -> Result<Machine, Error> {
+    Machine::load(arg).map_err(|e| Error::Machine(format!("--machine {arg}: {}", e.0)))
 }
 
 /// The host machine and a sentence saying which it is.
-pub fn host_machine(choice: &MachineChoice) -> Result<(Machine, String), String> {
+pub fn host_machine(choice: &MachineChoice) -> Result<(Machine, String), Error> {
     match choice {
         MachineChoice::Given(arg) => Ok((load_machine(arg)?, format!("{arg} (given with --machine)"))),
         MachineChoice::Calibrate => {
@@ -322,7 +325,7 @@ fn total_secs(stdout: &str, what: &str) -> Result<f64, String> {
 }
 
 /// Run every row on the kernel, then on the simulator under each of [`POLICIES`].
-pub fn run(o: &Options) -> Result<Report, String> {
+pub fn run(o: &Options) -> Result<Report, Error> {
     let limit = Duration::from_secs(if o.quick { 60 } else { 180 });
     let release = kernel_release();
     let load_before = load_average();
@@ -341,7 +344,7 @@ pub fn run(o: &Options) -> Result<Report, String> {
         let (trace, counts) = perf::script(&data.0, &[r.comm.as_str()], limit)?;
         drop(data);
         if counts.tasks == 0 {
-            return Err(format!("{}: no task named {} in the recording", r.name, r.comm));
+            return Err(Error::Run(format!("{}: no task named {} in the recording", r.name, r.comm)));
         }
         let kdist = dist::analyze(&trace);
         let kernel = Side::new("kernel", r.units, secs, &kdist);

@@ -5,6 +5,7 @@
 //! its own: killing perf alone would leave them running).
 
 use crate::parse::{Builder, Counts};
+use crate::Error;
 use schedlab_core::trace::Trace;
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -25,14 +26,14 @@ struct Limited {
 }
 
 impl Limited {
-    fn spawn(mut cmd: Command, what: &str, limit: Duration) -> Result<Limited, String> {
+    fn spawn(mut cmd: Command, what: &str, limit: Duration) -> Result<Limited, Error> {
         cmd.process_group(0).stdin(Stdio::null());
         let child = cmd.spawn().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Child(if e.kind() == std::io::ErrorKind::NotFound {
                 format!("{what}: `{}` not found", cmd.get_program().to_string_lossy())
             } else {
                 format!("{what}: cannot start: {e}")
-            }
+            })
         })?;
         let (stop, rx) = mpsc::channel::<()>();
         let fired = Arc::new(AtomicBool::new(false));
@@ -50,23 +51,27 @@ impl Limited {
     }
 
     /// Wait for the child; an error if it was killed at its limit or failed.
-    fn finish(mut self, stderr: &str) -> Result<(), String> {
+    fn finish(mut self, stderr: &str) -> Result<(), Error> {
         let status = self.child.wait().map_err(|e| format!("{}: {e}", self.what))?;
         let _ = self.stop.send(());
         if self.fired.load(Ordering::SeqCst) {
-            return Err(format!("{}: killed after its time limit of {} s", self.what, self.limit.as_secs()));
+            return Err(Error::Child(format!(
+                "{}: killed after its time limit of {} s",
+                self.what,
+                self.limit.as_secs()
+            )));
         }
         if !status.success() {
             let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
             let tail = tail[tail.len().saturating_sub(4)..].join(" | ");
-            return Err(format!("{}: {status}: {tail}", self.what));
+            return Err(Error::Child(format!("{}: {status}: {tail}", self.what)));
         }
         Ok(())
     }
 }
 
 /// Run `cmd` to its end within `limit`: its stdout, or why not.
-pub fn run(mut cmd: Command, what: &str, limit: Duration) -> Result<String, String> {
+pub fn run(mut cmd: Command, what: &str, limit: Duration) -> Result<String, Error> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut l = Limited::spawn(cmd, what, limit)?;
     let mut err = l.child.stderr.take().expect("piped");
@@ -100,14 +105,14 @@ impl Drop for TempFile {
 }
 
 /// `perf sched record -o DATA -- argv...` within `limit`: the workload's stdout.
-pub fn record(data: &Path, argv: &[String], limit: Duration) -> Result<String, String> {
+pub fn record(data: &Path, argv: &[String], limit: Duration) -> Result<String, Error> {
     let mut cmd = Command::new("perf");
     cmd.args(["sched", "record", "-o"]).arg(data).arg("--").args(argv);
     run(cmd, &format!("perf sched record -- {}", argv.join(" ")), limit)
 }
 
 /// `argv` alone within `limit`: its stdout.
-pub fn plain(argv: &[String], limit: Duration) -> Result<String, String> {
+pub fn plain(argv: &[String], limit: Duration) -> Result<String, Error> {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
     run(cmd, &argv.join(" "), limit)
@@ -115,7 +120,7 @@ pub fn plain(argv: &[String], limit: Duration) -> Result<String, String> {
 
 /// `perf sched script --ns -i DATA`, read as it streams, filtered to the tasks named
 /// one of `comms`.
-pub fn script(data: &Path, comms: &[&str], limit: Duration) -> Result<(Trace, Counts), String> {
+pub fn script(data: &Path, comms: &[&str], limit: Duration) -> Result<(Trace, Counts), Error> {
     let mut cmd = Command::new("perf");
     cmd.args(["sched", "script", "--ns", "-i"]).arg(data).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut l = Limited::spawn(cmd, "perf sched script", limit)?;
@@ -136,18 +141,18 @@ pub fn script(data: &Path, comms: &[&str], limit: Duration) -> Result<(Trace, Co
 /// Whether `perf sched record` works here: `perf` on PATH, and a recording of `true`
 /// that produces scheduler events (root or a permissive `perf_event_paranoid`, and the
 /// `sched` tracepoints). The reason otherwise.
-pub fn check() -> Result<String, String> {
+pub fn check() -> Result<String, Error> {
     let version = plain(&["perf".into(), "--version".into()], Duration::from_secs(20))
-        .map_err(|e| format!("perf is not usable: {e}"))?;
+        .map_err(|e| Error::Perf(format!("perf is not usable: {e}")))?;
     let data = TempFile(temp_data());
     record(&data.0, &["true".into()], Duration::from_secs(60)).map_err(|e| {
-        format!("`perf sched record` does not work here (root and the sched tracepoints are needed): {e}")
+        Error::Perf(format!("`perf sched record` does not work here (root and the sched tracepoints are needed): {e}"))
     })?;
     let mut cmd = Command::new("perf");
     cmd.args(["sched", "script", "--ns", "-i"]).arg(&data.0);
     let text = run(cmd, "perf sched script", Duration::from_secs(60))?;
     if !text.lines().any(|l| l.contains("sched:sched_switch")) {
-        return Err("`perf sched record` recorded no sched_switch events".into());
+        return Err(Error::Perf("`perf sched record` recorded no sched_switch events".into()));
     }
     Ok(version.trim().to_string())
 }

@@ -17,7 +17,7 @@
 //! enters it only as the recorded run lengths, and its MB/s is the kernel's scaled by
 //! the two durations.
 
-use crate::perf;
+use crate::{perf, Error};
 use schedlab_bench::netbench;
 use schedlab_bench::tbench_client::TbenchResult;
 use schedlab_core::trace::{Event, Trace};
@@ -66,14 +66,15 @@ pub fn child_args(clients: usize, secs: u64) -> Vec<String> {
 /// The child `perf sched record` runs (`schedlab kernelcheck-tbench CLIENTS SECS`):
 /// `tbench_srv` and `tbench -t SECS CLIENTS` in a private network namespace; prints
 /// tbench's result as its `Throughput` line.
-pub fn child(args: &[String]) -> Result<(), String> {
-    let [clients, secs] = args else { return Err("expected CLIENTS SECS".into()) };
-    let clients: usize = clients.parse().map_err(|_| format!("CLIENTS {clients:?} is not a number"))?;
-    let secs: u64 = secs.parse().map_err(|_| format!("SECS {secs:?} is not a number"))?;
+pub fn child(args: &[String]) -> Result<(), Error> {
+    let usage = Error::Usage;
+    let [clients, secs] = args else { return Err(usage("expected CLIENTS SECS".into())) };
+    let clients: usize = clients.parse().map_err(|_| usage(format!("CLIENTS {clients:?} is not a number")))?;
+    let secs: u64 = secs.parse().map_err(|_| usage(format!("SECS {secs:?} is not a number")))?;
     if !(1..=64).contains(&clients) || !(1..=60).contains(&secs) {
-        return Err("CLIENTS must be 1 to 64 and SECS 1 to 60".into());
+        return Err(usage("CLIENTS must be 1 to 64 and SECS 1 to 60".into()));
     }
-    let r = netbench::kernel_run(clients, secs)?;
+    let r = netbench::kernel_run(clients, secs).map_err(|e| Error::Child(e.to_string()))?;
     println!("{}", throughput_line(&r));
     Ok(())
 }
@@ -246,7 +247,7 @@ pub struct TbenchOptions {
 }
 
 /// The recording's trace in schedlab's Chrome JSON, which the `trace:` workload reads.
-pub fn write_trace(t: &Trace, path: &Path) -> Result<(), String> {
+pub fn write_trace(t: &Trace, path: &Path) -> Result<(), Error> {
     let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     schedlab_core::trace::chrome::write(t, f).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
@@ -257,7 +258,7 @@ pub fn write_trace(t: &Trace, path: &Path) -> Result<(), String> {
 pub fn replay_workload(
     path: &Path,
     mhz: u32,
-) -> Result<(String, schedlab_workloads::Workload, schedlab_workloads::trace_in::Summary), String> {
+) -> Result<(String, schedlab_workloads::Workload, schedlab_workloads::trace_in::Summary), Error> {
     let spec = format!("trace:{},mhz={mhz}", path.display());
     let (w, s) = schedlab_workloads::trace_in::load(&spec, schedlab_workloads::footprint::DEFAULT_MAX_BYTES)
         .map_err(|e| e.to_string())?;
@@ -266,7 +267,7 @@ pub fn replay_workload(
 
 /// Every client count of the scale: the kernel (alone, then recorded), its replay on
 /// the simulator under each of [`POLICIES`], then the runtime under each.
-pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
+pub fn run(o: &TbenchOptions) -> Result<TbenchReport, Error> {
     let scale = Scale::new(o.quick);
     netbench::tbench_tools().map_err(|e| e.to_string())?;
     let release = crate::kernel_release();
@@ -288,7 +289,7 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, String> {
         cut_after_clients(&mut trace);
         drop(data);
         if counts.tasks == 0 {
-            return Err(format!("{what}: no task named tbench or tbench_srv in the recording"));
+            return Err(Error::Run(format!("{what}: no task named tbench or tbench_srv in the recording")));
         }
         let kspan = span_ns(&trace);
         let kdist = dist::analyze(&trace);
