@@ -86,17 +86,27 @@ pub fn check_arrival(
     first: usize,
     local: usize,
     from_rank: usize,
-) -> Result<Msg, String> {
+) -> Result<Msg, BadArrival> {
     if !(first..first + local).contains(&dest_pe) {
-        return Err(format!(
-            "malformed message from rank {from_rank}: addressed to PE {dest_pe}, but this rank holds PEs {first}..{}",
-            first + local
-        ));
+        return Err(BadArrival::NotHere { from_rank, dest_pe, first, end: first + local });
     }
     let len = bytes.len();
-    Msg::from_bytes(bytes).ok_or_else(|| {
-        format!("malformed message from rank {from_rank} to PE {dest_pe}: {len} bytes, shorter than the {HEADER_SIZE}-byte header")
-    })
+    Msg::from_bytes(bytes).ok_or(BadArrival::Short { from_rank, dest_pe, len })
+}
+
+/// Why bytes from the network are not a message for this rank ([`check_arrival`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadArrival {
+    /// Addressed to a PE another rank holds.
+    #[error(
+        "malformed message from rank {from_rank}: addressed to PE {dest_pe}, but this rank holds PEs {first}..{end}"
+    )]
+    NotHere { from_rank: usize, dest_pe: usize, first: usize, end: usize },
+    /// Shorter than a message header.
+    #[error(
+        "malformed message from rank {from_rank} to PE {dest_pe}: {len} bytes, shorter than the {HEADER_SIZE}-byte header"
+    )]
+    Short { from_rank: usize, dest_pe: usize, len: usize },
 }
 
 #[cfg(test)]
@@ -107,9 +117,9 @@ mod tests {
     fn arrivals_are_checked() {
         let ok = check_arrival(vec![0; HEADER_SIZE + 3], 5, 4, 2, 1).unwrap();
         assert_eq!(ok.payload().len(), 3);
-        let e = check_arrival(vec![0; HEADER_SIZE], 6, 4, 2, 1).unwrap_err();
+        let e = check_arrival(vec![0; HEADER_SIZE], 6, 4, 2, 1).unwrap_err().to_string();
         assert!(e.contains("PE 6") && e.contains("rank 1") && e.contains("4..6"), "{e}");
-        let e = check_arrival(vec![0; 3], 4, 4, 2, 0).unwrap_err();
+        let e = check_arrival(vec![0; 3], 4, 4, 2, 0).unwrap_err().to_string();
         assert!(e.contains("3 bytes") && e.contains("header"), "{e}");
     }
 

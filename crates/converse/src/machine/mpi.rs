@@ -535,9 +535,9 @@ impl Network for MpiNet {
             Ok((tag, bytes))
         };
         let per_rank = self.pes_per_rank;
-        match arrival
-            .and_then(|(dest, b)| check_arrival(b, dest, self.rank * per_rank, per_rank, from).map(|m| (dest, m)))
-        {
+        match arrival.and_then(|(dest, b)| {
+            check_arrival(b, dest, self.rank * per_rank, per_rank, from).map(|m| (dest, m)).map_err(|e| e.to_string())
+        }) {
             Ok((dest, m)) => deliver(dest, m),
             Err(e) => fail_job(&e),
         }
