@@ -25,7 +25,7 @@ const NICE0: u64 = 1024;
 /// `prev`, sleeps.
 fn machine(nodes: usize, per_node: usize, busy: &[usize], prev: CpuId) -> (Topology, SchedCommon, Wakeups) {
     let n = nodes * per_node;
-    let topo = Topology { node_of: (0..n).map(|c| c / per_node).collect() };
+    let topo = Topology::nodes((0..n).map(|c| c / per_node).collect());
     let p = NullPlatform::new(0);
     let common = SchedCommon::new(&p, &topo, n, 200, 100);
     for (c, &k) in busy.iter().enumerate() {
@@ -60,7 +60,7 @@ proptest! {
         prev in 0usize..8,
     ) {
         let prev = prev % ncpus;
-        let topo = Topology { node_of: (0..ncpus).map(|c| c / node_size).collect() };
+        let topo = Topology::nodes((0..ncpus).map(|c| c / node_size).collect());
         let p = NullPlatform::new(0);
         let common = SchedCommon::new(&p, &topo, ncpus, 4, 100);
         let idle: Vec<bool> = (0..ncpus)

@@ -89,7 +89,7 @@ use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::linux_balance::{Balance, Scaling, Wakeups};
+use crate::policies::linux_balance::{Balance, Domains, Scaling, Wakeups, SD_IMBALANCE_PCT};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -160,8 +160,9 @@ pub struct CfsConfig {
     /// `sysctl_sched_tunable_scaling` (`log`): the three times above grow with the CPU
     /// count (`update_sysctl`).
     pub scaling: Scaling,
-    /// `imbalance_pct`: the busiest queue's load must exceed this CPU's by this
-    /// percentage for the periodic balance to move tasks (125).
+    /// `imbalance_pct` of every scheduling domain in load balancing (117, `sd_init`
+    /// of Linux v6.6): how far the busiest group must be over this CPU's before it
+    /// counts as overloaded or as worth pulling from.
     pub imbalance_pct: u32,
     /// `yield=tail`: 2.6.23's `sched_compat_yield` — the yielder's vruntime goes just
     /// behind the rightmost queued task's. Default (`yield=skip`): the skip buddy.
@@ -175,7 +176,7 @@ impl Default for CfsConfig {
             min_granularity: 750_000,
             wakeup_granularity: 1_000_000,
             scaling: Scaling::Log,
-            imbalance_pct: 125,
+            imbalance_pct: SD_IMBALANCE_PCT as u32,
             yield_tail: false,
         }
     }
@@ -214,7 +215,7 @@ impl Options for CfsConfig {
             "imbalance_pct",
             100,
             1000,
-            "the busiest queue's load over this CPU's that the periodic balance corrects",
+            "every scheduling domain's imbalance_pct in load balancing (sd_init)",
             |c: &Self| Value::Int(c.imbalance_pct as i64),
             |c, v| c.imbalance_pct = v.int() as u32,
         )
@@ -345,6 +346,7 @@ pub struct Cfs<P: Platform> {
     published: Box<[CachePadded<Published>]>,
     /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
     wakeups: Wakeups,
+    domains: Domains,
     cfg: CfsConfig,
     /// The tunables as scaled for this machine (`update_sysctl`).
     sysctl: Sysctl,
@@ -386,6 +388,7 @@ impl<P: Platform> Cfs<P> {
                 .map(|_| CachePadded::new(Published { load: AtomicU64::new(0), min_vr: AtomicU64::new(FAIR_EPOCH) }))
                 .collect(),
             wakeups: Wakeups::new(env.topo, env.capacity),
+            domains: Domains::new(env.topo, env.hz, cfg.imbalance_pct),
             cfg: *cfg,
             sysctl: Sysctl::new(cfg, n),
             pulled: AtomicU64::new(0),
@@ -721,20 +724,20 @@ impl<P: Platform> Balance<P> for Cfs<P> {
     fn wakeups(&self) -> &Wakeups {
         &self.wakeups
     }
+    fn domains(&self) -> &Domains {
+        &self.domains
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
     fn published_load(&self, cpu: CpuId) -> u64 {
         self.published[cpu].load.load(Relaxed)
     }
-    fn imbalance_pct(&self) -> u32 {
-        self.cfg.imbalance_pct
-    }
     fn nr_running(rq: &Runqueue) -> usize {
         rq.nr_running
     }
-    fn load(rq: &Runqueue) -> u64 {
-        rq.load
+    fn rq_clock(rq: &Runqueue) -> u64 {
+        rq.clock
     }
     /// From the left of the tree.
     fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
@@ -742,6 +745,9 @@ impl<P: Platform> Balance<P> for Cfs<P> {
     }
     fn weight(&self, t: TaskId) -> u64 {
         Cfs::weight(self, t)
+    }
+    fn exec_start(&self, t: TaskId) -> u64 {
+        self.task(t).exec_start.load(Relaxed)
     }
 
     /// Move the queued `t` from `there` to `here`, keeping its lag: `vruntime −
@@ -819,6 +825,7 @@ impl<P: Platform> Policy<P> for Cfs<P> {
             self.update_curr(p, rq);
             self.enqueue_woken(p, rq, id, forked, lag);
             self.check_preempt(p, rq, id);
+            self.domains.note_wakeup(target, rq.clock);
         });
     }
 
