@@ -403,6 +403,10 @@ impl<P: Platform> Cfs<P> {
     pub fn sysctl(&self) -> Sysctl {
         self.sysctl
     }
+    /// The scheduling domains and their balancing state (observation).
+    pub fn domains(&self) -> &Domains {
+        &self.domains
+    }
     /// Tasks moved between CPUs by balancing so far.
     pub fn pulled(&self) -> u64 {
         self.pulled.load(Relaxed)

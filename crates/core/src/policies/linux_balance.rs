@@ -1,25 +1,39 @@
 //! Wake-up placement and load balancing shared by Linux's fair classes, `cfs` and
 //! `eevdf`: the two differ in how a queue orders and picks its tasks, not in how tasks
-//! reach a queue. Also the CPU-count scaling of their tunables ([`Scaling`]).
+//! reach a queue. Also the CPU-count scaling of their tunables ([`Scaling`]). Read
+//! from Linux v6.6 `kernel/sched/fair.c` and `kernel/sched/topology.c`.
 //!
-//! * **Scheduling domains.** Built from the machine description the policies see
-//!   (`SchedCommon::topo`, which has each CPU's NUMA node and no cache topology): the
-//!   lowest level, the last-level-cache domain (`sd_llc`, the kernel's `MC` level), is
-//!   a CPU's NUMA node; above it, on a machine of several nodes, one NUMA level spans
-//!   every CPU. The presets' Pentium III CPUs each have a private L2, so on that
-//!   hardware the kernel would find no cache shared between CPUs and no LLC domain
-//!   wider than one CPU; schedlab takes the node as the LLC, as on a multi-core socket.
-//!   Every level has `SD_WAKE_AFFINE` and `imbalance_pct` 117 (`sd_init`, Linux v6.6
-//!   `kernel/sched/topology.c`); the node distances are not in the policies' view, so
-//!   the kernel's cut of `SD_WAKE_AFFINE` above `RECLAIM_DISTANCE` (30) is left out.
-//! * **Wake-up placement** ([`select_task_rq`], `select_task_rq_fair` of Linux v6.6
-//!   `kernel/sched/fair.c`, its fast path for `WF_TTWU`). The waker (the task running
+//! * **Scheduling domains** ([`Domains`], `build_sched_domains`, `sd_init`). Built from
+//!   the machine description the policies see (`SchedCommon::topo`: each CPU's NUMA
+//!   node and the nodes' SLIT distances, no cache topology). The lowest level, `MC`,
+//!   the last-level-cache domain (`sd_llc`), is a CPU's NUMA node; its groups are
+//!   single CPUs. Above it, one `NUMA` level per distinct node distance beyond the
+//!   local one spans the nodes within that distance; its groups are the spans of the
+//!   level below. A level of one CPU, or with its child's span, is degenerate and
+//!   dropped, so a 1-CPU machine has no domain, a 1-node machine one (`MC`), and a
+//!   preset of several nodes at one distance two (`MC`, `NUMA`); nodes of one CPU
+//!   keep only `NUMA`. The presets' Pentium III CPUs each have a private L2, so on
+//!   that hardware the kernel would find no cache shared between CPUs and no LLC
+//!   domain wider than one CPU; schedlab takes the node as the LLC, as on a
+//!   multi-core socket. Every level starts with `SD_BALANCE_NEWIDLE`,
+//!   `SD_BALANCE_EXEC`, `SD_BALANCE_FORK` and `SD_WAKE_AFFINE`, `imbalance_pct` 117
+//!   (the policies' `imbalance_pct=` option), `busy_factor` 16, `min_interval` its
+//!   weight in ms, `max_interval` twice that, `balance_interval` starting at the
+//!   minimum. `MC` adds `SD_SHARE_PKG_RESOURCES` and `SD_PREFER_SIBLING`,
+//!   `cache_nice_tries` 1; `NUMA` adds `SD_NUMA` and `SD_SERIALIZE`, `cache_nice_tries`
+//!   2, and loses `SD_WAKE_AFFINE`, `SD_BALANCE_FORK` and `SD_BALANCE_EXEC` when its
+//!   distance exceeds `RECLAIM_DISTANCE` (30: `numa-4x4`'s 100 does). `imb_numa_nr`
+//!   is the node's weight / 8 (at least 1), scaled by the level's weight over the
+//!   first NUMA level's.
+//! * **Wake-up placement** ([`select_task_rq`], `select_task_rq_fair`, its fast path
+//!   for `WF_TTWU`). The waker (the task running
 //!   on the waking CPU, `current`) records the wakee (`record_wakee`: a flip each time
 //!   it wakes another task than the last one, the count halved at most once a
 //!   second). Unless the pair looks many-to-many (`wake_wide`: the smaller of the two
 //!   flip counts at least the LLC's size and the larger at least that many times the
 //!   smaller), a wake-up from another CPU the wakee may use asks `wake_affine`
-//!   between the waking CPU and the previous one: `wake_affine_idle` (the waking CPU
+//!   between the waking CPU and the previous one if the lowest domain spanning both
+//!   has `SD_WAKE_AFFINE` ([`wake_affine_domain`]): `wake_affine_idle` (the waking CPU
 //!   idle and sharing the LLC with the previous one: the previous one if it is idle,
 //!   else the waking one; a `sync` wake-up with the waker alone on its CPU: the
 //!   waking CPU; the previous CPU idle: the previous one), else `wake_affine_weight`
@@ -30,43 +44,104 @@
 //!   (`recent_used_cpu`, its previous CPU at its last wake-up) if idle and in the
 //!   target's LLC, else the first idle CPU of the target's LLC from the target on
 //!   (`select_idle_cpu`, wrapping), else the target.
-//! * **Fork placement** ([`select_cpu`], standing in for the slow path
-//!   `find_idlest_cpu` of `SD_BALANCE_FORK`): the previous CPU if it is idle, else an
-//!   idle CPU the task may use (the previous CPU's node first, then the others, each
-//!   in CPU order from the previous CPU on), else the previous CPU.
-//! * **Newly idle balance** (`Balance::newidle_balance`, `newidle_balance`): a CPU
-//!   whose queue runs empty in `schedule()` pulls the first movable waiting task of the
-//!   busiest queue (highest published weighted load among queues with a task waiting).
-//! * **Periodic balance** (`Balance::periodic_balance`): on every tick each CPU
-//!   compares the published weighted loads and, while the busiest queue's load exceeds
-//!   its own by more than `imbalance_pct` %, pulls waiting tasks lighter than the
-//!   difference (so each move strictly reduces the imbalance), at most
-//!   [`NR_MIGRATE`] per pass (`sysctl_sched_nr_migrate`). The last pulled task kicks
-//!   an idle CPU or is tested for preemption against the running one.
+//! * **Fork placement** ([`find_idlest_cpu`], `select_task_rq_fair` for `WF_FORK`):
+//!   from the highest of the forking CPU's levels reached through `SD_BALANCE_FORK`,
+//!   down: `find_idlest_group` (the allowed group of the lowest kind — has spare
+//!   capacity, fully busy, overloaded —, then the most idle CPUs and least
+//!   utilisation, or the lowest `avg_load`; taken over the forking CPU's own group
+//!   only if it is of a lower kind, or has more idle CPUs, or its load is lower by
+//!   more than `imbalance_pct`; a NUMA level keeps a task near its parent while the
+//!   idle-CPU difference is at most 2 and the local group runs fewer than
+//!   `imb_numa_nr` tasks), then `find_idlest_group_cpu` (the idle CPU that went idle
+//!   last, by `idle_stamp`, else the least loaded one), continuing in that CPU's
+//!   levels below. A `sync` first wake-up stays on the forking CPU.
+//! * **Periodic balance** (`Balance::periodic_balance`, `rebalance_domains`): at each
+//!   tick each CPU walks its levels from the lowest; a level is balanced when its
+//!   `balance_interval` (×`busy_factor` while the CPU is not idle), in jiffies rounded
+//!   up, at least 1 and at most `HZ × CPUs / 10`, has passed since its last balance;
+//!   an `SD_SERIALIZE` level only while no other CPU balances one. `load_balance`:
+//!   `should_we_balance` (the local group's first idle CPU, or its first CPU, does the
+//!   work; otherwise the higher levels are not tried), the groups' statistics
+//!   (`update_sg_lb_stats`: load, tasks, idle CPUs, and the kind: overloaded when it
+//!   has more tasks than CPUs and its utilisation or runnable figure exceeds its
+//!   capacity by `imbalance_pct`, fully busy when it has no spare capacity, else spare),
+//!   the busiest group (`update_sd_pick_busiest`), `find_busiest_group`'s tests (a
+//!   local group of a higher kind, or overloaded and within `imbalance_pct` of the
+//!   busiest or above the average, is balanced; `SD_PREFER_SIBLING` groups with a
+//!   task-count difference above 1 force a move; a busy CPU does not pull from a group
+//!   that is not overloaded), `calculate_imbalance` (local group with spare capacity:
+//!   at a level not sharing the LLC and a busiest group overloaded, fill the local
+//!   spare capacity — `migrate_util` —; else half the task-count difference —
+//!   `sibling_imbalance` for single-CPU or sibling-preferring groups, the idle-CPU
+//!   difference otherwise —, a NUMA level ignoring up to 2 while the local group runs
+//!   fewer than `imb_numa_nr` tasks; otherwise move load to bring both groups to the
+//!   domain's average — `migrate_load`), `find_busiest_queue` (the most loaded queue,
+//!   skipping one whose lone task outweighs the imbalance; the most utilised with two
+//!   tasks or more; or the one with the most tasks), then `detach_tasks`: at most
+//!   `min(`[`NR_MIGRATE`]`, nr_running)` tasks looked at, none if the source would be
+//!   left with fewer than one while this CPU is idle, each subject to
+//!   `can_migrate_task` (allowed here, not running, not cache hot — ran less than
+//!   `sysctl_sched_migration_cost`, 0.5 ms, ago by the source's clock — unless the
+//!   level has failed more than `cache_nice_tries` times in a row), a load move taking
+//!   a task whose load shifted right by the failure count fits the remaining
+//!   imbalance. Each pulled task is tested for preemption against this CPU's running
+//!   one (an idle CPU is kicked). When every task looked at is pinned elsewhere the
+//!   source CPU is dropped and the level tried again without it. A pass that moves
+//!   nothing counts a failure; an unbalanced pass resets `balance_interval` to
+//!   `min_interval`; a balanced one doubles it up to `max_interval` (to
+//!   `MAX_PINNED_INTERVAL`, 512 ms, when everything was pinned).
+//! * **Newly idle balance** (`Balance::newidle_balance`, `newidle_balance`): a CPU whose
+//!   queue runs empty in `schedule()` stamps `idle_stamp` and, unless no queue has a
+//!   task waiting (`rd->overload`) or its `avg_idle` is below the lowest level's
+//!   `max_newidle_lb_cost`, runs `load_balance` on each `SD_BALANCE_NEWIDLE` level from
+//!   the lowest while `avg_idle` covers the cost so far plus the level's
+//!   `max_newidle_lb_cost`, stopping at the first pull (one task per pass). The cost
+//!   of a level is the platform time the pass took (`sched_clock_cpu` before and
+//!   after): virtual time in the simulator, the host's clock in the runtime. Each
+//!   level's maximum decays by 1 % a second (`update_newidle_cost`); `avg_idle` (1 ms
+//!   at first) moves an eighth of the way to each idle period ended by a wake-up, at
+//!   most twice `max_idle_balance_cost`.
 //!
 //! Left out of the placement: `SIS_UTIL` (the kernel bounds the LLC scan by the LLC's
 //! recent utilisation; here the whole LLC is scanned), idle cores (`has_idle_cores`,
 //! `select_idle_smt`, `select_idle_core`: the machines have no SMT), clusters, energy-
 //! and capacity-aware placement (every CPU has the same capacity, which cancels in
-//! `wake_affine_weight`), `WF_CURRENT_CPU`, the per-CPU-kthread stacking rule, and
-//! group scheduling (`task_h_load` is the task's weight). Loads are the published sums
-//! of the runnable tasks' weights, not PELT averages: a sleeping wakee is not in its
-//! previous CPU's load, so `wake_affine_weight` subtracts nothing for it. A CPU is
-//! idle when it runs nothing and has nothing queued (`available_idle_cpu`; no
-//! `SCHED_IDLE` tasks). Every CPU the placement tests must be allowed for the task;
-//! a result outside its mask falls back to the previous CPU or the first allowed one
-//! (`select_fallback_rq`). A task allowed on one CPU only is not placed at all.
+//! `wake_affine_weight`), `WF_CURRENT_CPU`, the per-CPU-kthread stacking rule, NUMA
+//! balancing's preferred node, and group scheduling (`task_h_load` is the task's
+//! weight). A CPU is idle when it runs nothing and has nothing queued
+//! (`available_idle_cpu`; no `SCHED_IDLE` tasks, no idle states). Every CPU the
+//! placement tests must be allowed for the task; a result outside its mask falls back
+//! to the previous CPU or the first allowed one (`select_fallback_rq`). A task allowed
+//! on one CPU only is not placed at all.
 //!
-//! Balancing is flat: one level over all CPUs, no scheduling domains. Only waiting
-//! (not running) tasks allowed on the pulling CPU move; each policy decides how a
-//! moved task keeps its lag (`Balance::move_task`) and which waiting tasks may not
-//! leave at all (`Balance::may_leave`).
+//! Left out of the balancing. PELT is not modelled: a queue's load is the sum of its
+//! runnable tasks' weights as last published (so a sleeping wakee is not in its
+//! previous CPU's load, and `wake_affine_weight` subtracts nothing for it); a CPU's
+//! utilisation is its full capacity (1024) when it has a task and 0 when not, its
+//! runnable figure 1024 per task, a task's utilisation a full CPU. Active balancing
+//! (the stopper pushing a running task) is left out: only waiting tasks move, so a
+//! queue whose one task runs is never emptied by balancing. Also left out: the
+//! `group_imbalanced` kind (the flag a child domain leaves when pinned tasks kept it
+//! unbalanced), misfit, asymmetric-packing and SMT-balance groups, `LBF_DST_PINNED`'s
+//! retry with another destination CPU, `LBF_NEED_BREAK` (with at most 32 tasks looked
+//! at, the kernel's break at 32 never comes first), nohz idle balancing (every CPU's
+//! tick runs here, idle or not, so an idle CPU balances itself at its idle interval),
+//! `next_balance` bookkeeping, and the cache-hot rule's next-buddy and NUMA-locality
+//! terms. Tasks are looked at in the policy's queue order (`cfs`: by vruntime,
+//! `eevdf`: real-time then by deadline), where the kernel walks `cfs_tasks` from its
+//! least recently run end. Each policy decides how a moved task keeps its lag
+//! (`Balance::move_task`) and which waiting tasks may not leave at all
+//! (`Balance::may_leave`).
 //!
 //! Costs: a `Work::Examine` and a read of the CPU's data per CPU placement tests for
 //! idleness, a read of the queue's line per load `wake_affine_weight` reads, a write of
-//! the waker's line (`record_wakee`; the wakee's line is already read by the wake-up); a
-//! `Work::Examine` and a read of the queue's line per queue balancing looks at, a
-//! read of each candidate task's line.
+//! the waker's line (`record_wakee`; the wakee's line is already read by the wake-up).
+//! Balancing and fork placement: a read of this CPU's data for its domains, a
+//! `Work::Examine` and a read of the queue's line per CPU whose statistics a group
+//! gathers or `find_busiest_queue` looks at (and of the CPU's data when its queue is
+//! empty), a read of each candidate task's line, a read of one machine-wide line for
+//! `rd->overload`, both queues locked for a move. `avg_idle` and `idle_stamp` sit on
+//! the queue's line, which the wake-up that updates them writes.
 
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, CpuMask, Topology, LOCAL_DISTANCE, MAX_CPUS};
@@ -363,28 +438,6 @@ fn select_idle_sibling<P: Platform>(
         }
     }
     target
-}
-
-/// The placement of a task's first wake-up after fork (standing in for
-/// `find_idlest_cpu`): the previous CPU if it is idle, else an idle CPU allowed for
-/// `t` (the previous CPU's node first, then the others, each in CPU order from `prev`
-/// on), else the previous CPU (or the first allowed CPU if `prev` is not).
-pub fn select_cpu<P: Platform>(common: &SchedCommon, p: &P, t: TaskId, prev: CpuId) -> CpuId {
-    let n = common.ncpus();
-    let allowed = common.tasks.get(t).cpus_allowed();
-    if allowed.contains(prev) && is_idle(common, p, prev) {
-        return prev;
-    }
-    let node = common.topo.node_of[prev];
-    for same_node in [true, false] {
-        for k in 1..n {
-            let c = (prev + k) % n;
-            if (common.topo.node_of[c] == node) == same_node && allowed.contains(c) && is_idle(common, p, c) {
-                return c;
-            }
-        }
-    }
-    home_cpu(common, t, prev)
 }
 
 /// `prev` if `t` may run there, else its first allowed CPU.
@@ -890,12 +943,12 @@ pub(crate) trait Balance<P: Platform> {
     }
 
     /// The CPU of `t`'s wake-up from `prev`: its first one after fork is placed by
-    /// [`select_cpu`] (on `prev` if `sync`: no placement), every later one by
+    /// [`find_idlest_cpu`] (on `prev` if `sync`: no placement), every later one by
     /// [`Balance::select_task_rq`].
     fn wake_cpu(&self, p: &P, t: TaskId, prev: CpuId, sync: bool, forked: bool) -> CpuId {
         match (forked, sync) {
             (true, true) => home_cpu(self.common(), t, prev),
-            (true, false) => select_cpu(self.common(), p, t, prev),
+            (true, false) => find_idlest_cpu(self.common(), self.domains(), p, t, prev, |c| self.published_load(c)),
             (false, _) => self.select_task_rq(p, t, prev, sync),
         }
     }
@@ -1276,5 +1329,214 @@ pub(crate) trait Balance<P: Platform> {
             d.rq[this].max_idle_balance_cost.store(max_cost.max(MIGRATION_COST_NS), Relaxed);
         }
         moved
+    }
+}
+
+// -------------------------------------------------------- fork placement ------
+
+/// `update_sg_wakeup_stats`: a group's statistics for placing a new task (the task
+/// is on no queue yet), `avg_load` for fully busy and overloaded groups.
+fn wakeup_stats<P: Platform>(common: &SchedCommon, p: &P, group: CpuMask, pct: u64, load: &impl Fn(CpuId) -> u64) -> GroupStats {
+    let weight = weight_of(group);
+    let mut s = GroupStats {
+        load: 0,
+        util: 0,
+        runnable: 0,
+        nr: 0,
+        idle_cpus: 0,
+        weight,
+        capacity: SCHED_CAPACITY_SCALE * weight as u64,
+        avg_load: 0,
+        kind: GroupType::HasSpare,
+    };
+    for i in cpus_of(group) {
+        p.charge(Work::Examine);
+        p.touch(Line::Queue(i), Access::Read);
+        let nr = common.queue_len(i);
+        s.load += load(i);
+        s.nr += nr;
+        s.runnable += SCHED_CAPACITY_SCALE * nr as u64;
+        if nr > 0 {
+            s.util += SCHED_CAPACITY_SCALE;
+        } else {
+            p.touch(Line::CpuData(i), Access::Read);
+            if common.cpu(i).curr().is_none() {
+                s.idle_cpus += 1;
+            }
+        }
+    }
+    s.kind = if overloaded(pct, &s) {
+        GroupType::Overloaded
+    } else if !has_capacity(pct, &s) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    };
+    if s.kind != GroupType::HasSpare {
+        s.avg_load = s.load * SCHED_CAPACITY_SCALE / s.capacity;
+    }
+    s
+}
+
+/// `update_pick_idlest`: is `s` idler than the idlest so far?
+fn pick_idlest(s: &GroupStats, idlest: Option<&GroupStats>) -> bool {
+    let Some(b) = idlest else { return true };
+    if s.kind != b.kind {
+        return s.kind < b.kind;
+    }
+    match s.kind {
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load < b.avg_load,
+        GroupType::HasSpare => !(b.idle_cpus > s.idle_cpus || (b.idle_cpus == s.idle_cpus && b.util <= s.util)),
+    }
+}
+
+/// `find_idlest_group`: the idlest group of `level` allowed for `t` other than
+/// `this`'s, if placing `t` there beats keeping it in `this`'s group.
+fn find_idlest_group<P: Platform>(
+    common: &SchedCommon,
+    p: &P,
+    level: &Level,
+    t: TaskId,
+    this: CpuId,
+    load: &impl Fn(CpuId) -> u64,
+) -> Option<CpuMask> {
+    let allowed = common.tasks.get(t).cpus_allowed();
+    let pct = level.imbalance_pct as u64;
+    let mut local: Option<GroupStats> = None;
+    let mut idlest: Option<(CpuMask, GroupStats)> = None;
+    for &g in &level.groups {
+        if g.0 & allowed.0 == 0 {
+            continue;
+        }
+        let s = wakeup_stats(common, p, g, pct, load);
+        if g.contains(this) {
+            local = Some(s);
+        } else if pick_idlest(&s, idlest.as_ref().map(|(_, b)| b)) {
+            idlest = Some((g, s));
+        }
+    }
+    let (group, idl) = idlest?;
+    let Some(loc) = local else { return Some(group) };
+    if loc.kind != idl.kind {
+        return (loc.kind > idl.kind).then_some(group);
+    }
+    match loc.kind {
+        GroupType::Overloaded | GroupType::FullyBusy => {
+            let imbalance = SCHED_CAPACITY_SCALE * (pct - 100) / 100;
+            if level.has(sd::NUMA) && idl.avg_load + imbalance >= loc.avg_load {
+                return None;
+            }
+            if idl.avg_load >= loc.avg_load + imbalance || 100 * loc.avg_load <= pct * idl.avg_load {
+                return None;
+            }
+        }
+        GroupType::HasSpare => {
+            if level.has(sd::NUMA) {
+                // No preferred node (NUMA balancing is not modelled): keep the task
+                // near its parent while the imbalance stays small.
+                let local_allowed = weight_of(CpuMask(level.groups[0].0 & allowed.0));
+                let imb_numa_nr = local_allowed.min(level.imb_numa_nr);
+                let imb = (loc.idle_cpus as i64 - idl.idle_cpus as i64).abs();
+                if loc.nr < imb_numa_nr && imb <= NUMA_IMBALANCE_MIN {
+                    return None;
+                }
+            }
+            if loc.idle_cpus >= idl.idle_cpus {
+                return None;
+            }
+        }
+    }
+    Some(group)
+}
+
+/// `find_idlest_group_cpu`: the group's CPU if it has one; else, among those allowed
+/// for `t`, the idle one that went idle most recently (`idle_stamp`; no idle states
+/// are modelled), else the least loaded, else `this`.
+fn find_idlest_group_cpu<P: Platform>(
+    common: &SchedCommon,
+    d: &Domains,
+    p: &P,
+    group: CpuMask,
+    t: TaskId,
+    this: CpuId,
+    load: &impl Fn(CpuId) -> u64,
+) -> CpuId {
+    if weight_of(group) == 1 {
+        return cpus_of(group).next().unwrap_or(this);
+    }
+    let allowed = common.tasks.get(t).cpus_allowed();
+    let (mut shallowest, mut latest) = (None, 0u64);
+    let (mut least, mut min_load) = (this, u64::MAX);
+    for i in cpus_of(CpuMask(group.0 & allowed.0)) {
+        if is_idle(common, p, i) {
+            let stamp = d.rq[i].idle_stamp.load(Relaxed);
+            if stamp > latest {
+                latest = stamp;
+                shallowest = Some(i);
+            }
+        } else if shallowest.is_none() {
+            p.touch(Line::Queue(i), Access::Read);
+            let l = load(i);
+            if l < min_load {
+                min_load = l;
+                least = i;
+            }
+        }
+    }
+    shallowest.unwrap_or(least)
+}
+
+/// The placement of a task's first wake-up after fork (`select_task_rq_fair` with
+/// `WF_FORK`, `find_idlest_cpu`): from the highest of `prev`'s domains reached by
+/// levels with `SD_BALANCE_FORK`, down: the idlest group ([`find_idlest_group`]),
+/// then its idlest CPU, continuing in that CPU's domains below the level; `prev`
+/// when no level qualifies or the task may use no CPU of it. `prev` is the forking
+/// CPU. A result the task may not use falls back as [`home_cpu`] does.
+pub fn find_idlest_cpu<P: Platform>(
+    common: &SchedCommon,
+    d: &Domains,
+    p: &P,
+    t: TaskId,
+    prev: CpuId,
+    load: impl Fn(CpuId) -> u64,
+) -> CpuId {
+    let allowed = common.tasks.get(t).cpus_allowed();
+    if (allowed.0 & CpuMask::first(common.ncpus()).0).count_ones() <= 1 {
+        return home_cpu(common, t, prev);
+    }
+    let fork = |c: CpuId| d.levels(c).iter().take_while(|l| l.has(sd::BALANCE_FORK)).count();
+    let Some(mut k) = fork(prev).checked_sub(1) else { return home_cpu(common, t, prev) };
+    if d.levels(prev)[k].span.0 & allowed.0 == 0 {
+        return home_cpu(common, t, prev);
+    }
+    p.touch(Line::CpuData(prev), Access::Read);
+    let (mut cpu, mut new_cpu) = (prev, prev);
+    let mut at = Some(k);
+    while let Some(level_k) = at {
+        k = level_k;
+        let level = &d.levels(cpu)[k];
+        let child = k.checked_sub(1);
+        if !level.has(sd::BALANCE_FORK) {
+            at = child;
+            continue;
+        }
+        let Some(group) = find_idlest_group(common, p, level, t, cpu, &load) else {
+            at = child;
+            continue;
+        };
+        new_cpu = find_idlest_group_cpu(common, d, p, group, t, cpu, &load);
+        if new_cpu == cpu {
+            at = child;
+            continue;
+        }
+        // Continue in `new_cpu`'s domains below this level's weight.
+        let weight = level.weight();
+        cpu = new_cpu;
+        at = d.levels(cpu).iter().take_while(|l| l.weight() < weight).enumerate().filter(|(_, l)| l.has(sd::BALANCE_FORK)).map(|(j, _)| j).last();
+    }
+    if allowed.contains(new_cpu) {
+        new_cpu
+    } else {
+        home_cpu(common, t, prev)
     }
 }
