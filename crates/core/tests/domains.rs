@@ -43,7 +43,9 @@ fn an_smp_has_one_llc_level_of_single_cpu_groups() {
             assert_eq!(mc.groups, groups);
             assert_eq!((mc.min_interval, mc.max_interval), (n as u64, 2 * n as u64));
             assert_eq!((mc.imbalance_pct, mc.cache_nice_tries), (117, 1));
-            for f in [sd::BALANCE_NEWIDLE, sd::BALANCE_FORK, sd::WAKE_AFFINE, sd::SHARE_PKG_RESOURCES, sd::PREFER_SIBLING] {
+            for f in
+                [sd::BALANCE_NEWIDLE, sd::BALANCE_FORK, sd::WAKE_AFFINE, sd::SHARE_PKG_RESOURCES, sd::PREFER_SIBLING]
+            {
                 assert!(mc.has(f), "{f}");
             }
             assert!(!mc.has(sd::NUMA) && !mc.has(sd::SERIALIZE));

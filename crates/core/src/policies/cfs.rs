@@ -16,8 +16,8 @@
 //!   task counted. **Tick preemption**: the running task is rescheduled at a tick once
 //!   it has run its slice since it was picked *and* it is no longer the leftmost.
 //! * **Wake-up**: placement by `select_task_rq_fair` with scheduling domains
-//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC; see
-//!   [`crate::policies::linux_balance`]). A sleeper's
+//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC, `find_idlest_cpu`
+//!   for a fork; see [`crate::policies::linux_balance`]). A sleeper's
 //!   vruntime is `max(own, min_vruntime − latency/2)` (bounded sleeper credit); a
 //!   forked task's first one is `min_vruntime + vslice` (`START_DEBIT`). **Wake-up
 //!   preemption** when `curr.vruntime − woken.vruntime > wakeup_granularity`; a woken
@@ -28,17 +28,15 @@
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
 //! * **Placement and load balancing** are shared with `eevdf`
-//!   ([`crate::policies::linux_balance`]); balancing: a CPU whose queue runs empty in `schedule()`
-//!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
-//!   compares the weighted loads and, while the busiest exceeds its own by more than
-//!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
-//!   `sysctl_sched_nr_migrate`). Only queued (not running) tasks allowed on the pulling
-//!   CPU move; a moved task keeps its lag: `vruntime − src.min_vruntime +
-//!   dst.min_vruntime`.
+//!   ([`crate::policies::linux_balance`]): v6.6's scheduling domains, the periodic
+//!   `load_balance` of each domain at its interval and the newly idle one when a queue
+//!   runs empty in `schedule()`. Only queued (not running) tasks allowed on the pulling
+//!   CPU move, taken from the left of the tree; a moved task keeps its lag: `vruntime −
+//!   src.min_vruntime + dst.min_vruntime`.
 //!
 //! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
-//! PELT load tracking (the load is the sum of the queued tasks' weights), the
-//! scheduling domains' balancer (placement uses the domains), the next and last buddies, `hrtick` (slices end at
+//! PELT load tracking (the load is the sum of the queued tasks' weights), the next and
+//! last buddies, `hrtick` (slices end at
 //! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
 //! class, below).
 //!
@@ -57,16 +55,13 @@
 //! * Sleeper credit is half the latency (`GENTLE_FAIR_SLEEPERS`).
 //! * A forked child does not inherit its parent's vruntime: it starts at the chosen
 //!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`).
-//! * A task's first wake-up after fork is placed on an idle CPU found from the
-//!   forking CPU's node outwards (the kernel's `SD_BALANCE_FORK` slow path,
-//!   `find_idlest_cpu`, is not modelled); a `sync` one stays on the forking CPU. A
-//!   later `sync` wake-up is `WF_SYNC` (the waker is about to sleep) for `wake_affine`.
+//! * A task's first wake-up after fork is placed by `find_idlest_cpu`; a `sync` one
+//!   stays on the forking CPU. A later `sync` wake-up is `WF_SYNC` (the waker is about
+//!   to sleep) for `wake_affine`.
 //! * Yield's skip is unconditional (the kernel takes the second entity only if it is
 //!   within the wake-up granularity of the first).
-//! * Balancing is flat: one level over all CPUs (no scheduling domains, so no
-//!   preference for a NUMA node when pulling), every tick on every CPU; newidle pulls
-//!   the busiest queue's leftmost migratable task, the periodic pass walks the tree
-//!   from the left.
+//! * Placement and balancing are v6.6's (the kernel that replaced CFS with EEVDF), not
+//!   those of the CFS era: one implementation serves both fair classes.
 //! * Real-time classes (SCHED_FIFO/RR) run ahead of every fair task, as the kernel's
 //!   `sched_rt` class sits above `sched_fair`: a real-time task's key in the tree is
 //!   `99 − rt_priority`, below every fair vruntime (fair time starts at

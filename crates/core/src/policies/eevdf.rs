@@ -53,14 +53,12 @@
 //! Left out: group scheduling (`CONFIG_FAIR_GROUP_SCHED`; every task is an entity of
 //! its CPU's root queue), bandwidth control, custom slices (`sched_attr.sched_runtime`),
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
-//! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
-//! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
-//! ([`crate::policies::linux_balance`]; `docs/policies.md`): v6.6's
-//! `select_task_rq_fair` over LLC and NUMA domains (`wake_wide`, `wake_affine`,
-//! `select_idle_sibling`; a forked task's first wake-up takes an idle CPU found from
-//! the forking CPU's node outwards), a newly idle CPU pulling from the busiest queue,
-//! a periodic weighted-load balance
-//! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
+//! by group scheduling or `yield_to`) and PELT load tracking. Placement and balancing
+//! are shared with `cfs` ([`crate::policies::linux_balance`]; `docs/policies.md`):
+//! v6.6's scheduling domains (LLC and NUMA levels built from the machine),
+//! `select_task_rq_fair` over them (`wake_wide`, `wake_affine`, `select_idle_sibling`;
+//! `find_idlest_cpu` for a forked task's first wake-up), and the periodic and newly
+//! idle `load_balance` per domain. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
 //! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
 //! a queue of their own per CPU, picked first in priority order, not time-sliced, not

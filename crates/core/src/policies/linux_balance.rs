@@ -450,7 +450,6 @@ pub fn home_cpu(common: &SchedCommon, t: TaskId, prev: CpuId) -> CpuId {
     }
 }
 
-
 // ------------------------------------------------------------- domains ------
 
 /// A scheduling domain's behaviour flags (the names of Linux v6.6
@@ -599,7 +598,8 @@ impl Domains {
         let mc = |c: CpuId| mask_of((0..n).filter(|&i| node[i] == node[c]));
         let mut spans: Vec<Vec<CpuMask>> = vec![(0..n).map(mc).collect()];
         for &d in &dists {
-            spans.push((0..n).map(|c| mask_of((0..n).filter(|&i| topo.node_distance(node[c], node[i]) <= d))).collect());
+            spans
+                .push((0..n).map(|c| mask_of((0..n).filter(|&i| topo.node_distance(node[c], node[i]) <= d))).collect());
         }
         // `imb_numa_nr` (`build_sched_domains`): the first level above the LLC spans
         // one LLC (the node), so `imb` is its weight / 8, at least 1, scaled by the
@@ -690,7 +690,14 @@ impl Domains {
             })
             .collect();
         let hz = hz.max(1) as u64;
-        Domains { levels, state, rq, hz, max_lb_interval: (hz * n as u64 / 10).max(1), serialize: AtomicBool::new(false) }
+        Domains {
+            levels,
+            state,
+            rq,
+            hz,
+            max_lb_interval: (hz * n as u64 / 10).max(1),
+            serialize: AtomicBool::new(false),
+        }
     }
 
     /// CPU `cpu`'s domains, lowest first (none on a machine of one CPU).
@@ -1336,7 +1343,13 @@ pub(crate) trait Balance<P: Platform> {
 
 /// `update_sg_wakeup_stats`: a group's statistics for placing a new task (the task
 /// is on no queue yet), `avg_load` for fully busy and overloaded groups.
-fn wakeup_stats<P: Platform>(common: &SchedCommon, p: &P, group: CpuMask, pct: u64, load: &impl Fn(CpuId) -> u64) -> GroupStats {
+fn wakeup_stats<P: Platform>(
+    common: &SchedCommon,
+    p: &P,
+    group: CpuMask,
+    pct: u64,
+    load: &impl Fn(CpuId) -> u64,
+) -> GroupStats {
     let weight = weight_of(group);
     let mut s = GroupStats {
         load: 0,
@@ -1532,7 +1545,14 @@ pub fn find_idlest_cpu<P: Platform>(
         // Continue in `new_cpu`'s domains below this level's weight.
         let weight = level.weight();
         cpu = new_cpu;
-        at = d.levels(cpu).iter().take_while(|l| l.weight() < weight).enumerate().filter(|(_, l)| l.has(sd::BALANCE_FORK)).map(|(j, _)| j).last();
+        at = d
+            .levels(cpu)
+            .iter()
+            .take_while(|l| l.weight() < weight)
+            .enumerate()
+            .filter(|(_, l)| l.has(sd::BALANCE_FORK))
+            .map(|(j, _)| j)
+            .last();
     }
     if allowed.contains(new_cpu) {
         new_cpu
