@@ -137,9 +137,9 @@ fn tick_all(pol: &Cfs<NullPlatform>, p: &mut NullPlatform, curr: &mut [Option<Ta
             p.cpu = c;
             pol.balance(p);
         }
-        for c in 0..curr.len() {
-            if curr[c].is_none() {
-                curr[c] = sched(pol, p, c, None, PrevState::Runnable);
+        for (c, running) in curr.iter_mut().enumerate() {
+            if running.is_none() {
+                *running = sched(pol, p, c, None, PrevState::Runnable);
             }
         }
         check(pol);
