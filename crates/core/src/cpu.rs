@@ -35,18 +35,40 @@ impl CpuMask {
     }
 }
 
-/// What a policy knows about the machine: CPU count and the NUMA node of each CPU.
+/// What a policy knows about the machine: CPU count, the NUMA node of each CPU and
+/// the nodes' distances (the firmware's SLIT, which Linux reads into `node_distance`).
 /// Costs are not here: they belong to the platform.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Topology {
     /// `node_of[cpu]` is the NUMA node (quad) of `cpu`; all zero on an SMP.
     pub node_of: Vec<usize>,
+    /// `distance[a][b]`: SLIT-style distance from node `a` to node `b` (10 = local).
+    /// Empty: [`LOCAL_DISTANCE`] within a node, [`REMOTE_DISTANCE`] between nodes.
+    pub distance: Vec<Vec<u32>>,
 }
+
+/// A node's distance to itself (`LOCAL_DISTANCE`, Linux `include/linux/topology.h`).
+pub const LOCAL_DISTANCE: u32 = 10;
+/// The distance between two nodes when the firmware gives none (`REMOTE_DISTANCE`,
+/// Linux `include/linux/topology.h`).
+pub const REMOTE_DISTANCE: u32 = 20;
 
 impl Topology {
     /// A flat SMP of `n` CPUs.
     pub fn smp(n: usize) -> Topology {
-        Topology { node_of: vec![0; n] }
+        Topology { node_of: vec![0; n], distance: Vec::new() }
+    }
+    /// CPUs on the nodes `node_of` gives, at the default distances.
+    pub fn nodes(node_of: Vec<usize>) -> Topology {
+        Topology { node_of, distance: Vec::new() }
+    }
+    /// The distance from node `a` to node `b` (`node_distance`).
+    pub fn node_distance(&self, a: usize, b: usize) -> u32 {
+        match self.distance.get(a).and_then(|row| row.get(b)) {
+            Some(&d) => d,
+            None if a == b => LOCAL_DISTANCE,
+            None => REMOTE_DISTANCE,
+        }
     }
     pub fn ncpus(&self) -> usize {
         self.node_of.len()

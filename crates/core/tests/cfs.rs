@@ -405,18 +405,28 @@ fn periodic_balance_evens_the_weighted_load() {
     }
     sched(&pol, &mut p, 0, None, PrevState::Runnable);
     assert_eq!(pol.rq_view(0).load, 4096);
-    // CPU 1's tick: 4096 vs 0 → pull to 2048 / 2048, then stop.
+    // CPU 1's tick, once its domain's interval (and the tasks' cache-hot time) has
+    // passed: an idle CPU against four tasks → pull half the difference in tasks.
     p.cpu = 1;
     p.take_resched();
+    pol.balance(&p);
+    assert_eq!(pol.pulled(), 0, "the first balance waits for the interval");
+    advance(&p, 20 * MS);
     pol.balance(&p);
     check(&pol);
     assert_eq!((pol.rq_view(0).load, pol.rq_view(1).load), (2048, 2048));
     assert_eq!(pol.pulled(), 2);
-    assert_eq!(p.take_resched(), vec![1], "the idle puller is kicked");
-    // Balanced: another pass moves nothing, from either side.
-    pol.balance(&p);
-    p.cpu = 0;
-    pol.balance(&p);
+    let mut kicked = p.take_resched();
+    kicked.dedup();
+    assert_eq!(kicked, vec![1], "the idle puller is kicked");
+    // Balanced: later passes move nothing, from either side.
+    for _ in 0..4 {
+        advance(&p, 100 * MS);
+        p.cpu = 1;
+        pol.balance(&p);
+        p.cpu = 0;
+        pol.balance(&p);
+    }
     assert_eq!(pol.pulled(), 2);
     // Weighted, not counted: one nice −5 task (3121) against three nice 0 ones.
     let (mut p, pol) = build(2, "cfs");
@@ -425,6 +435,7 @@ fn periodic_balance_evens_the_weighted_load() {
         fork(&pol, &mut p, 0, id, &nice(0), true);
     }
     p.cpu = 1;
+    advance(&p, 20 * MS);
     pol.balance(&p);
     check(&pol);
     let (l0, l1) = (pol.rq_view(0).load, pol.rq_view(1).load);
@@ -439,6 +450,7 @@ fn periodic_balance_evens_the_weighted_load() {
         fork(&pol, &mut p, 1, id, &nice(0), true);
     }
     p.cpu = 1;
+    advance(&p, 20 * MS);
     pol.balance(&p);
     assert_eq!(pol.pulled(), 0);
 }
@@ -454,11 +466,13 @@ fn balancing_respects_cpus_allowed() {
     // Neither newidle nor the periodic balance moves them.
     assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), None);
     p.cpu = 1;
+    advance(&p, 20 * MS);
     pol.balance(&p);
     check(&pol);
     assert_eq!(pol.pulled(), 0);
-    // An unpinned task among them is the one that moves.
+    // An unpinned task among them is the one that moves (once it is not cache hot).
     fork(&pol, &mut p, 0, 4, &nice(0), true);
+    advance(&p, MS);
     assert_eq!(sched(&pol, &mut p, 1, None, PrevState::Runnable), Some(4));
     assert_eq!(pol.pulled(), 1);
 }

@@ -1,9 +1,8 @@
 //! The placement `cfs` and `eevdf` share (`policies::linux_balance`).
 //!
-//! * Fork placement ([`select_cpu`]), over random machines, CPU occupancies and
-//!   affinity masks: the previous CPU if it is idle, else the first idle allowed CPU
-//!   from the previous one on (its node first), else the previous CPU, or the first
-//!   allowed one when the previous is not.
+//! * Fork placement ([`find_idlest_cpu`]), over random machines, CPU occupancies and
+//!   affinity masks: an allowed CPU; with nodes beyond `RECLAIM_DISTANCE`, one of the
+//!   forking CPU's node: the forking CPU if it is idle, else an idle one if any.
 //! * Wake-up placement ([`select_task_rq`], Linux v6.6 `select_task_rq_fair`): an idle
 //!   CPU of the target's LLC (node) before any other node's, `wake_affine`'s idle,
 //!   `sync` and weight rules, `wake_wide`, `recent_used_cpu`, and over random states:
@@ -15,7 +14,7 @@ use proptest::prelude::*;
 use schedlab_core::common::SchedCommon;
 use schedlab_core::cpu::{CpuId, CpuMask};
 use schedlab_core::policies::cfs::{self, Cfs, Sysctl};
-use schedlab_core::policies::linux_balance::{home_cpu, select_cpu, select_task_rq, Scaling, Wake, Wakeups};
+use schedlab_core::policies::linux_balance::{find_idlest_cpu, select_task_rq, Domains, Scaling, Wake, Wakeups};
 use schedlab_core::{BuildEnv, NullPlatform, PolicySpec, TaskId, TaskParams, Topology};
 
 const NICE0: u64 = 1024;
@@ -25,7 +24,7 @@ const NICE0: u64 = 1024;
 /// `prev`, sleeps.
 fn machine(nodes: usize, per_node: usize, busy: &[usize], prev: CpuId) -> (Topology, SchedCommon, Wakeups) {
     let n = nodes * per_node;
-    let topo = Topology { node_of: (0..n).map(|c| c / per_node).collect() };
+    let topo = Topology::nodes((0..n).map(|c| c / per_node).collect());
     let p = NullPlatform::new(0);
     let common = SchedCommon::new(&p, &topo, n, 200, 100);
     for (c, &k) in busy.iter().enumerate() {
@@ -45,22 +44,21 @@ fn wake_from(common: &SchedCommon, wakeups: &Wakeups, this: CpuId, sync: bool) -
     select_task_rq(common, &p, &w, 0, prev, sync)
 }
 
-/// The other CPUs in the order placement looks at them, from `prev` on.
-fn after(prev: CpuId, n: usize) -> impl Iterator<Item = CpuId> {
-    (1..n).map(move |k| (prev + k) % n)
-}
-
 proptest! {
     #[test]
-    fn placement_prefers_prev_then_an_idle_cpu_of_its_node_then_any_idle_cpu(
+    fn fork_placement_finds_the_idlest_cpu_within_the_fork_domains(
         ncpus in 1usize..=8,
         node_size in 1usize..=4,
+        remote in prop_oneof![Just(20u32), Just(100u32)],
         busy in proptest::collection::vec((any::<bool>(), 0usize..3), 8),
         mask in any::<u64>(),
         prev in 0usize..8,
     ) {
         let prev = prev % ncpus;
-        let topo = Topology { node_of: (0..ncpus).map(|c| c / node_size).collect() };
+        let node_of: Vec<usize> = (0..ncpus).map(|c| c / node_size).collect();
+        let nodes = node_of[ncpus - 1] + 1;
+        let distance = (0..nodes).map(|a| (0..nodes).map(|b| if a == b { 10 } else { remote }).collect()).collect();
+        let topo = Topology { node_of, distance };
         let p = NullPlatform::new(0);
         let common = SchedCommon::new(&p, &topo, ncpus, 4, 100);
         let idle: Vec<bool> = (0..ncpus)
@@ -74,22 +72,25 @@ proptest! {
         let allowed = CpuMask(mask & CpuMask::first(ncpus).0);
         let params = TaskParams { cpus_allowed: allowed, ..Default::default() };
         common.tasks.init(0, &params, prev, 0);
+        let domains = Domains::new(&topo, 100, 117);
 
-        let got = select_cpu(&common, &p, 0, prev);
-        let ok = |c: CpuId| allowed.contains(c) && idle[c];
-        let node = topo.node_of[prev];
-        let want = if ok(prev) {
-            prev
-        } else if let Some(c) = after(prev, ncpus).find(|&c| ok(c) && topo.node_of[c] == node) {
-            c
-        } else if let Some(c) = after(prev, ncpus).find(|&c| ok(c)) {
-            c
-        } else {
-            home_cpu(&common, 0, prev)
-        };
-        prop_assert_eq!(got, want, "idle {:?}, allowed {:#x}, nodes {:?}", idle, allowed.0, topo.node_of);
+        let got = find_idlest_cpu(&common, &domains, &p, 0, prev, |c| common.queue_len(c) as u64 * NICE0);
         if !allowed.is_empty() {
             prop_assert!(allowed.contains(got), "placed on {} outside {:#x}", got, allowed.0);
+        }
+        let node = topo.node_of[prev];
+        let ok = |c: CpuId| allowed.contains(c) && idle[c];
+        let several = allowed.0.count_ones() > 1;
+        if remote > 30 && several && allowed.contains(prev) {
+            // Beyond RECLAIM_DISTANCE the NUMA level does not balance forks: the task
+            // stays on the forking CPU's node; there, on the forking CPU if it is idle,
+            // else on an idle CPU if the node has one.
+            prop_assert_eq!(topo.node_of[got], node);
+            if ok(prev) {
+                prop_assert_eq!(got, prev);
+            } else if (0..ncpus).any(|c| ok(c) && topo.node_of[c] == node) {
+                prop_assert!(ok(got), "{} is not idle: {:?}", got, idle);
+            }
         }
     }
 }
@@ -251,4 +252,26 @@ fn tunables_scale_with_the_cpu_count_as_the_kernel() {
     assert_eq!(Sysctl::new(&cfg, 16).latency, 10_000_000);
     let cfg = *PolicySpec::parse("cfs:scaling=linear").unwrap().config::<cfs::Kind>().unwrap();
     assert_eq!(Sysctl::new(&cfg, 4).wakeup_granularity, 4_000_000);
+}
+
+/// Across nodes farther apart than `RECLAIM_DISTANCE` the NUMA level has no
+/// `SD_WAKE_AFFINE`: a wake-up from an idle CPU of another node is not pulled there
+/// but placed from the previous CPU, in its node.
+#[test]
+fn wake_affine_stops_at_reclaim_distance() {
+    for (remote, want_node) in [(20u32, 1usize), (100, 0)] {
+        let topo = Topology { node_of: vec![0, 0, 1, 1], distance: vec![vec![10, remote], vec![remote, 10]] };
+        let p = NullPlatform::new(0);
+        let common = SchedCommon::new(&p, &topo, 4, 200, 100);
+        // CPU 0 (the wakee's previous CPU) and CPU 1 busy; the waker's CPU 2 busy
+        // with the waker only, CPU 3 idle.
+        for (c, k) in [(0, 2), (1, 1), (2, 1), (3, 0)] {
+            common.cpu(c).set_curr((k > 0).then_some(100 + c as TaskId));
+            common.publish_len(c, k);
+        }
+        common.tasks.init(0, &TaskParams::default(), 0, 0);
+        let wakeups = Wakeups::new(&topo, 200);
+        let got = wake_from(&common, &wakeups, 2, true);
+        assert_eq!(topo.node_of[got], want_node, "remote distance {remote}: placed on {got}");
+    }
 }

@@ -247,7 +247,7 @@ fn check_matrix(
     let platform = NullPlatform::new(0);
     let mut problems = Vec::new();
     for (mi, m) in machines.iter().enumerate() {
-        let topo = Topology { node_of: m.node_of.clone() };
+        let topo = Topology { node_of: m.node_of.clone(), distance: m.distance.clone() };
         let env = BuildEnv { topo: &topo, capacity: 1, hz: m.hz };
         for (pi, p) in policies.iter().enumerate() {
             if let Err(e) = p.build(&platform, &env) {

@@ -242,7 +242,7 @@ impl<'w> Engine<'w> {
         };
         let jitter = Jitter::new(m.costs.host.cost_jitter_pct, cfg.seed, &plat.cost);
         let defer_waits = !plat.cost.lock_backoff.is_continuous();
-        let topo = Topology { node_of: m.node_of.clone() };
+        let topo = Topology { node_of: m.node_of.clone(), distance: m.distance.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
         let cpus = CpuTable::new(

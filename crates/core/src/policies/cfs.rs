@@ -16,8 +16,8 @@
 //!   task counted. **Tick preemption**: the running task is rescheduled at a tick once
 //!   it has run its slice since it was picked *and* it is no longer the leftmost.
 //! * **Wake-up**: placement by `select_task_rq_fair` with scheduling domains
-//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC; see
-//!   [`crate::policies::linux_balance`]). A sleeper's
+//!   (`wake_wide`, `wake_affine`, `select_idle_sibling` in the LLC, `find_idlest_cpu`
+//!   for a fork; see [`crate::policies::linux_balance`]). A sleeper's
 //!   vruntime is `max(own, min_vruntime − latency/2)` (bounded sleeper credit); a
 //!   forked task's first one is `min_vruntime + vslice` (`START_DEBIT`). **Wake-up
 //!   preemption** when `curr.vruntime − woken.vruntime > wakeup_granularity`; a woken
@@ -28,17 +28,15 @@
 //!   `yield=tail` is 2.6.23's `sched_compat_yield` instead: the yielder's vruntime goes
 //!   just behind the rightmost queued task's, so yielding tasks take turns.
 //! * **Placement and load balancing** are shared with `eevdf`
-//!   ([`crate::policies::linux_balance`]); balancing: a CPU whose queue runs empty in `schedule()`
-//!   pulls one task from the busiest queue (`newidle_balance`); on every tick each CPU
-//!   compares the weighted loads and, while the busiest exceeds its own by more than
-//!   `imbalance_pct`, pulls tasks lighter than the difference (at most 32 per pass,
-//!   `sysctl_sched_nr_migrate`). Only queued (not running) tasks allowed on the pulling
-//!   CPU move; a moved task keeps its lag: `vruntime − src.min_vruntime +
-//!   dst.min_vruntime`.
+//!   ([`crate::policies::linux_balance`]): v6.6's scheduling domains, the periodic
+//!   `load_balance` of each domain at its interval and the newly idle one when a queue
+//!   runs empty in `schedule()`. Only queued (not running) tasks allowed on the pulling
+//!   CPU move, taken from the left of the tree; a moved task keeps its lag: `vruntime −
+//!   src.min_vruntime + dst.min_vruntime`.
 //!
 //! **Left out**: group scheduling (`CONFIG_FAIR_GROUP_SCHED`) and bandwidth control,
-//! PELT load tracking (the load is the sum of the queued tasks' weights), the
-//! scheduling domains' balancer (placement uses the domains), the next and last buddies, `hrtick` (slices end at
+//! PELT load tracking (the load is the sum of the queued tasks' weights), the next and
+//! last buddies, `hrtick` (slices end at
 //! ticks) and `sched_rt` as a class of its own (real-time tasks are handled inside this
 //! class, below).
 //!
@@ -57,16 +55,13 @@
 //! * Sleeper credit is half the latency (`GENTLE_FAIR_SLEEPERS`).
 //! * A forked child does not inherit its parent's vruntime: it starts at the chosen
 //!   queue's `min_vruntime` plus its slice in virtual time (`START_DEBIT`).
-//! * A task's first wake-up after fork is placed on an idle CPU found from the
-//!   forking CPU's node outwards (the kernel's `SD_BALANCE_FORK` slow path,
-//!   `find_idlest_cpu`, is not modelled); a `sync` one stays on the forking CPU. A
-//!   later `sync` wake-up is `WF_SYNC` (the waker is about to sleep) for `wake_affine`.
+//! * A task's first wake-up after fork is placed by `find_idlest_cpu`; a `sync` one
+//!   stays on the forking CPU. A later `sync` wake-up is `WF_SYNC` (the waker is about
+//!   to sleep) for `wake_affine`.
 //! * Yield's skip is unconditional (the kernel takes the second entity only if it is
 //!   within the wake-up granularity of the first).
-//! * Balancing is flat: one level over all CPUs (no scheduling domains, so no
-//!   preference for a NUMA node when pulling), every tick on every CPU; newidle pulls
-//!   the busiest queue's leftmost migratable task, the periodic pass walks the tree
-//!   from the left.
+//! * Placement and balancing are v6.6's (the kernel that replaced CFS with EEVDF), not
+//!   those of the CFS era: one implementation serves both fair classes.
 //! * Real-time classes (SCHED_FIFO/RR) run ahead of every fair task, as the kernel's
 //!   `sched_rt` class sits above `sched_fair`: a real-time task's key in the tree is
 //!   `99 − rt_priority`, below every fair vruntime (fair time starts at
@@ -89,7 +84,7 @@ use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policies::linux_balance::{Balance, Scaling, Wakeups};
+use crate::policies::linux_balance::{Balance, Domains, Scaling, Wakeups, SD_IMBALANCE_PCT};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -160,8 +155,9 @@ pub struct CfsConfig {
     /// `sysctl_sched_tunable_scaling` (`log`): the three times above grow with the CPU
     /// count (`update_sysctl`).
     pub scaling: Scaling,
-    /// `imbalance_pct`: the busiest queue's load must exceed this CPU's by this
-    /// percentage for the periodic balance to move tasks (125).
+    /// `imbalance_pct` of every scheduling domain in load balancing (117, `sd_init`
+    /// of Linux v6.6): how far the busiest group must be over this CPU's before it
+    /// counts as overloaded or as worth pulling from.
     pub imbalance_pct: u32,
     /// `yield=tail`: 2.6.23's `sched_compat_yield` — the yielder's vruntime goes just
     /// behind the rightmost queued task's. Default (`yield=skip`): the skip buddy.
@@ -175,7 +171,7 @@ impl Default for CfsConfig {
             min_granularity: 750_000,
             wakeup_granularity: 1_000_000,
             scaling: Scaling::Log,
-            imbalance_pct: 125,
+            imbalance_pct: SD_IMBALANCE_PCT as u32,
             yield_tail: false,
         }
     }
@@ -214,7 +210,7 @@ impl Options for CfsConfig {
             "imbalance_pct",
             100,
             1000,
-            "the busiest queue's load over this CPU's that the periodic balance corrects",
+            "every scheduling domain's imbalance_pct in load balancing (sd_init)",
             |c: &Self| Value::Int(c.imbalance_pct as i64),
             |c, v| c.imbalance_pct = v.int() as u32,
         )
@@ -345,6 +341,7 @@ pub struct Cfs<P: Platform> {
     published: Box<[CachePadded<Published>]>,
     /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
     wakeups: Wakeups,
+    domains: Domains,
     cfg: CfsConfig,
     /// The tunables as scaled for this machine (`update_sysctl`).
     sysctl: Sysctl,
@@ -386,6 +383,7 @@ impl<P: Platform> Cfs<P> {
                 .map(|_| CachePadded::new(Published { load: AtomicU64::new(0), min_vr: AtomicU64::new(FAIR_EPOCH) }))
                 .collect(),
             wakeups: Wakeups::new(env.topo, env.capacity),
+            domains: Domains::new(env.topo, env.hz, cfg.imbalance_pct),
             cfg: *cfg,
             sysctl: Sysctl::new(cfg, n),
             pulled: AtomicU64::new(0),
@@ -399,6 +397,10 @@ impl<P: Platform> Cfs<P> {
     /// The latency, minimum and wake-up granularity as scaled for this machine.
     pub fn sysctl(&self) -> Sysctl {
         self.sysctl
+    }
+    /// The scheduling domains and their balancing state (observation).
+    pub fn domains(&self) -> &Domains {
+        &self.domains
     }
     /// Tasks moved between CPUs by balancing so far.
     pub fn pulled(&self) -> u64 {
@@ -721,20 +723,20 @@ impl<P: Platform> Balance<P> for Cfs<P> {
     fn wakeups(&self) -> &Wakeups {
         &self.wakeups
     }
+    fn domains(&self) -> &Domains {
+        &self.domains
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
     fn published_load(&self, cpu: CpuId) -> u64 {
         self.published[cpu].load.load(Relaxed)
     }
-    fn imbalance_pct(&self) -> u32 {
-        self.cfg.imbalance_pct
-    }
     fn nr_running(rq: &Runqueue) -> usize {
         rq.nr_running
     }
-    fn load(rq: &Runqueue) -> u64 {
-        rq.load
+    fn rq_clock(rq: &Runqueue) -> u64 {
+        rq.clock
     }
     /// From the left of the tree.
     fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
@@ -742,6 +744,9 @@ impl<P: Platform> Balance<P> for Cfs<P> {
     }
     fn weight(&self, t: TaskId) -> u64 {
         Cfs::weight(self, t)
+    }
+    fn exec_start(&self, t: TaskId) -> u64 {
+        self.task(t).exec_start.load(Relaxed)
     }
 
     /// Move the queued `t` from `there` to `here`, keeping its lag: `vruntime −
@@ -819,6 +824,7 @@ impl<P: Platform> Policy<P> for Cfs<P> {
             self.update_curr(p, rq);
             self.enqueue_woken(p, rq, id, forked, lag);
             self.check_preempt(p, rq, id);
+            self.domains.note_wakeup(target, rq.clock);
         });
     }
 

@@ -53,14 +53,12 @@
 //! Left out: group scheduling (`CONFIG_FAIR_GROUP_SCHED`; every task is an entity of
 //! its CPU's root queue), bandwidth control, custom slices (`sched_attr.sched_runtime`),
 //! the next buddy (`NEXT_BUDDY` is off by default; `PICK_BUDDY` only acts on buddies set
-//! by group scheduling or `yield_to`), PELT load tracking, and the kernel's
-//! scheduling-domain load balancer. Placement and balancing are shared with `cfs`
-//! ([`crate::policies::linux_balance`]; `docs/policies.md`): v6.6's
-//! `select_task_rq_fair` over LLC and NUMA domains (`wake_wide`, `wake_affine`,
-//! `select_idle_sibling`; a forked task's first wake-up takes an idle CPU found from
-//! the forking CPU's node outwards), a newly idle CPU pulling from the busiest queue,
-//! a periodic weighted-load balance
-//! with `imbalance_pct`. A migrated task keeps its lag and its relative deadline
+//! by group scheduling or `yield_to`) and PELT load tracking. Placement and balancing
+//! are shared with `cfs` ([`crate::policies::linux_balance`]; `docs/policies.md`):
+//! v6.6's scheduling domains (LLC and NUMA levels built from the machine),
+//! `select_task_rq_fair` over them (`wake_wide`, `wake_affine`, `select_idle_sibling`;
+//! `find_idlest_cpu` for a forked task's first wake-up), and the periodic and newly
+//! idle `load_balance` per domain. A migrated task keeps its lag and its relative deadline
 //! (`PLACE_REL_DEADLINE`). A delayed entity is not migrated and is woken on its CPU
 //! (as 6.12's `ttwu_runnable` requeues it). Real-time tasks are handled as in `cfs`:
 //! a queue of their own per CPU, picked first in priority order, not time-sliced, not
@@ -81,7 +79,7 @@ use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
 pub use crate::policies::linux_balance::Scaling;
-use crate::policies::linux_balance::{Balance, Wakeups};
+use crate::policies::linux_balance::{Balance, Domains, Wakeups, SD_IMBALANCE_PCT};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{Policy, PrevState};
 use crate::spec::SpecError;
@@ -123,7 +121,7 @@ pub struct EevdfConfig {
     /// `DELAY_DEQUEUE` (on, with `DELAY_ZERO`): a task blocking while not eligible stays
     /// queued until picked or woken.
     pub delay_dequeue: bool,
-    /// The periodic balance's `imbalance_pct` (125), as in `cfs`.
+    /// Every scheduling domain's `imbalance_pct` in load balancing (117), as in `cfs`.
     pub imbalance_pct: u32,
 }
 
@@ -136,7 +134,7 @@ impl Default for EevdfConfig {
             place_deadline_initial: true,
             run_to_parity: true,
             delay_dequeue: true,
-            imbalance_pct: 125,
+            imbalance_pct: SD_IMBALANCE_PCT as u32,
         }
     }
 }
@@ -183,7 +181,7 @@ impl Options for EevdfConfig {
             "imbalance_pct",
             100,
             1000,
-            "the periodic balance's imbalance_pct, as in cfs",
+            "every scheduling domain's imbalance_pct in load balancing, as in cfs",
             |c: &Self| Value::Int(c.imbalance_pct as i64),
             |c, v| c.imbalance_pct = v.int() as u32,
         )
@@ -281,6 +279,7 @@ pub struct Eevdf<P: Platform> {
     se: Box<[Entity]>,
     /// The wake-up placement's per-task fields (`recent_used_cpu`, `wakee_flips`).
     wakeups: Wakeups,
+    domains: Domains,
     /// Published weighted load of each queue (read racily by balancing).
     load: Box<[CachePadded<AtomicU64>]>,
     cfg: EevdfConfig,
@@ -331,6 +330,7 @@ impl<P: Platform> Eevdf<P> {
                 .collect(),
             se: (0..env.capacity).map(|_| Entity::default()).collect(),
             wakeups: Wakeups::new(env.topo, env.capacity),
+            domains: Domains::new(env.topo, env.hz, cfg.imbalance_pct),
             load: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             cfg: *cfg,
             slice: cfg.base_slice.saturating_mul(cfg.scaling.factor(n)),
@@ -917,20 +917,20 @@ impl<P: Platform> Balance<P> for Eevdf<P> {
     fn wakeups(&self) -> &Wakeups {
         &self.wakeups
     }
+    fn domains(&self) -> &Domains {
+        &self.domains
+    }
     fn queues(&self) -> &[P::Lock<Runqueue>] {
         &self.rqs
     }
     fn published_load(&self, cpu: CpuId) -> u64 {
         self.load[cpu].load(Relaxed)
     }
-    fn imbalance_pct(&self) -> u32 {
-        self.cfg.imbalance_pct
-    }
     fn nr_running(rq: &Runqueue) -> usize {
         rq.nr_running
     }
-    fn load(rq: &Runqueue) -> u64 {
-        rq.load
+    fn rq_clock(rq: &Runqueue) -> u64 {
+        rq.clock
     }
     /// The real-time tasks first, then the fair entities in deadline order.
     fn first_waiting(&self, rq: &Runqueue, mut ok: impl FnMut(TaskId) -> bool) -> Option<TaskId> {
@@ -938,6 +938,9 @@ impl<P: Platform> Balance<P> for Eevdf<P> {
     }
     fn weight(&self, t: TaskId) -> u64 {
         Eevdf::weight(self, t)
+    }
+    fn exec_start(&self, t: TaskId) -> u64 {
+        self.ent(t).exec_start.load(Relaxed)
     }
     /// A delayed entity stays where it waits.
     fn may_leave(&self, t: TaskId) -> bool {
@@ -1040,6 +1043,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
             }
             self.enqueue(p, rq, id, forked, None);
             self.check_preempt(p, rq, id);
+            self.domains.note_wakeup(target, rq.clock);
         });
     }
 

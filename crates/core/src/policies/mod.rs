@@ -477,7 +477,7 @@ mod tests {
         }
         assert_eq!(
             PolicySpec::parse(
-                "cfs:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,scaling=log,imbalance_pct=125,yield=skip"
+                "cfs:latency=6ms,min_granularity=750us,wakeup_granularity=1ms,scaling=log,imbalance_pct=117,yield=skip"
             )
             .unwrap()
             .canonical(),
@@ -493,7 +493,7 @@ mod tests {
                 min_granularity: 750_000,
                 wakeup_granularity: 0,
                 scaling: crate::policies::linux_balance::Scaling::Log,
-                imbalance_pct: 125,
+                imbalance_pct: 117,
                 yield_tail: false
             }
         );
