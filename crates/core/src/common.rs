@@ -7,7 +7,7 @@ use crate::cpu::{CpuId, Topology};
 use crate::goodness::{nice_to_ticks, recalc_counter, MIN_GOODNESS, PREEMPTION_THRESHOLD};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
-use crate::policy::PrevState;
+use crate::policy::{InvariantViolation, PrevState};
 use crate::runlist::RunList;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
 use crossbeam_utils::CachePadded;
@@ -406,47 +406,49 @@ impl ListChecker {
 
     /// Walk one list; returns its length. The list is a whole queue: its length must
     /// be the published one.
-    pub fn list(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
+    pub fn list(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, InvariantViolation> {
         let n = self.walk(common, rq)?;
         if common.queue_len(rq.queue()) != n {
-            return Err(format!("queue {}: published length {} != {n}", rq.queue(), common.queue_len(rq.queue())));
+            return Err(
+                format!("queue {}: published length {} != {n}", rq.queue(), common.queue_len(rq.queue())).into()
+            );
         }
         Ok(n)
     }
 
     /// Walk one list that may be one of several making up its queue (O(1)'s priority
     /// lists); returns its length. The caller checks the queue's total.
-    pub fn walk(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, String> {
+    pub fn walk(&mut self, common: &SchedCommon, rq: &RunList) -> Result<usize, InvariantViolation> {
         let tasks = &common.tasks;
         let q = rq.queue();
         let mut n = 0usize;
         for t in rq.iter(tasks) {
             n += 1;
             if n > rq.len() {
-                return Err(format!("queue {q}: walk is longer than len {} (cycle?)", rq.len()));
+                return Err(format!("queue {q}: walk is longer than len {} (cycle?)", rq.len()).into());
             }
             if let Some(other) = self.seen[t as usize].replace(q) {
-                return Err(format!("task {t} is on queues {other} and {q}"));
+                return Err(format!("task {t} is on queues {other} and {q}").into());
             }
             if tasks.get(t).on_rq() != Some(q) {
-                return Err(format!("task {t} is on queue {q} but on_rq = {:?}", tasks.get(t).on_rq()));
+                return Err(format!("task {t} is on queue {q} but on_rq = {:?}", tasks.get(t).on_rq()).into());
             }
             if !tasks.get(t).live() {
-                return Err(format!("exited task {t} is still on queue {q}"));
+                return Err(format!("exited task {t} is still on queue {q}").into());
             }
         }
         if n != rq.len() {
-            return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()));
+            return Err(format!("queue {q}: walk found {n} tasks, len says {}", rq.len()).into());
         }
         Ok(n)
     }
 
     /// After all lists: no task claims a queue it is not linked on.
-    pub fn finish(&self, common: &SchedCommon) -> Result<(), String> {
+    pub fn finish(&self, common: &SchedCommon) -> Result<(), InvariantViolation> {
         for (t, s) in self.seen.iter().enumerate() {
             let claimed = common.tasks.get(t as TaskId).on_rq();
             if s.is_none() && claimed.is_some() {
-                return Err(format!("task {t} claims queue {claimed:?} but is on no list"));
+                return Err(format!("task {t} claims queue {claimed:?} but is on no list").into());
             }
         }
         Ok(())

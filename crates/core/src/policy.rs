@@ -74,5 +74,17 @@ pub trait Policy<P: Platform>: Send + Sync {
     }
     /// Check the policy's structural invariants (each live task on at most one queue,
     /// list lengths consistent, ...). For tests and `--check` runs; may be slow.
-    fn check_invariants(&self) -> Result<(), String>;
+    fn check_invariants(&self) -> Result<(), InvariantViolation>;
+}
+
+/// A broken structural invariant of a policy ([`Policy::check_invariants`]): what is
+/// wrong, naming the queue and task. Always a bug in the policy or the engine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvariantViolation(pub String);
+
+impl From<String> for InvariantViolation {
+    fn from(m: String) -> InvariantViolation {
+        InvariantViolation(m)
+    }
 }

@@ -256,7 +256,7 @@ fn resched(
 ) -> Result<(), String> {
     p.cpu = cpu;
     curr[cpu] = pol.schedule(p, curr[cpu], state);
-    pol.check_invariants()?;
+    pol.check_invariants().map_err(|e| e.0)?;
     check_pick(pol, cpu, earliest)?;
     check_avg(pol, cpu)
 }

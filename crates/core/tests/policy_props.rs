@@ -219,7 +219,7 @@ impl Harness {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.pol.check_invariants()?;
+        self.pol.check_invariants().map_err(|e| e.0)?;
         let tasks = self.pol.tasks();
         for (t, &s) in self.state.iter().enumerate() {
             let ts = tasks.get(t as TaskId);

@@ -90,7 +90,7 @@ impl Runtime {
 
     /// Policy schedulers: check the policy's structural invariants (run lists, task
     /// table). Meaningful when the runtime is quiescent. `Ok` for "fast".
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), schedlab_core::InvariantViolation> {
         self.handle.check_invariants()
     }
 

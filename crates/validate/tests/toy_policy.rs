@@ -118,11 +118,11 @@ impl<P: Platform> Policy<P> for ToyRr<P> {
     fn queue_len(&self, _q: usize) -> usize {
         self.queue.inspect(|q| q.len())
     }
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), schedlab_core::InvariantViolation> {
         self.queue.inspect(|q| {
             let mut seen = std::collections::BTreeSet::new();
             match q.iter().find(|&&t| !seen.insert(t)) {
-                Some(t) => Err(format!("task {t} is queued twice")),
+                Some(t) => Err(format!("task {t} is queued twice").into()),
                 None => Ok(()),
             }
         })

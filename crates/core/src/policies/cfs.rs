@@ -86,7 +86,7 @@ use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::linux_balance::{Balance, Domains, Scaling, Wakeups, SD_IMBALANCE_PCT};
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
@@ -926,7 +926,7 @@ impl<P: Platform> Policy<P> for Cfs<P> {
         self.common.queue_len(q)
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let tasks = &self.common.tasks;
         let mut seen = vec![None; tasks.high_water() as usize];
         for (cpu, lock) in self.rqs.iter().enumerate() {
@@ -935,7 +935,7 @@ impl<P: Platform> Policy<P> for Cfs<P> {
         for (t, s) in seen.iter().enumerate() {
             let claimed = tasks.get(t as TaskId).on_rq();
             if claimed.is_some() && s.is_none() {
-                return Err(format!("task {t} claims queue {claimed:?} but is on none"));
+                return Err(format!("task {t} claims queue {claimed:?} but is on none").into());
             }
         }
         Ok(())

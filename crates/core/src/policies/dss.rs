@@ -14,7 +14,7 @@ use crate::cpu::{CpuId, Topology};
 use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::RunList;
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
@@ -190,7 +190,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
     fn queue_len(&self, q: usize) -> usize {
         self.common.queue_len(q)
     }
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let mut check = ListChecker::new(&self.common);
         self.runqueue.inspect(|rq| check.list(&self.common, rq))?;
         check.finish(&self.common)

@@ -81,7 +81,7 @@ use crate::policies::cfs::{self, calc_delta_fair, nice_to_weight, FAIR_EPOCH};
 pub use crate::policies::linux_balance::Scaling;
 use crate::policies::linux_balance::{Balance, Domains, Wakeups, SD_IMBALANCE_PCT};
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
@@ -1143,7 +1143,7 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
         ]
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let tasks = &self.common.tasks;
         let mut seen = vec![None; tasks.high_water() as usize];
         for (cpu, lock) in self.rqs.iter().enumerate() {
@@ -1153,10 +1153,10 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
             let t = t as TaskId;
             let claimed = tasks.get(t).on_rq();
             if claimed.is_some() && s.is_none() {
-                return Err(format!("task {t} claims queue {claimed:?} but is on none"));
+                return Err(format!("task {t} claims queue {claimed:?} but is on none").into());
             }
             if self.delayed(t) && s.is_none() {
-                return Err(format!("task {t} is delayed but on no queue"));
+                return Err(format!("task {t} is delayed but on no queue").into());
             }
         }
         Ok(())

@@ -43,7 +43,7 @@ use crate::cpu::{CpuId, CpuMask, Topology, MAX_CPUS};
 use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PROC_CHANGE_PENALTY};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::RunList;
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
@@ -684,7 +684,7 @@ impl<P: Platform> Mqs<P> {
         if rq.list.queue() != q {
             return Err(format!("queue {q}: list says queue {}", rq.list.queue()));
         }
-        let n = checker.list(&self.common, &rq.list)?;
+        let n = checker.list(&self.common, &rq.list).map_err(|e| e.0)?;
         for t in rq.list.iter(tasks) {
             let ts = tasks.get(t);
             if ts.processor() != q {
@@ -842,7 +842,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         self.common.queue_len(q)
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let tasks = &self.common.tasks;
         let hw = tasks.high_water() as usize;
         let mut checker = ListChecker::new(&self.common);
@@ -860,7 +860,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
                     let slot =
                         running_on.get_mut(t as usize).ok_or_else(|| format!("cpu {cpu} runs unknown task {t}"))?;
                     if let Some(other) = slot.replace(cpu) {
-                        return Err(format!("task {t} is curr of cpus {other} and {cpu}"));
+                        return Err(format!("task {t} is curr of cpus {other} and {cpu}").into());
                     }
                     let ts = tasks.get(t);
                     if !ts.has_cpu() || ts.on_rq() != Some(cpu) {
@@ -868,14 +868,15 @@ impl<P: Platform> Policy<P> for Mqs<P> {
                             "cpu {cpu} runs task {t} with has_cpu {} on queue {:?}",
                             ts.has_cpu(),
                             ts.on_rq()
-                        ));
+                        )
+                        .into());
                     }
                     if na == MIN_GOODNESS || !non_idle {
-                        return Err(format!("cpu {cpu} runs task {t} but looks idle"));
+                        return Err(format!("cpu {cpu} runs task {t} but looks idle").into());
                     }
                 }
                 None if na != MIN_GOODNESS || non_idle => {
-                    return Err(format!("cpu {cpu} is idle but curr_na_goodness = {na}"));
+                    return Err(format!("cpu {cpu} is idle but curr_na_goodness = {na}").into());
                 }
                 None => {}
             }
@@ -883,7 +884,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         for t in tasks.live_ids() {
             let ts = tasks.get(t);
             if ts.has_cpu() && running_on[t as usize] != Some(ts.processor()) {
-                return Err(format!("task {t} has_cpu but is not curr of cpu {}", ts.processor()));
+                return Err(format!("task {t} has_cpu but is not curr of cpu {}", ts.processor()).into());
             }
         }
         Ok(())

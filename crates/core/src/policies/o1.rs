@@ -88,7 +88,7 @@ use crate::cpu::{CpuId, MAX_CPUS};
 use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::RunList;
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
@@ -1370,7 +1370,7 @@ impl<P: Platform> O1<P> {
         for (w, array) in rq.arrays.iter().enumerate() {
             let mut count = 0;
             for (i, list) in array.queue.iter().enumerate() {
-                let len = checker.walk(&self.common, list)?;
+                let len = checker.walk(&self.common, list).map_err(|e| e.0)?;
                 if array.bit(i) != (len > 0) {
                     return Err(format!(
                         "cpu {cpu} array {w}: bitmap bit {i} is {} but list {i} has {len} tasks",
@@ -1596,7 +1596,7 @@ impl<P: Platform> Policy<P> for O1<P> {
         ]
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let mut checker = ListChecker::new(&self.common);
         for (cpu, lock) in self.rqs.iter().enumerate() {
             lock.inspect(|rq| self.check_rq(cpu, rq, &mut checker))?;
@@ -1610,7 +1610,8 @@ impl<P: Platform> Policy<P> for O1<P> {
                     "task {t}: array {} but on_rq {:?}",
                     self.task(t).array.load(Relaxed),
                     tasks.get(t).on_rq()
-                ));
+                )
+                .into());
             }
         }
         Ok(())

@@ -50,7 +50,7 @@ use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform};
 use crate::policies::mqs::Mqs;
 use crate::policies::{BuildEnv, PolicyKind};
-use crate::policy::{Policy, PrevState};
+use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::spec::SpecError;
 use crate::task::{TaskId, TaskParams, TaskTable};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -459,7 +459,7 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
     fn queue_len(&self, q: usize) -> usize {
         self.inner.queue_len(q)
     }
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.inner.check_invariants()
     }
 }

@@ -198,7 +198,7 @@ impl Handle {
         self.policy_name.clone()
     }
 
-    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> Result<(), schedlab_core::InvariantViolation> {
         match &self.scheduler {
             Scheduler::Fast(_) => Ok(()),
             Scheduler::Policy(p) => p.policy().check_invariants(),

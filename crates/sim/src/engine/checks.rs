@@ -32,7 +32,7 @@ impl Engine<'_> {
     /// Every running task is on exactly one CPU and every message is sent, queued or
     /// received; plus the policy's own invariants.
     pub(super) fn check_invariants(&self) -> Result<(), SimError> {
-        self.policy.check_invariants().map_err(SimError::Invariant)?;
+        self.policy.check_invariants().map_err(|e| SimError::Invariant(e.0))?;
         let mut on_cpu = vec![None; self.tasks.len()];
         for (c, cpu) in self.cpus.iter().enumerate() {
             if let Some(t) = cpu.curr {
