@@ -2,7 +2,7 @@
 //! deque, now and then the global queues), poll, and when there is nothing: steal,
 //! spin, sleep.
 
-use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP};
+use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{lend, Polled, Task};
@@ -27,7 +27,7 @@ pub(crate) struct Local {
     /// running pair, which a thief steals again (a loop seen under callgrind).
     pinned: RefCell<VecDeque<Task>>,
     lifo_streak: Cell<u32>,
-    /// Consecutive picks from this worker's runnext queue (see [`RUNNEXT_CAP`]).
+    /// Consecutive picks from the runnext queue by this worker (see [`RUNNEXT_CAP`]).
     runnext_streak: Cell<u32>,
     rng: Cell<u32>,
     /// The task polled last (identity only, for the switch count).
@@ -98,24 +98,30 @@ impl Fast {
             let mut found = None;
             let mut rounds = 0u32;
             loop {
-                if let Some(t) = self.find_work(l) {
-                    found = Some(t);
-                    break;
+                // A round is loads of the queues' indices (`work_visible`), no fence,
+                // no epoch pin, no write to a line another worker uses; the full
+                // search (`find_work`, a fence per queue) only when a queue shows
+                // work, or on the first round.
+                if rounds == 0 || self.work_visible(l) {
+                    if let Some(t) = self.find_work(l) {
+                        found = Some(t);
+                        break;
+                    }
                 }
                 if handle.shutdown.load(Acquire) {
                     break;
                 }
                 rounds += 1;
-                if rounds.is_multiple_of(16) && start.elapsed() >= self.spin {
+                if rounds.is_multiple_of(64) && start.elapsed() >= self.spin {
                     break;
                 }
-                for _ in 0..32 {
+                for _ in 0..SPIN_PAUSES {
                     std::hint::spin_loop();
                 }
             }
             let last = self.idle.stop_spinning();
             if let Some(t) = found {
-                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext[l.index].is_empty()) {
+                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext.is_empty()) {
                     self.idle.notify_one();
                 }
                 self.run_task(l, t);
@@ -154,7 +160,7 @@ impl Fast {
                 && l.pinned.borrow().is_empty()
                 && self.inboxes[l.index].is_empty()
                 && self.homes[l.index].is_empty()
-                && self.runnext[l.index].is_empty()
+                && self.runnext.is_empty()
                 && self.injector.is_empty()
             {
                 l.lifo_streak.set(0);
@@ -174,12 +180,12 @@ impl Fast {
         }
     }
 
-    /// The next task of this worker's runnext queue, unless it is empty or has had
-    /// [`RUNNEXT_CAP`] picks in a row (then one ordinary pick comes first, so that a
+    /// The next task of the runnext queue, unless it is empty or this worker has taken
+    /// [`RUNNEXT_CAP`] from it in a row (then one ordinary pick comes first, so that a
     /// stream of outside wakes cannot starve the worker's queues).
     #[inline]
     fn take_runnext(&self, l: &Local) -> Option<Task> {
-        let q = &self.runnext[l.index];
+        let q = &self.runnext;
         if q.is_empty() {
             return None;
         }
@@ -216,14 +222,28 @@ impl Fast {
         None
     }
 
+    /// Whether any queue this worker would search (`find_work`) shows work: a load of
+    /// each queue's ends, for the spinning loop. A push it misses (not yet visible) is
+    /// seen at a later round or by the re-check after registering as a sleeper.
+    fn work_visible(&self, l: &Local) -> bool {
+        let others = (0..self.stealers.len())
+            .filter(|&v| v != l.index)
+            .any(|v| !self.stealers[v].is_empty() || !self.inboxes[v].is_empty());
+        !self.runnext.is_empty()
+            || !self.homes[l.index].is_empty()
+            || !self.inboxes[l.index].is_empty()
+            || !self.injector.is_empty()
+            || others
+    }
+
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
         if let Some(t) = l.lifo.take() {
             return Some(t);
         }
-        // Its own runnext regardless of the streak: a worker about to sleep must see
+        // The runnext queue regardless of the streak: a worker about to sleep must see
         // every queue it is woken for.
-        let runnext = || steal_one(&self.runnext[l.index]);
+        let runnext = || steal_one(&self.runnext);
         if let Some(t) = runnext().or_else(|| l.deque.pop()).or_else(|| l.pop_pinned()) {
             l.runnext_streak.set(0);
             return Some(t);
@@ -249,11 +269,9 @@ impl Fast {
                     continue;
                 }
                 // One victim queue at a time: a steal that succeeds must be returned.
-                // A victim's runnext first, one task: it is waiting for a CPU now.
-                for s in 0..3 {
+                for s in 0..2 {
                     let r = match s {
-                        0 => self.runnext[v].steal(),
-                        1 => self.stealers[v].steal_batch_and_pop(&l.deque),
+                        0 => self.stealers[v].steal_batch_and_pop(&l.deque),
                         _ => self.inboxes[v].steal_batch_and_pop(&l.deque),
                     };
                     match r {
@@ -318,3 +336,4 @@ fn steal_one(q: &crossbeam_deque::Injector<Task>) -> Option<Task> {
         }
     }
 }
+
