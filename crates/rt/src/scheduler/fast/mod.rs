@@ -32,11 +32,13 @@
 //! * Stealing starts at a random victim (xorshift per worker).
 //! * Idle: spin for `spin` (default 50 µs: a futex wake of an idle vCPU costs tens of
 //!   µs here), then register as a sleeper, re-check, park ([`Idle`]). A spinning
-//!   round only loads the ends of the queues it would search (no fence, no write to
-//!   a line a busy worker uses) and searches for real when one shows work; between
-//!   rounds [`SPIN_PAUSES`] `spin_loop` hints, so a task handed to a spinning worker
-//!   runs within about 0.1 µs. Producers skip the wake-up while anyone spins; a
-//!   spinner that finds work and leaves more behind wakes the next sleeper.
+//!   round only loads the ends of queues (no fence, no write to a line a busy worker
+//!   uses) and searches for real when one shows work: every round the queues that
+//!   hand work to this worker or to anyone (runnext, home, inbox, injector), every
+//!   [`SPIN_STEAL_EVERY`] rounds the other workers' deques. Between rounds
+//!   [`SPIN_PAUSES`] `spin_loop` hints, so a task handed to a spinning worker runs
+//!   within about 0.1 µs. Producers skip the wake-up while anyone spins; a spinner
+//!   that finds work and leaves more behind wakes the next sleeper.
 //! * Self-woken and yielding tasks go to the back of the local deque (never the LIFO
 //!   slot), so `yield_now` lets every other queued task run first.
 //!
@@ -68,6 +70,11 @@ pub const RUNNEXT_CAP: u32 = 3;
 /// hint (x86 `pause`) takes about 40 ns on the machines measured (docs/runtime.md),
 /// so a round stays near 0.1 µs and a spinner sees a hand-off within about that.
 pub const SPIN_PAUSES: u32 = 1;
+/// A spinning worker looks at the other workers' deques once per this many rounds
+/// (about 1.5 µs): often enough to steal, rarely enough not to take the task a busy
+/// worker requeued and is about to pop (which bounces a yielding task between
+/// workers).
+pub const SPIN_STEAL_EVERY: u32 = 16;
 
 /// The state all workers of a fast scheduler share.
 pub(crate) struct Fast {

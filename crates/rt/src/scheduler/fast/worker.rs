@@ -2,7 +2,7 @@
 //! deque, now and then the global queues), poll, and when there is nothing: steal,
 //! spin, sleep.
 
-use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES};
+use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES, SPIN_STEAL_EVERY};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{lend, Polled, Task};
@@ -98,11 +98,13 @@ impl Fast {
             let mut found = None;
             let mut rounds = 0u32;
             loop {
-                // A round is loads of the queues' indices (`work_visible`), no fence,
-                // no epoch pin, no write to a line another worker uses; the full
-                // search (`find_work`, a fence per queue) only when a queue shows
-                // work, or on the first round.
-                if rounds == 0 || self.work_visible(l) {
+                // A round is loads of the queues' ends (`work_visible`): no fence, no
+                // epoch pin, no write to a line a busy worker uses. The queues that
+                // hand work to this worker every round; the other workers' deques
+                // only every `SPIN_STEAL_EVERY` rounds, so that a spinner does not
+                // snatch a task its owner is about to pop (a yield's requeue). The
+                // full search (`find_work`) when a look shows work, and first.
+                if rounds == 0 || self.work_visible(l, rounds.is_multiple_of(SPIN_STEAL_EVERY)) {
                     if let Some(t) = self.find_work(l) {
                         found = Some(t);
                         break;
@@ -222,18 +224,21 @@ impl Fast {
         None
     }
 
-    /// Whether any queue this worker would search (`find_work`) shows work: a load of
-    /// each queue's ends, for the spinning loop. A push it misses (not yet visible) is
-    /// seen at a later round or by the re-check after registering as a sleeper.
-    fn work_visible(&self, l: &Local) -> bool {
-        let others = (0..self.stealers.len())
-            .filter(|&v| v != l.index)
-            .any(|v| !self.stealers[v].is_empty() || !self.inboxes[v].is_empty());
+    /// Whether a queue this worker would search (`find_work`) shows work: a load of
+    /// each queue's ends, for the spinning rounds. The queues of work handed to this
+    /// worker or to anyone (runnext, home, inbox, injector) always; the other workers'
+    /// deques and inboxes if `steal`. A push a look misses (not yet visible) is seen by
+    /// a later round or by the search after registering as a sleeper (the protocol of
+    /// `idle.rs`; loom: `idle_no_lost_wakeup_when_spinning_rounds_only_load`).
+    fn work_visible(&self, l: &Local, steal: bool) -> bool {
         !self.runnext.is_empty()
             || !self.homes[l.index].is_empty()
             || !self.inboxes[l.index].is_empty()
             || !self.injector.is_empty()
-            || others
+            || (steal
+                && (0..self.stealers.len())
+                    .filter(|&v| v != l.index)
+                    .any(|v| !self.stealers[v].is_empty() || !self.inboxes[v].is_empty()))
     }
 
     /// Look everywhere: own queues, the global queues, then steal from the others.
@@ -336,4 +341,5 @@ fn steal_one(q: &crossbeam_deque::Injector<Task>) -> Option<Task> {
         }
     }
 }
+
 
