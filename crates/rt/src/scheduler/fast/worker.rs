@@ -341,5 +341,3 @@ fn steal_one(q: &crossbeam_deque::Injector<Task>) -> Option<Task> {
         }
     }
 }
-
-
