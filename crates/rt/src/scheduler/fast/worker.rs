@@ -189,6 +189,9 @@ impl Fast {
     fn take_runnext(&self, l: &Local) -> Option<Task> {
         let q = &self.runnext;
         if q.is_empty() {
+            // The row of runnext picks has ended: the next wake starts a new one (a
+            // probe woken now and then is never made to wait for an ordinary pick).
+            l.runnext_streak.set(0);
             return None;
         }
         let streak = l.runnext_streak.get();
