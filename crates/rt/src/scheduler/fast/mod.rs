@@ -71,10 +71,12 @@ pub const RUNNEXT_CAP: u32 = 3;
 /// so a round stays near 0.1 µs and a spinner sees a hand-off within about that.
 pub const SPIN_PAUSES: u32 = 1;
 /// A spinning worker looks at the other workers' deques once per this many rounds
-/// (about 1.5 µs): often enough to steal, rarely enough not to take the task a busy
+/// (about 2 µs, near the cadence of a spinner that searches every queue and then
+/// waits 32 hints): often enough to steal, rarely enough not to take the task a busy
 /// worker requeued and is about to pop (which bounces a yielding task between
-/// workers).
-pub const SPIN_STEAL_EVERY: u32 = 16;
+/// workers). Looking twice as often slows `local-dispatch/self-wake` and `chat` by
+/// about a fifth (docs/runtime.md).
+pub const SPIN_STEAL_EVERY: u32 = 32;
 
 /// The state all workers of a fast scheduler share.
 pub(crate) struct Fast {
