@@ -94,33 +94,7 @@ impl Fast {
             // Idle: spin, then sleep. (The idle "task" runs: the next poll is a switch.)
             l.last_polled.set(std::ptr::null());
             self.idle.start_spinning();
-            let start = Instant::now();
-            let mut found = None;
-            let mut rounds = 0u32;
-            loop {
-                // A round is loads of the queues' ends (`work_visible`): no fence, no
-                // epoch pin, no write to a line a busy worker uses. The queues that
-                // hand work to this worker every round; the other workers' deques
-                // only every `SPIN_STEAL_EVERY` rounds, so that a spinner does not
-                // snatch a task its owner is about to pop (a yield's requeue). The
-                // full search (`find_work`) when a look shows work, and first.
-                if rounds == 0 || self.work_visible(l, rounds.is_multiple_of(SPIN_STEAL_EVERY)) {
-                    if let Some(t) = self.find_work(l) {
-                        found = Some(t);
-                        break;
-                    }
-                }
-                if handle.shutdown.load(Acquire) {
-                    break;
-                }
-                rounds += 1;
-                if rounds.is_multiple_of(64) && start.elapsed() >= self.spin {
-                    break;
-                }
-                for _ in 0..SPIN_PAUSES {
-                    std::hint::spin_loop();
-                }
-            }
+            let found = self.spin_rounds(handle, l);
             let last = self.idle.stop_spinning();
             if let Some(t) = found {
                 if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext.is_empty()) {
@@ -142,6 +116,41 @@ impl Fast {
             self.stats.worker(l.index).parked();
             self.idle.sleep(l.index);
         }
+    }
+
+    /// The spinning rounds of an idle worker (registered as spinning by the caller):
+    /// the task found, or `None` once `spin` has passed or at shutdown. Out of line:
+    /// the idle path stays out of the dispatch loop's code.
+    #[inline(never)]
+    fn spin_rounds(&self, handle: &Handle, l: &Local) -> Option<Task> {
+        let start = Instant::now();
+        let mut found = None;
+        let mut rounds = 0u32;
+        loop {
+            // A round is loads of the queues' ends (`work_visible`): no fence, no
+            // epoch pin, no write to a line a busy worker uses. The queues that
+            // hand work to this worker every round; the other workers' deques
+            // only every `SPIN_STEAL_EVERY` rounds, so that a spinner does not
+            // snatch a task its owner is about to pop (a yield's requeue). The
+            // full search (`find_work`) when a look shows work, and first.
+            if rounds == 0 || self.work_visible(l, rounds.is_multiple_of(SPIN_STEAL_EVERY)) {
+                if let Some(t) = self.find_work(l) {
+                    found = Some(t);
+                    break;
+                }
+            }
+            if handle.shutdown.load(Acquire) {
+                break;
+            }
+            rounds += 1;
+            if rounds.is_multiple_of(64) && start.elapsed() >= self.spin {
+                break;
+            }
+            for _ in 0..SPIN_PAUSES {
+                std::hint::spin_loop();
+            }
+        }
+        found
     }
 
     fn next_local(&self, l: &Local, tick: u32) -> Option<Task> {
