@@ -340,9 +340,9 @@ type wakeResult struct {
 // probe goroutine blocks on a channel, a driver sends it time.Now() every period for
 // duration, and the probe records the time from the send to its run. Go has no thread
 // outside its scheduler, so the driver is a goroutine: its send readies the probe in
-// the driver's own P (runnext) and the driver then sleeps, so Go's rows measure a
-// hand-off within one P, not the outside wake the Rust runtimes see. Panics unless
-// every probe sent ran and the hogs ran.
+// the driver's own P (runnext) and the driver then sleeps. That is the program of the
+// Rust runtimes' wake-latency-inside rows (a driver task on the runtime's timer), and
+// Go's rows are those. Panics unless every probe sent ran and the hogs ran.
 func wakeLatency(s wakeScale) wakeResult {
 	hogs := s.hogsPerP * runtime.GOMAXPROCS(0)
 	// Buffered for every probe (Go has no unbounded channel); a send to a blocked
@@ -461,9 +461,9 @@ func main() {
 	run("spawn", policy+" join per task", "tasks/s", "none", func() measure { return spawn(s.budget) })
 	run("chat", policy, "messages/s", "go chan", func() measure { return chat(s.rooms, s.messages) })
 	run("hackbench", policy, "messages/s", "go chan", func() measure { return hackbench(s.groups, s.loops) })
-	// names::WAKE_LATENCY: one run gives the four rows (no CPU time, no channel column,
-	// like the Rust rows).
-	wakeBenches := []string{"wake-latency-p50", "wake-latency-p99", "wake-latency-p99.9", "wake-latency-max"}
+	// names::WAKE_LATENCY_INSIDE (the driver is a goroutine): one run gives the four
+	// rows (no CPU time, no channel column, like the Rust rows).
+	wakeBenches := []string{"wake-latency-inside-p50", "wake-latency-inside-p99", "wake-latency-inside-p99.9", "wake-latency-inside-max"}
 	if wanted(wakeBenches[0]) || wanted(wakeBenches[1]) || wanted(wakeBenches[2]) || wanted(wakeBenches[3]) {
 		procs := runtime.GOMAXPROCS(0)
 		fmt.Fprintf(os.Stderr, "  wake-latency on go %s (%d workers, %d hogs of %v chunks, a probe every %v for %v)\n",

@@ -1,6 +1,7 @@
 //! The executor interface the async benchmark programs are written against.
 
 use std::future::Future;
+use std::time::Instant;
 
 /// A multi-threaded async runtime, as the benchmark programs see it.
 ///
@@ -58,6 +59,10 @@ pub trait Exec: Send + Sync + 'static {
     /// From inside a task: give up the worker and be scheduled again (the runtime's own
     /// `yield_now`).
     fn yield_now() -> impl Future<Output = ()> + Send;
+    /// From inside a task: wait on the runtime's own timer until `deadline` (the
+    /// wake-latency driver inside the runtime sleeps with it). The timer is armed at
+    /// the first poll.
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> + Send;
     /// From inside a task: the worker it runs on, if the runtime can tell (the
     /// ping-pong rows count the round trips that crossed workers with it).
     fn current_worker() -> Option<usize> {

@@ -14,7 +14,8 @@
 //! * [`pick_cost`]: pick-next cost of every runtime policy against run-queue length.
 //! * [`rq_walk`]: the runtime's run-queue walk per task visited, with the task state in
 //!   vanilla and coloured kernel task blocks.
-//! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs.
+//! * [`wake_latency`]: wake-to-run latency of a probe among 10× oversubscribed CPU hogs,
+//!   woken by a thread outside the runtime and by a task inside it.
 //! * [`http`]: an HTTP/1.1 server of static pages written once on `hyper`, with its glue
 //!   to schedlab's runtime; [`servers`]: the server rows (`schedlab bench --servers`),
 //!   that server on schedlab under every scheduler and on Tokio, loaded by `wrk`
@@ -147,6 +148,19 @@ pub mod names {
     pub const WAKE_LATENCY_MAX: &str = "wake-latency-max";
     /// The wake-latency benches.
     pub const WAKE_LATENCY: &[&str] = &[WAKE_LATENCY_P50, WAKE_LATENCY_P99, WAKE_LATENCY_P999, WAKE_LATENCY_MAX];
+    /// Wake-to-run latency of the same probe woken by a task of the runtime that
+    /// sleeps on the runtime's timer (`crate::wake_latency::Driver::Inside`, the Go
+    /// peer's program): median, ns.
+    pub const WAKE_LATENCY_INSIDE_P50: &str = "wake-latency-inside-p50";
+    /// ... 99th percentile.
+    pub const WAKE_LATENCY_INSIDE_P99: &str = "wake-latency-inside-p99";
+    /// ... 99.9th percentile.
+    pub const WAKE_LATENCY_INSIDE_P999: &str = "wake-latency-inside-p99.9";
+    /// ... maximum.
+    pub const WAKE_LATENCY_INSIDE_MAX: &str = "wake-latency-inside-max";
+    /// The wake-latency benches with the driver inside the runtime.
+    pub const WAKE_LATENCY_INSIDE: &[&str] =
+        &[WAKE_LATENCY_INSIDE_P50, WAKE_LATENCY_INSIDE_P99, WAKE_LATENCY_INSIDE_P999, WAKE_LATENCY_INSIDE_MAX];
     /// The benches of the Converse message layer; with the pick-next ones, the benches
     /// that are not async programs (every other bench is one, which the async runtimes
     /// schedlab, Tokio and Go run).
@@ -229,6 +243,10 @@ pub mod names {
         WAKE_LATENCY_P99,
         WAKE_LATENCY_P999,
         WAKE_LATENCY_MAX,
+        WAKE_LATENCY_INSIDE_P50,
+        WAKE_LATENCY_INSIDE_P99,
+        WAKE_LATENCY_INSIDE_P999,
+        WAKE_LATENCY_INSIDE_MAX,
         LOCAL_DISPATCH_SELF_WAKE,
         PINGPONG_SAME_TM,
         PINGPONG_CROSS_TM,

@@ -78,6 +78,12 @@ impl Exec for SchedlabExec {
     fn yield_now() -> impl Future<Output = ()> + Send {
         schedlab_rt::yield_now()
     }
+    fn sleep_until(deadline: std::time::Instant) -> impl Future<Output = ()> + Send {
+        let sleep = schedlab_rt::time::sleep_until(deadline);
+        async move {
+            sleep.await;
+        }
+    }
     fn current_worker() -> Option<usize> {
         schedlab_rt::current_worker()
     }

@@ -3,22 +3,63 @@
 //! `hogs_per_worker × workers` CPU hogs (10× oversubscription) each compute in chunks
 //! of [`WakeScale::chunk`] (a spin on the clock) and call the runtime's `yield_now`
 //! between chunks, since the runtimes are cooperative. A probe task waits on the
-//! runtime's own channel ([`Exec::Chan`]); a driver thread outside the runtime sends it
-//! the current `Instant` every [`WakeScale::period`], and the probe records, in an HDR
-//! histogram, the time from that send (the wake) to its first poll after it. The run
-//! lasts [`WakeScale::duration`]; the probe must have seen every message sent (checked).
-//! Rows: p50, p99, p99.9 and max in ns ([`names::WAKE_LATENCY`]), the policy column
-//! states workers, hogs and probes.
+//! runtime's own channel ([`Exec::Chan`]); a driver sends it the current `Instant`
+//! every [`WakeScale::period`], and the probe records, in an HDR histogram, the time
+//! from that send (the wake) to its first poll after it. The run lasts
+//! [`WakeScale::duration`]; the probe must have seen every message sent (checked).
+//! Two drivers ([`Driver`]), two sets of rows, p50, p99, p99.9 and max in ns; the
+//! policy column states workers, hogs and probes:
 //!
-//! The Go peer (`peers/go`) runs the same program with goroutines and
-//! `runtime.Gosched`; its driver is a goroutine, since Go has no threads outside its
-//! scheduler.
+//! * [`Driver::Outside`] ([`names::WAKE_LATENCY`]): a thread outside the runtime
+//!   sends, as a reactor or a foreign thread would. The probe's wake comes from no
+//!   worker; with every worker inside an uninterruptible chunk, no cooperative runtime
+//!   can run it before one of them reaches its next scheduling point, so the floor is
+//!   about one chunk at the tail.
+//! * [`Driver::Inside`] ([`names::WAKE_LATENCY_INSIDE`]): a task of the runtime
+//!   sleeps on the runtime's timer ([`Exec::sleep_until`]) and sends when it wakes:
+//!   the probe is woken by a task on a worker, and can run as soon as the driver
+//!   blocks. The driver arms its next timer before it sends, so that nothing but its
+//!   return to the scheduler lies between the send and the probe's turn (arming
+//!   schedlab's timer writes to the reactor's eventfd). This is the program of the Go
+//!   peer (`peers/go`), whose driver is a goroutine (Go has no thread outside its
+//!   scheduler): it emits these rows only.
 
 use crate::{names, units, ChanRx, ChanTx, Channels, Exec, Filter, Row};
 use hdrhistogram::Histogram;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
+
+/// Who sends to the probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    /// A thread outside the runtime (the [`names::WAKE_LATENCY`] rows).
+    Outside,
+    /// A task of the runtime sleeping on its timer (the [`names::WAKE_LATENCY_INSIDE`]
+    /// rows).
+    Inside,
+}
+
+impl Driver {
+    /// Both drivers, in row order.
+    pub const ALL: [Driver; 2] = [Driver::Outside, Driver::Inside];
+    /// The four benches (p50, p99, p99.9, max) of this driver's rows.
+    pub fn benches(self) -> &'static [&'static str] {
+        match self {
+            Driver::Outside => names::WAKE_LATENCY,
+            Driver::Inside => names::WAKE_LATENCY_INSIDE,
+        }
+    }
+    /// For progress lines.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Driver::Outside => "driver: a thread outside the runtime",
+            Driver::Inside => "driver: a task on the runtime's timer",
+        }
+    }
+}
 
 /// Load, probe rate and length of one run.
 #[derive(Clone, Debug)]
@@ -63,6 +104,8 @@ impl WakeScale {
 /// The outcome of one run.
 #[derive(Clone, Debug)]
 pub struct WakeLatency {
+    /// Who sent to the probe.
+    pub driver: Driver,
     /// Workers of the runtime.
     pub workers: usize,
     /// Hog tasks.
@@ -78,15 +121,11 @@ pub struct WakeLatency {
 }
 
 impl WakeLatency {
-    /// (bench name, ns) for p50, p99, p99.9 and max.
+    /// (bench name, ns) for p50, p99, p99.9 and max (the driver's benches).
     pub fn quantiles(&self) -> [(&'static str, f64); 4] {
         let q = |x| self.hist.value_at_quantile(x) as f64;
-        [
-            (names::WAKE_LATENCY_P50, q(0.5)),
-            (names::WAKE_LATENCY_P99, q(0.99)),
-            (names::WAKE_LATENCY_P999, q(0.999)),
-            (names::WAKE_LATENCY_MAX, self.hist.max() as f64),
-        ]
+        let b = self.driver.benches();
+        [(b[0], q(0.5)), (b[1], q(0.99)), (b[2], q(0.999)), (b[3], self.hist.max() as f64)]
     }
 }
 
@@ -98,9 +137,9 @@ fn compute(d: Duration) {
     }
 }
 
-/// Run the program on `e` (which has `workers` workers): see the module docs. Panics
-/// if a probe was lost.
-pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale) -> WakeLatency {
+/// Run the program on `e` (which has `workers` workers) with `driver`: see the module
+/// docs. Panics if a probe was lost.
+pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale, driver: Driver) -> WakeLatency {
     let hogs = s.hogs_per_worker * workers;
     let (tx, mut rx) = <E::Chan as Channels>::unbounded::<Instant>();
     let probe = e.spawn_on(0, async move {
@@ -128,19 +167,46 @@ pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale) -> WakeLatenc
             })
         })
         .collect();
-    std::thread::sleep(s.warmup);
-    let start = Instant::now();
-    let mut sent = 0u64;
-    loop {
-        let next = start + s.period * (sent as u32 + 1);
-        if next > start + s.duration {
-            break;
+    let start = Instant::now() + s.warmup;
+    let (period, end) = (s.period, start + s.duration);
+    let sent = match driver {
+        Driver::Outside => {
+            std::thread::sleep(s.warmup);
+            let mut sent = 0u64;
+            loop {
+                let next = start + period * (sent as u32 + 1);
+                if next > end {
+                    break;
+                }
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                tx.send(Instant::now());
+                sent += 1;
+            }
+            drop(tx);
+            sent
         }
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        tx.send(Instant::now());
-        sent += 1;
-    }
-    drop(tx);
+        Driver::Inside => e.block_on(e.spawn_on(workers.saturating_sub(1), async move {
+            let mut sent = 0u64;
+            for k in 1u32.. {
+                let deadline = start + period * k;
+                let last = deadline > end;
+                let mut sleep = std::pin::pin!(E::sleep_until(deadline));
+                // Arm the next timer first (one poll), then send, then block on it.
+                let fired = !last && std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx).is_ready())).await;
+                if k > 1 {
+                    tx.send(Instant::now());
+                    sent += 1;
+                }
+                if last {
+                    break;
+                }
+                if !fired {
+                    sleep.await;
+                }
+            }
+            sent
+        })),
+    };
     // The last probes still run under load; then the hogs stop.
     let (hist, ran) = e.block_on(probe);
     stop.store(true, Relaxed);
@@ -154,11 +220,11 @@ pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale) -> WakeLatenc
     assert!(sent > 0, "no probe sent in {:?}", s.duration);
     assert_eq!(ran, sent, "every probe ran");
     assert_eq!(hist.len(), sent, "every probe recorded");
-    WakeLatency { workers, hogs, sent, ran, chunks, hist }
+    WakeLatency { driver, workers, hogs, sent, ran, chunks, hist }
 }
 
-/// The four [`names::WAKE_LATENCY`] rows of `e` (with `workers` workers) if `filter`
-/// wants any of them.
+/// The [`names::WAKE_LATENCY`] and [`names::WAKE_LATENCY_INSIDE`] rows of `e` (with
+/// `workers` workers) that `filter` wants, one run per driver.
 pub fn rows<E: Exec>(
     e: &E,
     workers: usize,
@@ -167,20 +233,28 @@ pub fn rows<E: Exec>(
     progress: &mut dyn FnMut(&str),
 ) -> Vec<Row> {
     let rt = e.runtime().to_string();
-    if !names::WAKE_LATENCY.iter().any(|b| filter.wants(b, &rt)) {
-        return Vec::new();
+    let mut rows = Vec::new();
+    for driver in Driver::ALL {
+        if !driver.benches().iter().any(|b| filter.wants(b, &rt)) {
+            continue;
+        }
+        let policy = e.policy();
+        let hogs = s.hogs_per_worker * workers;
+        progress(&format!(
+            "wake-latency on {rt} {policy} ({workers} workers, {hogs} hogs of {:?} chunks, a probe every {:?} for {:?}; {})",
+            s.chunk,
+            s.period,
+            s.duration,
+            driver.describe()
+        ));
+        let r = wake_latency(e, workers, s, driver);
+        let config = format!("{policy}, {workers} workers, {hogs} hogs, {} probes", r.ran);
+        rows.extend(
+            r.quantiles()
+                .into_iter()
+                .filter(|(b, _)| filter.wants(b, &rt))
+                .map(|(b, v)| Row::new(b, &rt, &config, v, units::NS_WAKE)),
+        );
     }
-    let policy = e.policy();
-    let hogs = s.hogs_per_worker * workers;
-    progress(&format!(
-        "wake-latency on {rt} {policy} ({workers} workers, {hogs} hogs of {:?} chunks, a probe every {:?} for {:?})",
-        s.chunk, s.period, s.duration
-    ));
-    let r = wake_latency(e, workers, s);
-    let config = format!("{policy}, {workers} workers, {hogs} hogs, {} probes", r.ran);
-    r.quantiles()
-        .into_iter()
-        .filter(|(b, _)| filter.wants(b, &rt))
-        .map(|(b, v)| Row::new(b, &rt, &config, v, units::NS_WAKE))
-        .collect()
+    rows
 }

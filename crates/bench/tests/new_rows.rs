@@ -4,7 +4,7 @@
 
 use schedlab_bench::pick_cost::{self, PickScale};
 use schedlab_bench::schedlab_exec::SchedlabExec;
-use schedlab_bench::wake_latency::{self, WakeScale};
+use schedlab_bench::wake_latency::{self, Driver, WakeScale};
 use schedlab_bench::{names, runtimes, units, Filter, Row};
 use std::time::Duration;
 
@@ -68,38 +68,44 @@ fn wake_latency_rows_for_every_policy() {
     let ws = WakeScale { duration: Duration::from_millis(40), hogs_per_worker: 3, ..WakeScale::quick() };
     for policy in registry() {
         let e = SchedlabExec::new(2, &policy).expect("runtime builds");
-        let r = wake_latency::wake_latency(&e, 2, &ws);
-        assert!(r.sent > 0 && r.ran == r.sent, "{policy}: {} sent, {} ran", r.sent, r.ran);
-        assert!(r.chunks > 0, "{policy}: the hogs ran");
+        for driver in Driver::ALL {
+            let r = wake_latency::wake_latency(&e, 2, &ws, driver);
+            assert!(r.sent > 0 && r.ran == r.sent, "{policy} {driver:?}: {} sent, {} ran", r.sent, r.ran);
+            assert!(r.chunks > 0, "{policy} {driver:?}: the hogs ran");
+        }
         let rows = wake_latency::rows(&e, 2, &ws, &Filter(None), &mut |_| {});
         e.shutdown();
         let benches: Vec<&str> = rows.iter().map(|r| r.bench.as_str()).collect();
-        assert_eq!(benches, names::WAKE_LATENCY, "{policy}");
+        let want: Vec<&str> = names::WAKE_LATENCY.iter().chain(names::WAKE_LATENCY_INSIDE).copied().collect();
+        assert_eq!(benches, want, "{policy}");
         for r in &rows {
             assert_eq!((r.runtime.as_str(), r.unit.as_str()), (runtimes::SCHEDLAB, units::NS_WAKE));
             assert!(r.policy.starts_with(&format!("{policy}, 2 workers, 6 hogs, ")), "{r:?}");
             positive(r);
         }
-        let v: Vec<f64> = rows.iter().map(|r| r.value).collect();
-        assert!(v.windows(2).all(|w| w[0] <= w[1]), "{policy}: quantiles ascend: {v:?}");
+        for driver in rows.chunks(4) {
+            let v: Vec<f64> = driver.iter().map(|r| r.value).collect();
+            assert!(v.windows(2).all(|w| w[0] <= w[1]), "{policy}: quantiles ascend: {v:?}");
+        }
     }
 }
 
 #[test]
 fn new_benches_are_named_and_filtered() {
-    for b in [names::PICK_NEXT, names::PICK_NEXT_GROWTH].iter().chain(names::WAKE_LATENCY) {
+    let wake = names::WAKE_LATENCY.iter().chain(names::WAKE_LATENCY_INSIDE);
+    for b in [names::PICK_NEXT, names::PICK_NEXT_GROWTH].iter().chain(wake.clone()) {
         assert!(names::ALL.contains(b), "{b}");
     }
     assert!(!names::is_async(names::PICK_NEXT) && !names::is_async(names::PICK_NEXT_GROWTH));
-    assert!(names::WAKE_LATENCY.iter().all(|b| names::is_async(b)));
+    assert!(wake.clone().all(|b| names::is_async(b)));
     assert!(units::lower_is_better(units::GROWTH) && units::lower_is_better(units::NS_WAKE));
     let f = Filter(Some("pick".into()));
     assert!(f.selects_anything() && !f.wants_runtime(runtimes::TOKIO));
     assert!(Filter(Some("wake".into())).wants_runtime(runtimes::GO));
 }
 
-/// The Go peer's wake-latency rows (`peers/go`, the same program with goroutines):
-/// the four benches, in `names::WAKE_LATENCY` order, parsed by the same `from_json` as
+/// The Go peer's wake-latency rows (`peers/go`, the same program with goroutines, its
+/// driver a goroutine): the four inside benches, in `names::WAKE_LATENCY_INSIDE` order, parsed by the same `from_json` as
 /// `schedlab bench`, every probe accounted for in the policy column. Needs `go` on
 /// PATH; without it the test says so and checks nothing.
 #[test]
@@ -121,7 +127,7 @@ fn go_peer_wake_latency_rows() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = schedlab_bench::row::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     let benches: Vec<&str> = rows.iter().map(|r| r.bench.as_str()).collect();
-    assert_eq!(benches, names::WAKE_LATENCY);
+    assert_eq!(benches, names::WAKE_LATENCY_INSIDE);
     // 0.3 s of probes every 5 ms (WakeScale::quick) among 10 hogs per P.
     let s = WakeScale::quick();
     let probes = s.duration.as_nanos() / s.period.as_nanos();

@@ -194,7 +194,8 @@ impl TokioExec {
     /// start order, one per CPU like schedlab's workers) and so is each placed thread.
     pub fn new(workers: usize, pin: Pin) -> TokioExec {
         let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.worker_threads(workers);
+        // The timer: the wake-latency driver inside the runtime sleeps on it.
+        b.worker_threads(workers).enable_time();
         if pin.pinned() {
             // Tokio starts its `workers` worker threads first; the programs never use
             // the blocking pool, whose threads would be pinned round-robin too.
@@ -297,6 +298,9 @@ impl Exec for TokioExec {
     }
     fn yield_now() -> impl Future<Output = ()> + Send {
         tokio::task::yield_now()
+    }
+    fn sleep_until(deadline: std::time::Instant) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(deadline))
     }
 }
 

@@ -5,7 +5,7 @@
 //! decided by a pluggable scheduler:
 //!
 //! * **`"fast"`** (default; a runtime-native entry of `schedlab_core`'s policy registry): per-worker lock-free
-//!   deques + a LIFO "next task" slot with a starvation cap, per-worker runnext queues
+//!   deques + a LIFO "next task" slot with a starvation cap, a shared runnext queue
 //!   for wakes from outside the workers (the reactor's), per-worker inboxes and a
 //!   global injection queue, random-start work stealing, spin-then-park idle workers.
 //!   See `scheduler/fast/` for how it differs from Tokio's scheduler.

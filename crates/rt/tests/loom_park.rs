@@ -9,7 +9,7 @@ use loom::thread;
 use schedlab_rt::park::{Idle, Parker};
 use schedlab_rt::resched::Resched;
 use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
-use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
 /// An unpark before or during park is never lost.
 #[test]
@@ -93,6 +93,48 @@ fn idle_no_lost_wakeup() {
 #[test]
 fn idle_no_lost_wakeup_with_spinning() {
     idle_model(true);
+}
+
+/// The fast worker's spinning rounds (`worker.rs`): each round only loads the queue
+/// (no fence, it may see a stale empty queue) and searches for real only when the load
+/// shows work; when its rounds run out it stops spinning, registers as a sleeper,
+/// searches (the fenced take) and sleeps. A producer that saw it spinning does not wake
+/// it, so the search after registering must find what the loads missed (loom reports a
+/// deadlock otherwise).
+#[test]
+fn idle_no_lost_wakeup_when_spinning_rounds_only_load() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(1));
+        let work = Arc::new(AtomicUsize::new(0));
+        let (i2, w2) = (idle.clone(), work.clone());
+        let producer = thread::spawn(move || {
+            w2.fetch_add(1, SeqCst);
+            i2.notify_one();
+        });
+        let take = |w: &AtomicUsize| w.compare_exchange(1, 0, SeqCst, SeqCst).is_ok();
+        loop {
+            idle.start_spinning();
+            let mut found = false;
+            for _ in 0..2 {
+                if work.load(Relaxed) > 0 && take(&work) {
+                    found = true;
+                    break;
+                }
+                loom::hint::spin_loop();
+            }
+            idle.stop_spinning();
+            if found {
+                break;
+            }
+            idle.register(0);
+            if take(&work) {
+                idle.unregister(0);
+                break;
+            }
+            idle.sleep(0);
+        }
+        producer.join().unwrap();
+    });
 }
 
 /// A policy worker against a waker (`resched.rs`) that twice queues a task under the

@@ -14,12 +14,14 @@
 //!   another task would otherwise starve.
 //! * **runnext**: a task woken from outside the runtime's workers (the reactor's
 //!   thread firing a timer or a socket, a `block_on` caller, a plain thread) goes to
-//!   one worker's `runnext` queue (round robin), which that worker takes from before
-//!   its deque at every pick: it runs after the current poll, not behind every
-//!   runnable yielder (as Go's `runnext`, which holds the goroutine readied by a
-//!   P's timers and network poller). Bounded: at most [`RUNNEXT_CAP`] runnext picks
-//!   in a row while other work waits, then one ordinary pick. A wake from a worker
-//!   has its runnext already: the LIFO slot. Stealable by idle workers.
+//!   the shared `runnext` queue, which every worker takes from before its deque at
+//!   every pick: it runs at the next scheduling point of whichever worker reaches one
+//!   first, not behind every runnable yielder, and not behind one chosen worker's
+//!   current poll (that worker may be in a long poll, or off its CPU). Go's `runnext`
+//!   holds the goroutine readied by a P's timers and network poller; here no worker
+//!   owns the outside wake, so the first free one takes it. Bounded: at most
+//!   [`RUNNEXT_CAP`] runnext picks in a row while other work waits, then one ordinary
+//!   pick. A wake from a worker has its runnext already: the LIFO slot.
 //! * A global **injector** for spawns from outside the runtime, and a per-worker
 //!   **inbox** for placement hints (`spawn_on`); both are stealable.
 //! * Tasks **pinned** to a worker are never where a thief looks: woken or spawned
@@ -29,9 +31,14 @@
 //!   first, so a busy local queue cannot starve placement hints and outside spawns.
 //! * Stealing starts at a random victim (xorshift per worker).
 //! * Idle: spin for `spin` (default 50 µs: a futex wake of an idle vCPU costs tens of
-//!   µs here), then register as a sleeper, re-check, park ([`Idle`]). Producers
-//!   skip the wake-up while anyone spins; a spinner that finds work and leaves more
-//!   behind wakes the next sleeper.
+//!   µs here), then register as a sleeper, re-check, park ([`Idle`]). A spinning
+//!   round only loads the ends of queues (no fence, no write to a line a busy worker
+//!   uses) and searches for real when one shows work: every round the queues that
+//!   hand work to this worker or to anyone (runnext, home, inbox, injector), every
+//!   [`SPIN_STEAL_EVERY`] rounds the other workers' deques. Between rounds
+//!   [`SPIN_PAUSES`] `spin_loop` hints, so a task handed to a spinning worker runs
+//!   within about 0.1 µs. Producers skip the wake-up while anyone spins; a spinner
+//!   that finds work and leaves more behind wakes the next sleeper.
 //! * Self-woken and yielding tasks go to the back of the local deque (never the LIFO
 //!   slot), so `yield_now` lets every other queued task run first.
 //!
@@ -51,7 +58,6 @@ use crate::task::Task;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use idle::Idle;
 use owned::OwnedTasks;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Consecutive LIFO-slot picks allowed while other work waits.
@@ -60,16 +66,25 @@ pub const LIFO_CAP: u32 = 3;
 pub const GLOBAL_INTERVAL: u32 = 61;
 /// Consecutive runnext picks allowed while other work waits.
 pub const RUNNEXT_CAP: u32 = 3;
+/// `spin_loop` hints between two looks of a spinning worker at the queues. One: a
+/// hint (x86 `pause`) takes about 40 ns on the machines measured (docs/runtime.md),
+/// so a round stays near 0.1 µs and a spinner sees a hand-off within about that.
+pub const SPIN_PAUSES: u32 = 1;
+/// A spinning worker looks at the other workers' deques once per this many rounds
+/// (about 2 µs, near the cadence of a spinner that searches every queue and then
+/// waits 32 hints): often enough to steal, rarely enough not to take the task a busy
+/// worker requeued and is about to pop (which bounces a yielding task between
+/// workers). Looking twice as often slows `local-dispatch/self-wake` and `chat` by
+/// about a fifth (docs/runtime.md).
+pub const SPIN_STEAL_EVERY: u32 = 32;
 
 /// The state all workers of a fast scheduler share.
 pub(crate) struct Fast {
     injector: Injector<Task>,
     inboxes: Box<[Injector<Task>]>,
-    /// Per worker: tasks woken from outside the workers, to run next (`worker.rs`,
-    /// `Fast::take_runnext`).
-    runnext: Box<[Injector<Task>]>,
-    /// Round robin over the workers for outside wakes.
-    next_runnext: AtomicUsize,
+    /// Tasks woken from outside the workers, to run next on the first worker that
+    /// picks (`worker.rs`, `Fast::take_runnext`).
+    runnext: Injector<Task>,
     /// Per worker: tasks pinned to it, woken or spawned elsewhere. Only that worker
     /// takes from it (a thief could only hand them back).
     homes: Box<[Injector<Task>]>,
@@ -89,8 +104,7 @@ impl Fast {
         Fast {
             injector: Injector::new(),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
-            runnext: (0..n).map(|_| Injector::new()).collect(),
-            next_runnext: AtomicUsize::new(0),
+            runnext: Injector::new(),
             homes: (0..n).map(|_| Injector::new()).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle: Idle::new(n),
@@ -133,27 +147,22 @@ impl Fast {
         }
     }
 
-    /// [`Fast::schedule`] from a thread that is not a worker (a worker's runnext
-    /// queue), or of a pinned task away from its home worker (that worker's home queue).
+    /// [`Fast::schedule`] from a thread that is not a worker (the runnext queue), or of a pinned task away from its home worker (that worker's home queue).
     #[inline(never)]
     fn schedule_elsewhere(&self, task: Task) {
         match task.header().home() {
             Some(home) => self.schedule_on(task, home),
             None => {
-                // Round robin: one outside waker (the reactor's thread) does not load
-                // one worker. That worker runs it next; if it sleeps, wake it, else let
-                // an idle worker steal it (it looks at every runnext queue).
-                let w = self.next_runnext.fetch_add(1, Relaxed) % self.runnext.len();
-                self.runnext[w].push(task);
-                if !self.idle.wake_worker(w) {
-                    self.idle.notify_one();
-                }
+                // Every busy worker looks at it at its next pick; an idle one is
+                // woken unless one spins (it looks there first).
+                self.runnext.push(task);
+                self.idle.notify_one();
             }
         }
     }
 
     /// A task spawned from outside the workers: the injector (a worker takes a batch
-    /// at a time into its deque), not a runnext queue, so that a loop spawning many
+    /// at a time into its deque), not the runnext queue, so that a loop spawning many
     /// tasks from `block_on` is not run one steal per task ahead of everything else.
     pub fn inject(&self, task: Task) {
         if task.header().home().is_some() {
@@ -190,11 +199,11 @@ impl Fast {
 
     pub fn debug_state(&self) -> String {
         format!(
-            "live={:?} injector={} inboxes={:?} runnext={:?} homes={:?} stealers={:?} spinning={} idle={:?}",
+            "live={:?} injector={} inboxes={:?} runnext={} homes={:?} stealers={:?} spinning={} idle={:?}",
             self.owned.states(),
             self.injector.len(),
             self.inboxes.iter().map(|q| q.len()).collect::<Vec<_>>(),
-            self.runnext.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.runnext.len(),
             self.homes.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.stealers.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.idle.num_spinning(),
@@ -211,7 +220,7 @@ impl Fast {
                 t.cancel();
             }
         }
-        let queues = std::iter::once(&self.injector).chain(self.inboxes.iter()).chain(self.runnext.iter());
+        let queues = [&self.injector, &self.runnext].into_iter().chain(self.inboxes.iter());
         for q in queues.chain(self.homes.iter()) {
             loop {
                 match q.steal() {

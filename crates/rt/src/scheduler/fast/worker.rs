@@ -2,7 +2,7 @@
 //! deque, now and then the global queues), poll, and when there is nothing: steal,
 //! spin, sleep.
 
-use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP};
+use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES, SPIN_STEAL_EVERY};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
 use crate::task::{lend, Polled, Task};
@@ -27,7 +27,7 @@ pub(crate) struct Local {
     /// running pair, which a thief steals again (a loop seen under callgrind).
     pinned: RefCell<VecDeque<Task>>,
     lifo_streak: Cell<u32>,
-    /// Consecutive picks from this worker's runnext queue (see [`RUNNEXT_CAP`]).
+    /// Consecutive picks from the runnext queue by this worker (see [`RUNNEXT_CAP`]).
     runnext_streak: Cell<u32>,
     rng: Cell<u32>,
     /// The task polled last (identity only, for the switch count).
@@ -94,28 +94,10 @@ impl Fast {
             // Idle: spin, then sleep. (The idle "task" runs: the next poll is a switch.)
             l.last_polled.set(std::ptr::null());
             self.idle.start_spinning();
-            let start = Instant::now();
-            let mut found = None;
-            let mut rounds = 0u32;
-            loop {
-                if let Some(t) = self.find_work(l) {
-                    found = Some(t);
-                    break;
-                }
-                if handle.shutdown.load(Acquire) {
-                    break;
-                }
-                rounds += 1;
-                if rounds.is_multiple_of(16) && start.elapsed() >= self.spin {
-                    break;
-                }
-                for _ in 0..32 {
-                    std::hint::spin_loop();
-                }
-            }
+            let found = self.spin_rounds(handle, l);
             let last = self.idle.stop_spinning();
             if let Some(t) = found {
-                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext[l.index].is_empty()) {
+                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext.is_empty()) {
                     self.idle.notify_one();
                 }
                 self.run_task(l, t);
@@ -136,6 +118,41 @@ impl Fast {
         }
     }
 
+    /// The spinning rounds of an idle worker (registered as spinning by the caller):
+    /// the task found, or `None` once `spin` has passed or at shutdown. Out of line:
+    /// the idle path stays out of the dispatch loop's code.
+    #[inline(never)]
+    fn spin_rounds(&self, handle: &Handle, l: &Local) -> Option<Task> {
+        let start = Instant::now();
+        let mut found = None;
+        let mut rounds = 0u32;
+        loop {
+            // A round is loads of the queues' ends (`work_visible`): no fence, no
+            // epoch pin, no write to a line a busy worker uses. The queues that
+            // hand work to this worker every round; the other workers' deques
+            // only every `SPIN_STEAL_EVERY` rounds, so that a spinner does not
+            // snatch a task its owner is about to pop (a yield's requeue). The
+            // full search (`find_work`) when a look shows work, and first.
+            if rounds == 0 || self.work_visible(l, rounds.is_multiple_of(SPIN_STEAL_EVERY)) {
+                if let Some(t) = self.find_work(l) {
+                    found = Some(t);
+                    break;
+                }
+            }
+            if handle.shutdown.load(Acquire) {
+                break;
+            }
+            rounds += 1;
+            if rounds.is_multiple_of(64) && start.elapsed() >= self.spin {
+                break;
+            }
+            for _ in 0..SPIN_PAUSES {
+                std::hint::spin_loop();
+            }
+        }
+        found
+    }
+
     fn next_local(&self, l: &Local, tick: u32) -> Option<Task> {
         if tick.is_multiple_of(GLOBAL_INTERVAL) {
             if let Some(t) = self.steal_global(l).or_else(|| l.pop_pinned()) {
@@ -154,7 +171,7 @@ impl Fast {
                 && l.pinned.borrow().is_empty()
                 && self.inboxes[l.index].is_empty()
                 && self.homes[l.index].is_empty()
-                && self.runnext[l.index].is_empty()
+                && self.runnext.is_empty()
                 && self.injector.is_empty()
             {
                 l.lifo_streak.set(0);
@@ -174,13 +191,16 @@ impl Fast {
         }
     }
 
-    /// The next task of this worker's runnext queue, unless it is empty or has had
-    /// [`RUNNEXT_CAP`] picks in a row (then one ordinary pick comes first, so that a
+    /// The next task of the runnext queue, unless it is empty or this worker has taken
+    /// [`RUNNEXT_CAP`] from it in a row (then one ordinary pick comes first, so that a
     /// stream of outside wakes cannot starve the worker's queues).
     #[inline]
     fn take_runnext(&self, l: &Local) -> Option<Task> {
-        let q = &self.runnext[l.index];
+        let q = &self.runnext;
         if q.is_empty() {
+            // The row of runnext picks has ended: the next wake starts a new one (a
+            // probe woken now and then is never made to wait for an ordinary pick).
+            l.runnext_streak.set(0);
             return None;
         }
         let streak = l.runnext_streak.get();
@@ -216,14 +236,31 @@ impl Fast {
         None
     }
 
+    /// Whether a queue this worker would search (`find_work`) shows work: a load of
+    /// each queue's ends, for the spinning rounds. The queues of work handed to this
+    /// worker or to anyone (runnext, home, inbox, injector) always; the other workers'
+    /// deques and inboxes if `steal`. A push a look misses (not yet visible) is seen by
+    /// a later round or by the search after registering as a sleeper (the protocol of
+    /// `idle.rs`; loom: `idle_no_lost_wakeup_when_spinning_rounds_only_load`).
+    fn work_visible(&self, l: &Local, steal: bool) -> bool {
+        !self.runnext.is_empty()
+            || !self.homes[l.index].is_empty()
+            || !self.inboxes[l.index].is_empty()
+            || !self.injector.is_empty()
+            || (steal
+                && (0..self.stealers.len())
+                    .filter(|&v| v != l.index)
+                    .any(|v| !self.stealers[v].is_empty() || !self.inboxes[v].is_empty()))
+    }
+
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
         if let Some(t) = l.lifo.take() {
             return Some(t);
         }
-        // Its own runnext regardless of the streak: a worker about to sleep must see
+        // The runnext queue regardless of the streak: a worker about to sleep must see
         // every queue it is woken for.
-        let runnext = || steal_one(&self.runnext[l.index]);
+        let runnext = || steal_one(&self.runnext);
         if let Some(t) = runnext().or_else(|| l.deque.pop()).or_else(|| l.pop_pinned()) {
             l.runnext_streak.set(0);
             return Some(t);
@@ -249,11 +286,9 @@ impl Fast {
                     continue;
                 }
                 // One victim queue at a time: a steal that succeeds must be returned.
-                // A victim's runnext first, one task: it is waiting for a CPU now.
-                for s in 0..3 {
+                for s in 0..2 {
                     let r = match s {
-                        0 => self.runnext[v].steal(),
-                        1 => self.stealers[v].steal_batch_and_pop(&l.deque),
+                        0 => self.stealers[v].steal_batch_and_pop(&l.deque),
                         _ => self.inboxes[v].steal_batch_and_pop(&l.deque),
                     };
                     match r {
