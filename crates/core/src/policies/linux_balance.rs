@@ -968,42 +968,8 @@ pub(crate) trait Balance<P: Platform> {
     /// `update_sg_lb_stats` of `group`'s CPUs in `cpus`: a `Work::Examine` and a read
     /// of the queue's line per CPU, and of the CPU's data when its queue is empty.
     fn group_stats(&self, p: &P, group: CpuMask, cpus: CpuMask, pct: u64) -> GroupStats {
-        let common = self.common();
-        let weight = weight_of(group);
-        let mut s = GroupStats {
-            load: 0,
-            util: 0,
-            runnable: 0,
-            nr: 0,
-            idle_cpus: 0,
-            weight,
-            capacity: SCHED_CAPACITY_SCALE * weight as u64,
-            avg_load: 0,
-            kind: GroupType::HasSpare,
-        };
-        for i in cpus_of(CpuMask(group.0 & cpus.0)) {
-            p.charge(Work::Examine);
-            p.touch(Line::Queue(i), Access::Read);
-            let nr = common.queue_len(i);
-            s.load += self.published_load(i);
-            s.nr += nr;
-            s.runnable += SCHED_CAPACITY_SCALE * nr as u64;
-            if nr > 0 {
-                s.util += SCHED_CAPACITY_SCALE;
-            } else {
-                p.touch(Line::CpuData(i), Access::Read);
-                if common.cpu(i).curr().is_none() {
-                    s.idle_cpus += 1;
-                }
-            }
-        }
-        s.kind = if overloaded(pct, &s) {
-            GroupType::Overloaded
-        } else if !has_capacity(pct, &s) {
-            GroupType::FullyBusy
-        } else {
-            GroupType::HasSpare
-        };
+        let both = CpuMask(group.0 & cpus.0);
+        let mut s = sum_group(self.common(), p, weight_of(group), both, pct, |i| self.published_load(i));
         if s.kind == GroupType::Overloaded {
             s.avg_load = s.load * SCHED_CAPACITY_SCALE / s.capacity;
         }
@@ -1350,7 +1316,24 @@ fn wakeup_stats<P: Platform>(
     pct: u64,
     load: &impl Fn(CpuId) -> u64,
 ) -> GroupStats {
-    let weight = weight_of(group);
+    let mut s = sum_group(common, p, weight_of(group), group, pct, load);
+    if s.kind != GroupType::HasSpare {
+        s.avg_load = s.load * SCHED_CAPACITY_SCALE / s.capacity;
+    }
+    s
+}
+
+/// The sums both group statistics take over `cpus` (of a group of `weight` CPUs) and
+/// the group's type: a `Work::Examine` and a read of the queue's line per CPU, and of
+/// the CPU's data when its queue is empty; `avg_load` is left to the caller.
+fn sum_group<P: Platform>(
+    common: &SchedCommon,
+    p: &P,
+    weight: usize,
+    cpus: CpuMask,
+    pct: u64,
+    load: impl Fn(CpuId) -> u64,
+) -> GroupStats {
     let mut s = GroupStats {
         load: 0,
         util: 0,
@@ -1362,7 +1345,7 @@ fn wakeup_stats<P: Platform>(
         avg_load: 0,
         kind: GroupType::HasSpare,
     };
-    for i in cpus_of(group) {
+    for i in cpus_of(cpus) {
         p.charge(Work::Examine);
         p.touch(Line::Queue(i), Access::Read);
         let nr = common.queue_len(i);
@@ -1385,9 +1368,6 @@ fn wakeup_stats<P: Platform>(
     } else {
         GroupType::HasSpare
     };
-    if s.kind != GroupType::HasSpare {
-        s.avg_load = s.load * SCHED_CAPACITY_SCALE / s.capacity;
-    }
     s
 }
 
