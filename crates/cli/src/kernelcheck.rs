@@ -106,21 +106,20 @@ fn refuse(e: &str) -> ExitCode {
 
 /// The kernel-thread child `kernelcheck` records (`kernelcheck-kthread chat 2 20 50`).
 pub fn kthread(args: &[String]) -> ExitCode {
-    match kc::kthread::main(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("schedlab kernelcheck-kthread: {e}");
-            ExitCode::from(2)
-        }
-    }
+    child("kernelcheck-kthread", kc::kthread::main(args))
 }
 
 /// The tbench run `kernelcheck --tbench` records (`kernelcheck-tbench CLIENTS SECS`).
 pub fn tbench_child(args: &[String]) -> ExitCode {
-    match kc::tbench::child(args) {
+    child("kernelcheck-tbench", kc::tbench::child(args))
+}
+
+/// A hidden child's exit: success, or its error and exit code 2.
+fn child(name: &str, done: Result<(), kc::Error>) -> ExitCode {
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("schedlab kernelcheck-tbench: {e}");
+            eprintln!("schedlab {name}: {e}");
             ExitCode::from(2)
         }
     }
