@@ -11,8 +11,8 @@ use crate::row::{aggregate, from_json, label_pin};
 use crate::schedlab_exec::SchedlabExec;
 use crate::topology::Topology;
 use crate::{
-    atomic, kthreads, names, pick_cost, programs, rq_walk, runtimes, units, wake_latency, Filter, Measure, Pin, Row,
-    Scale, Stopwatch,
+    atomic, kthreads, names, pick_cost, programs, rq_walk, runtimes, stalls, units, wake_latency, Filter, Measure, Pin,
+    Row, Scale, Stopwatch,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -102,6 +102,14 @@ pub fn run(opts: &Options, policies: &[String], say: &dyn Fn(Say)) -> Outcome {
             }
             None if round == 0 => note("atomic ping-pong needs 2 CPUs; skipped"),
             None => {}
+        }
+        // The machine's own stalls, beside the wake-up tails they bound.
+        if [names::MACHINE_STALLS, names::MACHINE_STALL_P50, names::MACHINE_STALL_LOST]
+            .iter()
+            .any(|b| filter.wants(b, runtimes::MACHINE))
+        {
+            let st = stalls::measure(scale.budget.max(std::time::Duration::from_millis(200)));
+            samples.extend(stalls::rows(&st).into_iter().filter(|r| filter.wants(&r.bench, runtimes::MACHINE)));
         }
         samples.extend(kthread_rows(&scale, &filter, opts.pin, say));
         for (bin, what, dash, process_affinity) in

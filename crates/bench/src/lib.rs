@@ -46,6 +46,7 @@ pub mod row;
 pub mod rq_walk;
 pub mod schedlab_exec;
 pub mod servers;
+pub mod stalls;
 pub mod tbench;
 pub mod tbench_client;
 pub mod tokio_chan;
@@ -161,6 +162,16 @@ pub mod names {
     /// The wake-latency benches with the driver inside the runtime.
     pub const WAKE_LATENCY_INSIDE: &[&str] =
         &[WAKE_LATENCY_INSIDE_P50, WAKE_LATENCY_INSIDE_P99, WAKE_LATENCY_INSIDE_P999, WAKE_LATENCY_INSIDE_MAX];
+    /// Stalls of a thread that never blocks (`crate::stalls`): gaps of at least 10 µs
+    /// between two clock reads, per second per CPU.
+    pub const MACHINE_STALLS: &str = "machine-stalls";
+    /// ... their median length, ns.
+    pub const MACHINE_STALL_P50: &str = "machine-stall-p50";
+    /// ... the share of the spinning time they took, %.
+    pub const MACHINE_STALL_LOST: &str = "machine-stall-lost";
+    /// ... and how many of them per second per CPU were the guest kernel preempting
+    /// the thread (involuntary context switches).
+    pub const MACHINE_PREEMPTIONS: &str = "machine-preemptions";
     /// The benches of the Converse message layer; with the pick-next ones, the benches
     /// that are not async programs (every other bench is one, which the async runtimes
     /// schedlab, Tokio and Go run).
@@ -220,6 +231,10 @@ pub mod names {
             && bench != PICK_NEXT_GROWTH
             && bench != RQ_WALK
             && bench != CACHE_MODEL
+            && bench != MACHINE_STALLS
+            && bench != MACHINE_STALL_P50
+            && bench != MACHINE_STALL_LOST
+            && bench != MACHINE_PREEMPTIONS
     }
     /// Every bench, in table order.
     pub const ALL: &[&str] = &[
@@ -247,6 +262,10 @@ pub mod names {
         WAKE_LATENCY_INSIDE_P99,
         WAKE_LATENCY_INSIDE_P999,
         WAKE_LATENCY_INSIDE_MAX,
+        MACHINE_STALLS,
+        MACHINE_STALL_P50,
+        MACHINE_STALL_LOST,
+        MACHINE_PREEMPTIONS,
         LOCAL_DISPATCH_SELF_WAKE,
         PINGPONG_SAME_TM,
         PINGPONG_CROSS_TM,
@@ -280,6 +299,8 @@ pub mod runtimes {
     pub const KERNEL_THREADS: &str = "kernel-threads";
     /// Two pinned threads spinning on one atomic.
     pub const ATOMIC: &str = "atomic";
+    /// Two pinned threads spinning on the clock (the machine's own stalls).
+    pub const MACHINE: &str = "machine";
     /// schedlab's Converse message layer (`crates/converse`).
     pub const CONVERSE: &str = "converse";
     /// schedlab's simulator (`crates/sim`), for rows that check its models.
@@ -287,7 +308,7 @@ pub mod runtimes {
     /// The Linux kernel scheduling a blocking server's processes (dbench's `tbench_srv`).
     pub const LINUX: &str = "linux";
     /// Every runtime, in report order.
-    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC, SIM, LINUX];
+    pub const ALL: &[&str] = &[SCHEDLAB, CONVERSE, TOKIO, GO, KERNEL_THREADS, ATOMIC, MACHINE, SIM, LINUX];
 }
 
 /// Units (the `unit` field of a [`Row`]).
@@ -318,9 +339,15 @@ pub mod units {
     pub const NS_REQUEST: &str = "ns/request";
     /// Megabytes (10^6 bytes) per second as tbench counts them (higher is better).
     pub const MB_PER_S: &str = "MB/s";
+    /// Stalls per second per CPU (lower is better).
+    pub const STALLS_PER_S: &str = "stalls/s per CPU";
+    /// Nanoseconds a stall lasts (lower is better).
+    pub const NS_STALL: &str = "ns/stall";
+    /// Percent of the time lost (lower is better).
+    pub const PERCENT_LOST: &str = "% of the time lost";
     /// Whether a smaller value is better for `unit`.
     pub fn lower_is_better(unit: &str) -> bool {
-        unit.starts_with("ns/") || unit == GROWTH
+        unit.starts_with("ns/") || unit == GROWTH || unit == STALLS_PER_S || unit == PERCENT_LOST
     }
 }
 

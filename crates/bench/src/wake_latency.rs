@@ -20,7 +20,9 @@
 //!   the probe is woken by a task on a worker, and can run as soon as the driver
 //!   blocks. The driver arms its next timer before it sends, so that nothing but its
 //!   return to the scheduler lies between the send and the probe's turn (arming
-//!   schedlab's timer writes to the reactor's eventfd). This is the program of the Go
+//!   schedlab's timer writes to the reactor's eventfd); after the last send it sleeps
+//!   one more period before it ends, since its end wakes the thread in `block_on`
+//!   (a futex wake) from the probe's worker. This is the program of the Go
 //!   peer (`peers/go`), whose driver is a goroutine (Go has no thread outside its
 //!   scheduler): it emits these rows only.
 
@@ -191,17 +193,18 @@ pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale, driver: Drive
                 let deadline = start + period * k;
                 let last = deadline > end;
                 let mut sleep = std::pin::pin!(E::sleep_until(deadline));
-                // Arm the next timer first (one poll), then send, then block on it.
-                let fired = !last && std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx).is_ready())).await;
+                // Arm the next timer first (one poll), then send, then block on it
+                // (after the last send too: see the module docs).
+                let fired = std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx).is_ready())).await;
                 if k > 1 {
                     tx.send(Instant::now());
                     sent += 1;
                 }
-                if last {
-                    break;
-                }
                 if !fired {
                     sleep.await;
+                }
+                if last {
+                    break;
                 }
             }
             sent
