@@ -49,10 +49,11 @@ fn socket_buffers_name<S: serde::Serializer>(b: &SocketBuffers, s: S) -> Result<
 
 /// Where each CPU's first timer tick falls (machine file key `tick_phase`).
 ///
-/// For a `cfs` or O(1) run the first ticks matter beyond their period: the first
-/// periodic balance decides, e.g. on hackbench, how many senders run to completion
-/// on one CPU before receivers are pulled to it (docs/traces.md, "`fair`
-/// hackbench: the first tick and the spread between calibrations").
+/// For a `cfs` or O(1) run the first ticks matter beyond their period: under O(1) the
+/// first idle balance decides where hackbench's root runs (docs/traces.md, "O(1)
+/// hackbench: the first idle balance"); under `cfs` the phases, with the price jitter,
+/// spread hackbench's switches between seeds (docs/traces.md, "`fair` hackbench: the
+/// start-up and the spread between runs").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TickPhase {
@@ -65,7 +66,7 @@ pub enum TickPhase {
     /// worker starts, `worker_loop`, and `validate` builds a fresh runtime right
     /// before each run). Not the calibration's default: here all CPUs tick at the
     /// same instant, which the runtime's workers (started tens of µs apart) never
-    /// do, and that alone moves O(1) ping-pong (docs/traces.md, "`fair` hackbench: the first tick").
+    /// do, and that alone moves O(1) ping-pong (docs/traces.md, "O(1) hackbench: the first idle balance").
     Boot,
 }
 

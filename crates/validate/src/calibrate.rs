@@ -482,7 +482,7 @@ impl Calibration {
         let c = |ns: f64| ns.round().max(1.0) as u32;
         // `tick_phase = "boot"`: `validate` builds a fresh runtime right before each
         // real run, and each worker's tick grid starts with its loop (`tick_first_*`,
-        // `tick_other_*`; docs/traces.md, "`fair` hackbench: the first tick", "O(1)
+        // `tick_other_*`; docs/traces.md, "`fair` hackbench: the start-up", "O(1)
         // hackbench: the first idle balance").
         let (goodness_ns, schedule_entry_ns, wakeup_entry_ns) = dss_prices(&self.dss, self.lock_ns);
         let costs = CostParams {

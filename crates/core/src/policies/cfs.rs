@@ -857,7 +857,12 @@ impl<P: Platform> Policy<P> for Cfs<P> {
                 Some(next)
             });
             match picked {
-                Some(next) => return next,
+                Some(next) => {
+                    if let Some(t) = next {
+                        self.note_dispatch(t, cpu);
+                    }
+                    return next;
+                }
                 None => {
                     self.newidle_balance(p, cpu);
                     balanced = true;
@@ -924,6 +929,13 @@ impl<P: Platform> Policy<P> for Cfs<P> {
     }
     fn queue_len(&self, q: usize) -> usize {
         self.common.queue_len(q)
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![("pulled", self.pulled()), ("wakeup_preemptions", self.wakeup_preemptions())];
+        v.extend(self.wakeups.stats());
+        v.extend(self.domains.stats().list());
+        v
     }
 
     fn check_invariants(&self) -> Result<(), InvariantViolation> {

@@ -1082,7 +1082,12 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
                 Some(next)
             });
             match picked {
-                Some(next) => return next,
+                Some(next) => {
+                    if let Some(t) = next {
+                        self.note_dispatch(t, cpu);
+                    }
+                    return next;
+                }
                 None => {
                     self.newidle_balance(p, cpu);
                     balanced = true;
@@ -1135,12 +1140,15 @@ impl<P: Platform> Policy<P> for Eevdf<P> {
     }
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut v = vec![
             ("pulled", self.pulled()),
             ("wakeup_preemptions", self.wakeup_preemptions()),
             ("delayed_dequeues", self.delayed_dequeues()),
             ("delayed_requeues", self.delayed_requeues.load(Relaxed)),
-        ]
+        ];
+        v.extend(self.wakeups.stats());
+        v.extend(self.domains.stats().list());
+        v
     }
 
     fn check_invariants(&self) -> Result<(), InvariantViolation> {

@@ -142,13 +142,17 @@
 //! empty), a read of each candidate task's line, a read of one machine-wide line for
 //! `rd->overload`, both queues locked for a move. `avg_idle` and `idle_stamp` sit on
 //! the queue's line, which the wake-up that updates them writes.
+//!
+//! Observations, free and read by no decision: the placement's counters
+//! ([`Wakeups::stats`]) and the balancing's and the migrations' by cause
+//! ([`BalanceStats`]), which both policies report with their own.
 
 use crate::common::{self, SchedCommon};
 use crate::cpu::{CpuId, CpuMask, Topology, LOCAL_DISTANCE, MAX_CPUS};
 use crate::options::{Param, Value};
 use crate::platform::{Access, Line, Platform, Work};
 use crate::task::TaskId;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Most tasks one periodic balancing pass moves (`sysctl_sched_nr_migrate`).
 pub const NR_MIGRATE: usize = 32;
@@ -226,6 +230,11 @@ struct WakeFields {
     wakee_flips: AtomicU32,
     /// `wakee_flip_decay_ts`: when the flips were last halved (ns).
     flip_decay_ts: AtomicU64,
+    /// Observation: the CPU the task last ran on (`NO_CPU` before its first run).
+    last_ran: AtomicU32,
+    /// Observation: what last moved it to another queue since it last ran
+    /// ([`Moved`] as a byte).
+    moved: AtomicU8,
 }
 
 impl Default for WakeFields {
@@ -235,7 +244,107 @@ impl Default for WakeFields {
             last_wakee: AtomicU32::new(NO_TASK),
             wakee_flips: AtomicU32::new(0),
             flip_decay_ts: AtomicU64::new(0),
+            last_ran: AtomicU32::new(NO_CPU),
+            moved: AtomicU8::new(Moved::Not as u8),
         }
+    }
+}
+
+/// What last moved a task to another queue (observation, for [`BalanceStats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Moved {
+    /// Nothing since it last ran.
+    Not = 0,
+    /// Its wake-up's placement (`select_task_rq`).
+    Wake = 1,
+    /// A newly idle balance pulled it.
+    NewIdle = 2,
+    /// The periodic balance of an idle CPU pulled it.
+    Idle = 3,
+    /// The periodic balance of a busy CPU pulled it.
+    Busy = 4,
+}
+
+impl Moved {
+    fn from_byte(b: u8) -> Moved {
+        match b {
+            1 => Moved::Wake,
+            2 => Moved::NewIdle,
+            3 => Moved::Idle,
+            4 => Moved::Busy,
+            _ => Moved::Not,
+        }
+    }
+    fn by(idle: IdleType) -> Moved {
+        match idle {
+            IdleType::NewlyIdle => Moved::NewIdle,
+            IdleType::Idle => Moved::Idle,
+            IdleType::NotIdle => Moved::Busy,
+        }
+    }
+}
+
+/// Observations of the shared placement and balancing, like the kernel's schedstats
+/// (free: nothing is charged or touched for them, and no decision reads them). The
+/// policies report them with their own counters (`Policy::stats`).
+#[derive(Debug, Default)]
+pub struct BalanceStats {
+    /// Dispatches of a task on another CPU than the one it last ran on (what the
+    /// simulator's report counts as `migrations`), by what last moved it: its
+    /// wake-up's placement, a newly idle balance, the periodic balance of an idle
+    /// CPU, of a busy CPU, or by none of these (never expected: the five sum to the
+    /// migrations only if every path that moves a task is recorded).
+    migr_wake: AtomicU64,
+    migr_newidle: AtomicU64,
+    migr_idle: AtomicU64,
+    migr_busy: AtomicU64,
+    migr_other: AtomicU64,
+    /// Wake-ups (not a task's first) placed on another CPU than its previous one,
+    /// by whether the chosen CPU was idle (ran and queued nothing) then.
+    wake_moved_to_idle: AtomicU64,
+    wake_moved_to_busy: AtomicU64,
+    /// `newidle_balance` calls (a queue ran empty in `schedule()`), those that
+    /// balanced nothing because no queue had a task waiting (`rd->overload`) or
+    /// because `avg_idle` was shorter than the lowest level's cost, and those that
+    /// pulled a task.
+    newidle: AtomicU64,
+    newidle_no_overload: AtomicU64,
+    newidle_short_idle: AtomicU64,
+    newidle_pulled: AtomicU64,
+    /// `load_balance` passes of the periodic balance, and tasks they moved.
+    periodic_passes: AtomicU64,
+    periodic_pulled: AtomicU64,
+    /// Tasks `detach_tasks` refused as cache hot, in newly idle and in periodic passes.
+    hot_refused_newidle: AtomicU64,
+    hot_refused_periodic: AtomicU64,
+}
+
+impl BalanceStats {
+    fn bump(c: &AtomicU64) {
+        c.fetch_add(1, Relaxed);
+    }
+
+    /// The counters (`name`, value) in a fixed order.
+    pub fn list(&self) -> Vec<(&'static str, u64)> {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        vec![
+            ("migrations_by_wake", g(&self.migr_wake)),
+            ("migrations_by_newidle", g(&self.migr_newidle)),
+            ("migrations_by_idle_balance", g(&self.migr_idle)),
+            ("migrations_by_busy_balance", g(&self.migr_busy)),
+            ("migrations_by_other", g(&self.migr_other)),
+            ("wake_moved_to_idle", g(&self.wake_moved_to_idle)),
+            ("wake_moved_to_busy", g(&self.wake_moved_to_busy)),
+            ("newidle", g(&self.newidle)),
+            ("newidle_no_overload", g(&self.newidle_no_overload)),
+            ("newidle_short_idle", g(&self.newidle_short_idle)),
+            ("newidle_pulled", g(&self.newidle_pulled)),
+            ("periodic_passes", g(&self.periodic_passes)),
+            ("periodic_pulled", g(&self.periodic_pulled)),
+            ("hot_refused_newidle", g(&self.hot_refused_newidle)),
+            ("hot_refused_periodic", g(&self.hot_refused_periodic)),
+        ]
     }
 }
 
@@ -245,6 +354,16 @@ impl Default for WakeFields {
 pub struct Wakeups {
     llc_size: Box<[u32]>,
     tasks: Box<[WakeFields]>,
+    /// Observations of the placement (free: nothing is charged or touched for them).
+    /// Wake-ups placed by [`select_task_rq`] (a task allowed on more than one CPU),
+    /// those from another CPU than the task's previous one, those `wake_wide` kept
+    /// from `wake_affine`, the `wake_affine` calls, and those that chose the waking
+    /// CPU by `wake_affine_weight`.
+    placed: AtomicU64,
+    from_other_cpu: AtomicU64,
+    wide: AtomicU64,
+    affine: AtomicU64,
+    affine_weight_to_waker: AtomicU64,
 }
 
 /// How often `record_wakee` halves a waker's flips at most: once a second (`HZ`
@@ -256,7 +375,15 @@ impl Wakeups {
     pub fn new(topo: &Topology, capacity: usize) -> Wakeups {
         let llc_size =
             (0..topo.ncpus()).map(|c| topo.node_of.iter().filter(|&&n| n == topo.node_of[c]).count() as u32).collect();
-        Wakeups { llc_size, tasks: (0..capacity).map(|_| WakeFields::default()).collect() }
+        Wakeups {
+            llc_size,
+            tasks: (0..capacity).map(|_| WakeFields::default()).collect(),
+            placed: AtomicU64::new(0),
+            from_other_cpu: AtomicU64::new(0),
+            wide: AtomicU64::new(0),
+            affine: AtomicU64::new(0),
+            affine_weight_to_waker: AtomicU64::new(0),
+        }
     }
 
     /// A new task `t` (created at `now`): no flips, no recently used CPU.
@@ -266,6 +393,25 @@ impl Wakeups {
         f.last_wakee.store(NO_TASK, Relaxed);
         f.wakee_flips.store(0, Relaxed);
         f.flip_decay_ts.store(now, Relaxed);
+        f.last_ran.store(NO_CPU, Relaxed);
+        f.moved.store(Moved::Not as u8, Relaxed);
+    }
+
+    /// The placement counters (`name`, value) in a fixed order.
+    pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        vec![
+            ("wake_placed", g(&self.placed)),
+            ("wake_from_other_cpu", g(&self.from_other_cpu)),
+            ("wake_wide", g(&self.wide)),
+            ("wake_affine", g(&self.affine)),
+            ("wake_affine_weight_to_waker", g(&self.affine_weight_to_waker)),
+        ]
+    }
+
+    /// Observation: `t` moved to another queue, by `why`.
+    fn set_moved(&self, t: TaskId, why: Moved) {
+        self.tasks[t as usize].moved.store(why as u8, Relaxed);
     }
 
     /// `t`'s `wakee_flips` (observation).
@@ -341,11 +487,21 @@ pub fn select_task_rq<P: Platform, L: Fn(CpuId) -> u64, W: Fn(TaskId) -> u64>(
         p.touch(Line::Task(c), Access::Write);
         w.wakeups.record_wakee(c, t, p.now());
     }
-    let want_affine = !w.wakeups.wake_wide(waker, t, this) && allowed.contains(this);
+    let wide = w.wakeups.wake_wide(waker, t, this);
+    let want_affine = !wide && allowed.contains(this);
     let mut target = prev;
+    let bump = |c: &AtomicU64| c.fetch_add(1, Relaxed);
+    bump(&w.wakeups.placed);
+    if this != prev {
+        bump(&w.wakeups.from_other_cpu);
+    }
+    if wide {
+        bump(&w.wakeups.wide);
+    }
     // The lowest domain spanning `this` and `prev` (the top one spans every CPU)
     // decides; without SD_WAKE_AFFINE the search starts from `prev`.
     if want_affine && this != prev && wake_affine_domain(common, this, prev) {
+        bump(&w.wakeups.affine);
         target = wake_affine(common, p, w, t, this, prev, sync && waker.is_some(), waker);
     }
     let cpu = select_idle_sibling(common, p, w.wakeups, t, prev, target);
@@ -393,6 +549,7 @@ fn wake_affine<P: Platform, L: Fn(CpuId) -> u64, W: Fn(TaskId) -> u64>(
     p.touch(Line::Queue(prev), Access::Read);
     let prev_eff = (w.load)(prev) as u128 * (100 + (SD_IMBALANCE_PCT as u128 - 100) / 2) + sync as u128;
     if this_eff < prev_eff {
+        w.wakeups.affine_weight_to_waker.fetch_add(1, Relaxed);
         this
     } else {
         prev
@@ -564,6 +721,8 @@ pub struct Domains {
     max_lb_interval: u64,
     /// The `SD_SERIALIZE` balancing lock.
     serialize: AtomicBool,
+    /// Observations of placement and balancing.
+    stats: BalanceStats,
 }
 
 fn mask_of(cpus: impl Iterator<Item = CpuId>) -> CpuMask {
@@ -697,6 +856,7 @@ impl Domains {
             hz,
             max_lb_interval: (hz * n as u64 / 10).max(1),
             serialize: AtomicBool::new(false),
+            stats: BalanceStats::default(),
         }
     }
 
@@ -713,6 +873,11 @@ impl Domains {
     /// `nr_balance_failed` of `cpu`'s level `k`.
     pub fn nr_balance_failed(&self, cpu: CpuId, k: usize) -> u32 {
         self.state[cpu][k].nr_balance_failed.load(Relaxed)
+    }
+
+    /// The placement and balancing counters (observation).
+    pub fn stats(&self) -> &BalanceStats {
+        &self.stats
     }
 
     /// `avg_idle` of `cpu`'s queue (ns).
@@ -956,8 +1121,38 @@ pub(crate) trait Balance<P: Platform> {
         match (forked, sync) {
             (true, true) => home_cpu(self.common(), t, prev),
             (true, false) => find_idlest_cpu(self.common(), self.domains(), p, t, prev, |c| self.published_load(c)),
-            (false, _) => self.select_task_rq(p, t, prev, sync),
+            (false, _) => {
+                let cpu = self.select_task_rq(p, t, prev, sync);
+                if cpu != prev {
+                    // Observation only: read without charge.
+                    let common = self.common();
+                    let stats = &self.domains().stats;
+                    let idle = common.cpu(cpu).curr().is_none() && common.queue_len(cpu) == 0;
+                    BalanceStats::bump(if idle { &stats.wake_moved_to_idle } else { &stats.wake_moved_to_busy });
+                    self.wakeups().set_moved(t, Moved::Wake);
+                }
+                cpu
+            }
         }
+    }
+
+    /// Observation (uncharged): `schedule()` on `cpu` dispatches `t`. If `t` last ran
+    /// on another CPU, count the migration by what last moved it.
+    fn note_dispatch(&self, t: TaskId, cpu: CpuId) {
+        let f = &self.wakeups().tasks[t as usize];
+        let last = f.last_ran.swap(cpu as u32, Relaxed);
+        let why = Moved::from_byte(f.moved.swap(Moved::Not as u8, Relaxed));
+        if last == NO_CPU || last as usize == cpu {
+            return;
+        }
+        let s = &self.domains().stats;
+        BalanceStats::bump(match why {
+            Moved::Wake => &s.migr_wake,
+            Moved::Not => &s.migr_other,
+            Moved::NewIdle => &s.migr_newidle,
+            Moved::Idle => &s.migr_idle,
+            Moved::Busy => &s.migr_busy,
+        });
     }
 
     /// `idle_cpu`: nothing running, nothing queued.
@@ -1135,6 +1330,14 @@ pub(crate) trait Balance<P: Platform> {
                     if ok {
                         let hot = clock.saturating_sub(self.exec_start(t)) < MIGRATION_COST_NS;
                         ok = !hot || failed > level.cache_nice_tries;
+                        if !ok {
+                            let s = &d.stats;
+                            BalanceStats::bump(if idle == IdleType::NewlyIdle {
+                                &s.hot_refused_newidle
+                            } else {
+                                &s.hot_refused_periodic
+                            });
+                        }
                     }
                     if ok {
                         ok = match migration {
@@ -1167,6 +1370,7 @@ pub(crate) trait Balance<P: Platform> {
                         self.account_curr(p, here);
                     }
                     self.move_task(p, here, there, t);
+                    self.wakeups().set_moved(t, Moved::by(idle));
                     pulled.push(t);
                     if idle == IdleType::NewlyIdle || imbalance <= 0 {
                         break;
@@ -1226,7 +1430,13 @@ pub(crate) trait Balance<P: Platform> {
         let overload = (0..common.ncpus()).any(|c| common.queue_len(c) > 1);
         let levels = d.levels(this);
         let avg_idle = rq.avg_idle.load(Relaxed);
-        if !overload || levels.first().is_some_and(|_| avg_idle < d.state[this][0].max_newidle_lb_cost.load(Relaxed)) {
+        BalanceStats::bump(&d.stats.newidle);
+        if !overload {
+            BalanceStats::bump(&d.stats.newidle_no_overload);
+            return false;
+        }
+        if levels.first().is_some_and(|_| avg_idle < d.state[this][0].max_newidle_lb_cost.load(Relaxed)) {
+            BalanceStats::bump(&d.stats.newidle_short_idle);
             return false;
         }
         let jiffies = d.jiffies(now);
@@ -1252,6 +1462,9 @@ pub(crate) trait Balance<P: Platform> {
         }
         if pulled || common.queue_len(this) > 0 {
             rq.idle_stamp.store(0, Relaxed);
+        }
+        if pulled {
+            BalanceStats::bump(&d.stats.newidle_pulled);
         }
         pulled
     }
@@ -1285,6 +1498,8 @@ pub(crate) trait Balance<P: Platform> {
                 break;
             }
             let (m, cont) = self.load_balance(p, this, k, idle);
+            BalanceStats::bump(&d.stats.periodic_passes);
+            d.stats.periodic_pulled.fetch_add(m as u64, Relaxed);
             if serialize {
                 d.serialize.store(false, Relaxed);
             }
