@@ -16,7 +16,7 @@ use std::sync::Arc;
 const CAP: usize = 40;
 
 fn pmqs_spec(pool: usize, lb: Balancer, period: u32, reading: LbReading) -> PolicySpec {
-    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: Some(pool), lb, period, reading, sched: Default::default() })
+    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: Some(pool), lb, period, reading, ..Default::default() })
 }
 const HZ: u32 = 100;
 
