@@ -167,6 +167,9 @@ impl LbLocks {
     }
 }
 
+/// How a pass moves tasks: `(src, dst, max, note each moved task) -> moved`.
+type Mover<'a> = dyn FnMut(usize, usize, usize, &mut dyn FnMut(TaskId)) -> usize + 'a;
+
 /// Default of PMQS's `period` (LBP-45).
 pub const DEFAULT_LB_PERIOD: u32 = 45;
 
@@ -423,7 +426,7 @@ impl<P: Platform> Pmqs<P> {
         len: &mut [usize; MAX_CPUS],
         pull_to: Option<CpuId>,
         threshold: Option<u32>,
-        mv: &mut dyn FnMut(usize, usize, usize, &mut dyn FnMut(TaskId)) -> usize,
+        mv: &mut Mover<'_>,
     ) -> usize {
         let n = self.ncpus();
         let scope = self.cfg.scope;
