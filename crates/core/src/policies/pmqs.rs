@@ -43,8 +43,8 @@
 //! the pass stops after `ncpus` rounds. By default (`scope=pools`) a pass never moves
 //! tasks inside a pool, which is left to MQS's own phase-2 stealing, so with one pool
 //! it does nothing; with `scope=queues` it evens out every pair of run queues, in the
-//! pool or not (S2 says only that the balancer moves processes "between runqueues" to
-//! equalise their lengths; docs/policies.md, "balancer"). Every move makes the length
+//! pool or not (S2 says only that the balancer moves processes between run queues to
+//! even out their lengths; docs/policies.md, "balancer"). Every move makes the length
 //! vector strictly more even, so passes cannot ping-pong.
 //!
 //! Which locks a pass takes is a reading too (`locks=`): by default (`pair`) it reads
@@ -135,7 +135,7 @@ pub enum LbScope {
     /// is left to act, and with one pool a pass does nothing.
     Pools,
     /// Every pair of run queues, in the pool or not (S2: the balancer moves
-    /// processes "between runqueues" to even out their lengths).
+    /// processes between run queues to even out their lengths).
     Queues,
 }
 
