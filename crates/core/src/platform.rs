@@ -100,6 +100,12 @@ pub trait Platform: Sized + 'static {
     /// Current time in ns on this CPU (virtual in the simulator). Used for
     /// `last_schedule` and idle-time ordering.
     fn now(&self) -> u64;
+    /// The time for a policy's own observation counters only (never for a decision):
+    /// [`Platform::now`], except that the simulator charges no clock read for it, so
+    /// that counting how long a piece of policy work took does not change the run.
+    fn observe_now(&self) -> u64 {
+        self.now()
+    }
     /// CPU `cpu`'s task clock (Linux's `rq_clock_task`): [`Platform::now`] less the
     /// time the host kept that CPU from running anything (steal time), i.e. the time
     /// for which a task running there is charged. The simulator's CPUs are never

@@ -14,7 +14,7 @@ const MS: u64 = 1_000_000;
 
 fn pmqs(n: usize, pool: usize, lb: Balancer, period: u32, reading: LbReading) -> (NullPlatform, Pmqs<NullPlatform>) {
     let p = NullPlatform::new(0);
-    let cfg = PmqsConfig { pool: Some(pool), lb, period, reading, sched: Default::default() };
+    let cfg = PmqsConfig { pool: Some(pool), lb, period, reading, ..Default::default() };
     let pol = Pmqs::new(&p, &Topology::smp(n), CAP, HZ, cfg).expect("valid pool");
     (p, pol)
 }
@@ -255,6 +255,59 @@ fn lbc_reacts_to_queue_length_changes() {
     assert_eq!(off.schedule(p.on(3), None, PrevState::Runnable), None);
 }
 
+/// `scope=queues` evens out every pair of run queues, in the pool or not: with one pool
+/// of the whole machine LBC then still balances, where the default `scope=pools` leaves
+/// the pile to MQS.
+#[test]
+fn lbc_scope_queues_balances_inside_one_pool() {
+    let build = |scope| {
+        let p = NullPlatform::new(0);
+        let cfg = PmqsConfig { pool: Some(4), lb: Balancer::Lbc, scope, ..Default::default() };
+        let pol = Pmqs::new(&p, &Topology::smp(4), CAP, HZ, cfg).expect("valid pool");
+        (p, pol)
+    };
+    let (mut p, pools) = build(pmqs::LbScope::Pools);
+    for t in 0..8 {
+        pile(&pools, &mut p, 0, t, &TaskParams::default());
+    }
+    assert_eq!(lens(&pools), vec![8, 0, 0, 0]);
+    assert_eq!(pools.pass_count(), 0, "one pool: no pass");
+    let (mut p, queues) = build(pmqs::LbScope::Queues);
+    for t in 0..8 {
+        pile(&queues, &mut p, 0, t, &TaskParams::default());
+    }
+    let l = lens(&queues);
+    assert_eq!(l.iter().sum::<usize>(), 8);
+    assert!(l.iter().max().unwrap() - l.iter().min().unwrap() <= 1, "{l:?}");
+    assert!(queues.moved_count() > 0);
+    assert_eq!(
+        PolicySpec::parse("pmqs:lb=lbc,scope=queues").unwrap().canonical(),
+        "pmqs:lb=lbc,period=45,scope=queues"
+    );
+}
+
+/// `locks=all` (a pass holds every queue's lock) makes the same moves as the default
+/// `locks=pair`; only what the pass pays differs.
+#[test]
+fn lbc_locks_all_makes_the_same_moves() {
+    let run = |locks| {
+        let mut p = NullPlatform::new(0);
+        let cfg = PmqsConfig { pool: Some(2), lb: Balancer::Lbc, locks, ..Default::default() };
+        let pol = Pmqs::new(&p, &Topology::smp(4), CAP, HZ, cfg).expect("valid pool");
+        for t in 0..9 {
+            pile(&pol, &mut p, (t % 2) as CpuId, t, &TaskParams::default());
+        }
+        let taken = p.locks_taken();
+        (lens(&pol), pol.moved_count(), pol.pass_count(), taken)
+    };
+    let pair = run(pmqs::LbLocks::Pair);
+    let all = run(pmqs::LbLocks::All);
+    assert_eq!((&pair.0, pair.1, pair.2), (&all.0, all.1, all.2));
+    assert!(pair.1 > 0, "{pair:?}");
+    assert!(all.3 > pair.3, "every pass takes every lock: {} against {}", all.3, pair.3);
+    assert_eq!(PolicySpec::parse("pmqs:lb=lbc,locks=all").unwrap().canonical(), "pmqs:lb=lbc,period=45,locks=all");
+}
+
 // ------------------------------------------------------------ random op runs -------
 
 struct Rng(u64);
@@ -410,7 +463,7 @@ fn pool_of_ncpus_behaves_like_mqs() {
                     lb,
                     period: 10,
                     reading: LbReading::Period,
-                    sched: Default::default(),
+                    ..Default::default()
                 });
                 let pm = spec.build(&p, &env(&Topology::smp(n))).unwrap();
                 let mut pm_lens = Vec::new();

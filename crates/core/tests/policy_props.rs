@@ -16,7 +16,27 @@ use std::sync::Arc;
 const CAP: usize = 40;
 
 fn pmqs_spec(pool: usize, lb: Balancer, period: u32, reading: LbReading) -> PolicySpec {
-    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: Some(pool), lb, period, reading, sched: Default::default() })
+    PolicySpec::of::<pmqs::Kind>(PmqsConfig { pool: Some(pool), lb, period, reading, ..Default::default() })
+}
+
+/// [`pmqs_spec`] with the balancer's scope and lock readings (`scope=queues`, `locks=all`).
+fn pmqs_readings(
+    pool: usize,
+    lb: Balancer,
+    period: u32,
+    reading: LbReading,
+    queues: bool,
+    all_locks: bool,
+) -> PolicySpec {
+    PolicySpec::of::<pmqs::Kind>(PmqsConfig {
+        pool: Some(pool),
+        lb,
+        period,
+        reading,
+        scope: if queues { pmqs::LbScope::Queues } else { pmqs::LbScope::Pools },
+        locks: if all_locks { pmqs::LbLocks::All } else { pmqs::LbLocks::Pair },
+        ..Default::default()
+    })
 }
 const HZ: u32 = 100;
 
@@ -327,12 +347,14 @@ proptest! {
         pool_pick in 0usize..4,
         lb in prop_oneof![Just(Balancer::Off), Just(Balancer::Ip), Just(Balancer::Lbp), Just(Balancer::Lbc)],
         threshold in any::<bool>(),
+        queues in any::<bool>(),
+        all_locks in any::<bool>(),
         ops in proptest::collection::vec(op(), 1..250),
     ) {
         let divisors: Vec<usize> = (1..=ncpus).filter(|d| ncpus % d == 0).collect();
         let pool = divisors[pool_pick % divisors.len()];
         let reading = if threshold { LbReading::Threshold } else { LbReading::Period };
-        run(pmqs_spec(pool, lb, 10, reading), ncpus, &ops)?;
+        run(pmqs_readings(pool, lb, 10, reading, queues, all_locks), ncpus, &ops)?;
     }
 }
 
@@ -445,6 +467,11 @@ fn pmqs_concurrent_stress_never_runs_a_task_twice() {
         let spec = |pool| pmqs_spec(pool, lb, 1, LbReading::Period);
         stress(spec(2), 4, 12, 10_000);
         stress(spec(4), 8, 24, 5_000);
+    }
+    // A pass that holds every queue's lock, balancing inside pools too, on real threads.
+    for lb in [Balancer::Lbp, Balancer::Lbc] {
+        stress(pmqs_readings(2, lb, 1, LbReading::Period, true, true), 4, 12, 10_000);
+        stress(pmqs_readings(4, lb, 1, LbReading::Period, true, true), 8, 24, 5_000);
     }
 }
 

@@ -447,6 +447,8 @@ mod tests {
                 lb: pmqs::Balancer::Lbp,
                 period: 45,
                 reading: pmqs::LbReading::Period,
+                scope: pmqs::LbScope::Pools,
+                locks: pmqs::LbLocks::Pair,
                 sched: Default::default()
             }
         );

@@ -68,6 +68,43 @@ impl PolicyKind for Kind {
 /// failed and the CPU would otherwise go idle (the patch loops until it succeeds).
 pub const PREMATURE_IDLE_RESCANS: u32 = 3;
 
+/// Every run queue of an [`Mqs`], locked ([`Mqs::with_all_queues`]).
+pub(crate) struct LockedQueues<'a, 'b, P: Platform> {
+    mqs: &'a Mqs<P>,
+    held: &'a mut Vec<&'b mut MqRq>,
+}
+
+impl<P: Platform> LockedQueues<'_, '_, P> {
+    /// Queue `q`'s `nt_running`, read under its lock (one `Work::Examine`; its line is
+    /// already held from taking the lock).
+    pub(crate) fn nt_running(&self, p: &P, q: usize) -> usize {
+        p.charge(Work::Examine);
+        self.held[q].nt_running
+    }
+
+    /// [`Mqs::migrate`]'s move with both queues already locked (no kick).
+    pub(crate) fn migrate(
+        &mut self,
+        p: &P,
+        src: usize,
+        dst: usize,
+        max: usize,
+        on_move: &mut dyn FnMut(TaskId),
+    ) -> usize {
+        if src == dst || max == 0 {
+            return 0;
+        }
+        let (s, d) = if src < dst {
+            let (a, b) = self.held.split_at_mut(dst);
+            (&mut *a[src], &mut *b[0])
+        } else {
+            let (a, b) = self.held.split_at_mut(src);
+            (&mut *b[0], &mut *a[dst])
+        };
+        self.mqs.move_tasks(p, s, d, max, on_move)
+    }
+}
+
 /// `runqueue_data[cpu]`: one CPU's run queue, guarded by its `runqueue_lock`.
 #[derive(Debug)]
 pub struct MqRq {
@@ -316,12 +353,44 @@ impl<P: Platform> Mqs<P> {
         }
         let moved = common::with_two_queues(p, &self.rqs, src, dst, |s, d| self.move_tasks(p, s, d, max, on_move));
         if moved > 0 && kick {
-            p.touch(Line::CpuData(dst), Access::Read);
-            if self.common.cpu(dst).curr().is_none() {
-                p.resched(dst);
-            }
+            self.kick_if_idle(p, dst);
         }
         moved
+    }
+
+    /// Run `f` with every run queue's lock held (taken in ascending queue order, each
+    /// queue's line touched as it is taken, as [`common::with_two_queues`] does) and a
+    /// [`LockedQueues`] to read lengths and move tasks through: a balancer pass that
+    /// keeps the whole machine's queues still while it looks and moves.
+    pub(crate) fn with_all_queues<R>(&self, p: &P, f: impl FnOnce(&mut LockedQueues<'_, '_, P>) -> R) -> R {
+        fn lock_from<P: Platform, R>(
+            mqs: &Mqs<P>,
+            p: &P,
+            i: usize,
+            held: Vec<&mut MqRq>,
+            f: impl FnOnce(&mut LockedQueues<'_, '_, P>) -> R,
+        ) -> R {
+            let mut held = held;
+            if i == mqs.rqs.len() {
+                return f(&mut LockedQueues { mqs, held: &mut held });
+            }
+            mqs.rqs[i].with(p, move |rq| {
+                p.touch(Line::Queue(i), Access::Write);
+                // Shorten the held references' lifetime to this lock's, then add it.
+                let mut held: Vec<&mut MqRq> = held;
+                held.push(rq);
+                lock_from(mqs, p, i + 1, held, f)
+            })
+        }
+        lock_from(self, p, 0, Vec::with_capacity(self.rqs.len()), f)
+    }
+
+    /// Send an idle CPU `dst` a reschedule (after a balancer moved work to it).
+    pub(crate) fn kick_if_idle(&self, p: &P, dst: usize) {
+        p.touch(Line::CpuData(dst), Access::Read);
+        if self.common.cpu(dst).curr().is_none() {
+            p.resched(dst);
+        }
     }
 
     /// The body of [`Mqs::migrate`], both queues locked.

@@ -40,9 +40,22 @@
 //! average — of the source's non-running tasks allowed on the destination
 //! ([`Mqs::migrate`]: both queue locks in ascending order, a `ListOp` per list
 //! operation, task lines touched). A source that yields no movable task is skipped;
-//! the pass stops after `ncpus` rounds. Within a pool, MQS's own phase-2 stealing
-//! evens the queues out, so a pass never moves tasks inside a pool. Every move makes
-//! the length vector strictly more even, so passes cannot ping-pong.
+//! the pass stops after `ncpus` rounds. By default (`scope=pools`) a pass never moves
+//! tasks inside a pool, which is left to MQS's own phase-2 stealing, so with one pool
+//! it does nothing; with `scope=queues` it evens out every pair of run queues, in the
+//! pool or not (S2 says only that the balancer moves processes between run queues to
+//! even out their lengths; docs/policies.md, "balancer"). Every move makes the length
+//! vector strictly more even, so passes cannot ping-pong.
+//!
+//! Which locks a pass takes is a reading too (`locks=`): by default (`pair`) it reads
+//! the lengths locklessly and each move locks its two queues; with `locks=all` it takes
+//! every run queue's lock in ascending order before reading the lengths and holds them
+//! all until its last move ([`Mqs::with_all_queues`]), so that no queue changes while it
+//! looks. Both make the same moves on the same lengths.
+//!
+//! The counters `balancer_ns` (virtual time inside passes, lock waits included),
+//! `pull_passes` and `pull_moves` (LBC's trigger 1) are observations: their clock
+//! reads are [`Platform::observe_now`], which the simulator does not charge.
 
 use crate::common::Opts24;
 use crate::cpu::{CpuId, Topology, MAX_CPUS};
@@ -56,7 +69,7 @@ use crate::task::{TaskId, TaskParams, TaskTable};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The registry entry:
-/// `pmqs[:pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold,preempt_threshold=N]`.
+/// `pmqs[:pool=P,lb=off|ip|lbp|lbc,period=X,reading=period|threshold,scope=pools|queues,locks=pair|all,preempt_threshold=N]`.
 pub struct Kind;
 
 impl PolicyKind for Kind {
@@ -115,6 +128,48 @@ impl LbReading {
     }
 }
 
+/// Which run queues a balancer pass evens out (`scope=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbScope {
+    /// Queues of different pools only (default): inside a pool MQS's own stealing
+    /// is left to act, and with one pool a pass does nothing.
+    Pools,
+    /// Every pair of run queues, in the pool or not (S2: the balancer moves
+    /// processes between run queues to even out their lengths).
+    Queues,
+}
+
+impl LbScope {
+    pub fn name(self) -> &'static str {
+        match self {
+            LbScope::Pools => "pools",
+            LbScope::Queues => "queues",
+        }
+    }
+}
+
+/// Which run-queue locks a balancer pass takes (`locks=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbLocks {
+    /// Default: the lengths are read locklessly, and each move locks its two queues.
+    Pair,
+    /// The pass takes every run queue's lock (ascending order) before it reads the
+    /// lengths and holds them all until its last move.
+    All,
+}
+
+impl LbLocks {
+    pub fn name(self) -> &'static str {
+        match self {
+            LbLocks::Pair => "pair",
+            LbLocks::All => "all",
+        }
+    }
+}
+
+/// How a pass moves tasks: `(src, dst, max, note each moved task) -> moved`.
+type Mover<'a> = dyn FnMut(usize, usize, usize, &mut dyn FnMut(TaskId)) -> usize + 'a;
+
 /// Default of PMQS's `period` (LBP-45).
 pub const DEFAULT_LB_PERIOD: u32 = 45;
 
@@ -171,6 +226,30 @@ impl Options for PmqsConfig {
                 }
             },
         ),
+        Param::choice(
+            "scope",
+            &["pools", "queues"],
+            "what a balancer pass evens out: queues of different pools, or every run queue",
+            |c| Value::Word(c.scope.name()),
+            |c, v| {
+                c.scope = match v.word() {
+                    "queues" => LbScope::Queues,
+                    _ => LbScope::Pools,
+                }
+            },
+        ),
+        Param::choice(
+            "locks",
+            &["pair", "all"],
+            "run-queue locks a balancer pass takes: the two queues of each move, or all of them for the whole pass",
+            |c| Value::Word(c.locks.name()),
+            |c, v| {
+                c.locks = match v.word() {
+                    "all" => LbLocks::All,
+                    _ => LbLocks::Pair,
+                }
+            },
+        ),
         Opts24::param(
             |c| Value::Int(c.sched.preempt_threshold as i64),
             |c, v| c.sched.preempt_threshold = v.int() as i32,
@@ -188,6 +267,8 @@ impl Default for PmqsConfig {
             lb: Balancer::Off,
             period: DEFAULT_LB_PERIOD,
             reading: LbReading::Period,
+            scope: LbScope::Pools,
+            locks: LbLocks::Pair,
             sched: Opts24::default(),
         }
     }
@@ -202,6 +283,10 @@ pub struct PmqsConfig {
     /// LBP's x: period in ms, or threshold in % (see `reading`).
     pub period: u32,
     pub reading: LbReading,
+    /// Which queues a pass evens out (`scope=`).
+    pub scope: LbScope,
+    /// Which locks a pass takes (`locks=`).
+    pub locks: LbLocks,
     /// The options shared with DSS and MQS (`preempt_threshold`).
     pub sched: Opts24,
 }
@@ -225,6 +310,11 @@ pub struct Pmqs<P: Platform> {
     move_to_run_ns: AtomicU64,
     /// Moves of a task that had been moved and had not run since.
     moved_again: AtomicU64,
+    /// Virtual time spent in passes, lock waits included (observation).
+    pass_ns: AtomicU64,
+    /// Passes that pulled towards an idle CPU (LBC's trigger 1), and their moves.
+    pull_passes: AtomicU64,
+    pull_moves: AtomicU64,
 }
 
 impl<P: Platform> Pmqs<P> {
@@ -252,6 +342,9 @@ impl<P: Platform> Pmqs<P> {
             moved_ran: AtomicU64::new(0),
             move_to_run_ns: AtomicU64::new(0),
             moved_again: AtomicU64::new(0),
+            pass_ns: AtomicU64::new(0),
+            pull_passes: AtomicU64::new(0),
+            pull_moves: AtomicU64::new(0),
         })
     }
 
@@ -280,26 +373,81 @@ impl<P: Platform> Pmqs<P> {
     /// than that. Returns the number of tasks moved.
     fn pass(&self, p: &P, pull_to: Option<CpuId>, threshold: Option<u32>) -> usize {
         let n = self.ncpus();
-        if self.inner.pool_size() == n {
+        if self.cfg.scope == LbScope::Pools && self.inner.pool_size() == n {
             return 0;
         }
+        let start = p.observe_now();
         self.passes.fetch_add(1, Relaxed);
-        let mut len = [0usize; MAX_CPUS];
-        for (q, l) in len.iter_mut().enumerate().take(n) {
-            *l = self.inner.peek_nt_running(p, q);
+        let moved = match self.cfg.locks {
+            LbLocks::Pair => {
+                let mut len = [0usize; MAX_CPUS];
+                for (q, l) in len.iter_mut().enumerate().take(n) {
+                    *l = self.inner.peek_nt_running(p, q);
+                }
+                self.rounds(p, &mut len, pull_to, threshold, &mut |src, dst, max, note| {
+                    self.inner.migrate(p, src, dst, max, pull_to.is_none(), note)
+                })
+            }
+            LbLocks::All => {
+                let mut kick = [false; MAX_CPUS];
+                let moved = self.inner.with_all_queues(p, |qs| {
+                    let mut len = [0usize; MAX_CPUS];
+                    for (q, l) in len.iter_mut().enumerate().take(n) {
+                        *l = qs.nt_running(p, q);
+                    }
+                    self.rounds(p, &mut len, pull_to, threshold, &mut |src, dst, max, note| {
+                        let m = qs.migrate(p, src, dst, max, note);
+                        kick[dst] |= m > 0;
+                        m
+                    })
+                });
+                if pull_to.is_none() {
+                    for dst in (0..n).filter(|&q| kick[q]) {
+                        self.inner.kick_if_idle(p, dst);
+                    }
+                }
+                moved
+            }
+        };
+        self.moved.fetch_add(moved as u64, Relaxed);
+        if pull_to.is_some() {
+            self.pull_passes.fetch_add(1, Relaxed);
+            self.pull_moves.fetch_add(moved as u64, Relaxed);
         }
+        self.pass_ns.fetch_add(p.observe_now().saturating_sub(start), Relaxed);
+        moved
+    }
+
+    /// The rounds of a pass over the queue lengths `len`: pick the pair, move through
+    /// `mv(src, dst, max, note)`, keep `len` current. Returns the number of tasks moved.
+    fn rounds(
+        &self,
+        p: &P,
+        len: &mut [usize; MAX_CPUS],
+        pull_to: Option<CpuId>,
+        threshold: Option<u32>,
+        mv: &mut Mover<'_>,
+    ) -> usize {
+        let n = self.ncpus();
+        let scope = self.cfg.scope;
         let total: usize = len[..n].iter().sum();
         let mut skip = [false; MAX_CPUS];
         let mut moved = 0;
         for _ in 0..n {
-            // The cross-pool pair with the largest difference (longest source first).
+            // The pair with the largest difference (longest source first), across pools
+            // (or, with scope=queues, any two queues).
             let mut best: Option<(usize, usize)> = None;
             for src in (0..n).filter(|&q| !skip[q]) {
                 let src_pool = self.inner.pool_of(src);
+                // The queues `src` may give to: those of other pools, or (scope=queues) all others.
+                let target = |q: usize| match scope {
+                    LbScope::Pools => !src_pool.contains(&q),
+                    LbScope::Queues => q != src,
+                };
                 let dst = match pull_to {
-                    Some(d) if src_pool.contains(&d) => continue,
+                    Some(d) if !target(d) => continue,
                     Some(d) => d,
-                    None => match (0..n).filter(|q| !src_pool.contains(q)).min_by_key(|&q| (len[q], q)) {
+                    None => match (0..n).filter(|&q| target(q)).min_by_key(|&q| (len[q], q)) {
                         Some(d) => d,
                         None => continue,
                     },
@@ -324,7 +472,7 @@ impl<P: Platform> Pmqs<P> {
                     self.moved_again.fetch_add(1, Relaxed);
                 }
             };
-            let m = self.inner.migrate(p, src, dst, (len[src] - len[dst]) / 2, pull_to.is_none(), &mut note);
+            let m = mv(src, dst, (len[src] - len[dst]) / 2, &mut note);
             if m == 0 {
                 skip[src] = true;
                 continue;
@@ -333,7 +481,6 @@ impl<P: Platform> Pmqs<P> {
             len[dst] += m;
             moved += m;
         }
-        self.moved.fetch_add(moved as u64, Relaxed);
         moved
     }
 
@@ -454,6 +601,9 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
             ("moved_then_ran", ran),
             ("moved_again_before_running", self.moved_again.load(Relaxed)),
             ("move_to_run_mean_ns", self.move_to_run_ns.load(Relaxed).checked_div(ran).unwrap_or(0)),
+            ("balancer_ns", self.pass_ns.load(Relaxed)),
+            ("pull_passes", self.pull_passes.load(Relaxed)),
+            ("pull_moves", self.pull_moves.load(Relaxed)),
         ]
     }
     fn queue_len(&self, q: usize) -> usize {

@@ -421,6 +421,11 @@ impl Platform for SimPlatform {
         }
         self.cursor.get() + self.clock_origin
     }
+    /// The cursor, with no clock read charged (an observation, not the policy's work).
+    #[inline]
+    fn observe_now(&self) -> u64 {
+        self.cursor.get() + self.clock_origin
+    }
     #[inline]
     fn charge(&self, work: Work) {
         self.advance(self.cost.work(work));
