@@ -169,7 +169,7 @@ pub mod rt {
     use std::task::{ready, Context, Poll};
     use std::time::{Duration, Instant};
 
-    /// The runtime's TCP stream (`async_io::Async<std::net::TcpStream>`) as hyper's
+    /// The runtime's TCP stream (`schedlab_rt::net::Async<std::net::TcpStream>`) as hyper's
     /// `rt::Read` and `rt::Write`.
     #[derive(Debug)]
     pub struct RtTcp(pub TcpStream);
@@ -180,29 +180,29 @@ pub mod rt {
             cx: &mut Context<'_>,
             mut buf: hyper::rt::ReadBufCursor<'_>,
         ) -> Poll<io::Result<()>> {
-            // As `Async`'s own `poll_read`: try the non-blocking socket, and on
-            // `WouldBlock` register for readiness; but `recv` straight into hyper's
-            // unfilled (possibly uninitialised) buffer, without zeroing it first.
-            let fd = self.0.get_ref().as_raw_fd();
-            loop {
-                // SAFETY: `recv` writes at most `dst.len()` bytes into `dst` and never
-                // de-initialises any; `advance` is called with the count it wrote.
-                let n = unsafe {
-                    let dst = buf.as_mut();
-                    libc::recv(fd, dst.as_mut_ptr().cast(), dst.len(), 0)
-                };
-                if n >= 0 {
-                    // SAFETY: the kernel initialised `n` bytes of the unfilled part.
-                    unsafe { buf.advance(n as usize) };
-                    return Poll::Ready(Ok(()));
+            // As `Async`'s own `poll_read`, but `recv` straight into hyper's unfilled
+            // (possibly uninitialised) buffer, without zeroing it first.
+            let n = ready!(self.0.poll_read_with(cx, |s| {
+                let fd = s.as_raw_fd();
+                loop {
+                    // SAFETY: `recv` writes at most `dst.len()` bytes into `dst` and
+                    // never de-initialises any; `advance` is called with the count.
+                    let n = unsafe {
+                        let dst = buf.as_mut();
+                        libc::recv(fd, dst.as_mut_ptr().cast(), dst.len(), 0)
+                    };
+                    if n >= 0 {
+                        return Ok(n as usize);
+                    }
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
                 }
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::WouldBlock => ready!(self.0.poll_readable(cx))?,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Poll::Ready(Err(e)),
-                }
-            }
+            }))?;
+            // SAFETY: the kernel initialised `n` bytes of the unfilled part.
+            unsafe { buf.advance(n) };
+            Poll::Ready(Ok(()))
         }
     }
 
@@ -252,7 +252,7 @@ pub mod rt {
         }
     }
 
-    /// hyper's `Timer` on the runtime's timers (`async-io`'s reactor).
+    /// hyper's `Timer` on the runtime's timers (its reactor).
     #[derive(Clone, Copy, Debug, Default)]
     pub struct RtTimer;
 

@@ -10,7 +10,7 @@
 //! nothing is pinned. Every row says which (`cpus`).
 
 use crate::row::Row;
-use crate::servers::{pin_reactor, server_threads, CpuPlan};
+use crate::servers::{CpuPlan, SERVER_THREADS};
 use crate::tbench::{self, ServerStats};
 use crate::tbench_client::{self as client, Group, Place, TbenchResult, TbenchRun};
 use crate::{measure, runtimes, units, BenchError, Filter, Pin};
@@ -180,9 +180,9 @@ pub fn rows(
         if wanted(c, runtimes::SCHEDLAB) {
             for policy in policies {
                 note(&head(&format!("schedlab {policy}")));
-                let cpus = plan.describe_as(server_threads(runtimes::SCHEDLAB), CLIENT);
+                let cpus = plan.describe_as(SERVER_THREADS, CLIENT);
                 let (name, run) = match place() {
-                    Ok(p) => schedlab_run(policy, pin, &p, &plan, &tbench_bin, &how),
+                    Ok(p) => schedlab_run(policy, pin, &p, &tbench_bin, &how),
                     Err(e) => (policy.clone(), Err(e)),
                 };
                 rows.push(run_row(runtimes::SCHEDLAB, &name, c, &cpus, run.map(|(t, s)| (t, Some(s)))));
@@ -190,7 +190,7 @@ pub fn rows(
         }
         if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
             note(&head("tokio"));
-            let cpus = plan.describe_as(server_threads(runtimes::TOKIO), CLIENT);
+            let cpus = plan.describe_as(SERVER_THREADS, CLIENT);
             let run = place().and_then(|p| tokio_run(peer, &p, &plan, &tbench_bin, &how));
             rows.push(run_row(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run.map(|(t, s)| (t, Some(s)))));
         }
@@ -293,15 +293,12 @@ fn schedlab_run(
     policy: &str,
     pin: Pin,
     place: &Place,
-    plan: &CpuPlan,
     bin: &Path,
     how: &TbenchRun,
 ) -> (String, Result<(TbenchResult, Served), String>) {
     crate::servers::on_runtime(policy, pin, |rt| {
         let listener = place.bind()?;
         let listener = schedlab_rt::net::TcpListener::new(listener).map_err(|e| format!("listener: {e}"))?;
-        // The reactor runs from the first socket on; its thread is part of the server.
-        pin_reactor(&plan.server)?;
         let stats = Arc::new(ServerStats::default());
         drop(rt.spawn(tbench::serve(listener, crate::http::rt::RtExecutor, stats.clone())));
         let (cpu0, t0) = (measure::process_cpu_ns(), Instant::now());
@@ -484,8 +481,8 @@ mod tests {
     #[test]
     fn rows_of_runs_and_their_table() {
         let plan = CpuPlan { server: vec![0], client: vec![1] };
-        let cpus = plan.describe_as(server_threads(runtimes::SCHEDLAB), CLIENT);
-        assert_eq!(cpus, "server 1 worker + reactor thread on CPU 0; tbench client processes on CPU 1");
+        let cpus = plan.describe_as(SERVER_THREADS, CLIENT);
+        assert_eq!(cpus, "server 1 worker thread (the reactor inside) on CPU 0; tbench client processes on CPU 1");
         let mut rows = Vec::new();
         for (c, mb) in [(4, 100.0), (16, 300.0)] {
             rows.push(run_row(runtimes::LINUX, ANCHOR, c, "k", ok(mb * 2.0, c).map(|(t, _)| (t, None))));
@@ -504,7 +501,10 @@ mod tests {
         assert!(t.contains("   200.0    -    600.0    -    600.0  4.00×"), "the anchor has no busy figure: {t}");
         assert_eq!(rows[1].cpu_per_op, Some(200.0), "MB per server CPU-second");
         assert!(t.contains("FAILED: schedlab o1 with 16 clients"), "{t}");
-        assert!(t.contains("[B] server 1 worker + reactor thread on CPU 0; tbench client processes on CPU 1"), "{t}");
+        assert!(
+            t.contains("[B] server 1 worker thread (the reactor inside) on CPU 0; tbench client processes on CPU 1"),
+            "{t}"
+        );
         assert!(t.contains("1 row(s) FAILED"), "{t}");
     }
 

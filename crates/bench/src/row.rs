@@ -59,7 +59,7 @@ pub struct Row {
     #[serde(default)]
     pub pin: String,
     /// Server rows: how the CPUs were shared between server and load generator, e.g.
-    /// `server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1`.
+    /// `server 1 worker thread (the reactor inside) on CPU 0; wrk 1 thread on CPU 1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
     /// Set when the program's result check failed (or it panicked): the row has no

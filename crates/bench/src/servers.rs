@@ -4,9 +4,8 @@
 //! [`ServerScale::connections`], one run of [`ServerScale::secs`] per row.
 //!
 //! The machine's 2 CPUs are split between server and client ([`CpuPlan`]): under
-//! [`Pin::All`] the server (one worker, and schedlab's reactor thread; Tokio's one
-//! worker thread drives its I/O itself) on the first CPU, wrk (one thread) on the
-//! second; under [`Pin::None`] nothing is pinned. Every row says which (`cpus`).
+//! [`Pin::All`] the server (one worker thread, which drives its runtime's reactor, on
+//! schedlab as on Tokio) on the first CPU, wrk (one thread) on the second; under [`Pin::None`] nothing is pinned. Every row says which (`cpus`).
 
 use crate::http::{self, ServerStats, Site};
 use crate::row::Row;
@@ -57,10 +56,10 @@ impl CpuPlan {
             _ => CpuPlan { server: Vec::new(), client: Vec::new() },
         }
     }
-    /// The row's `cpus`: who ran where, e.g. `server 1 worker + reactor thread on CPU
-    /// 0; wrk 1 thread on CPU 1`.
-    pub fn describe(&self, runtime: &str) -> String {
-        self.describe_as(server_threads(runtime), "wrk 1 thread")
+    /// The row's `cpus`: who ran where, e.g. `server 1 worker thread (the reactor
+    /// inside) on CPU 0; wrk 1 thread on CPU 1`.
+    pub fn describe(&self) -> String {
+        self.describe_as(SERVER_THREADS, "wrk 1 thread")
     }
     /// The row's `cpus` for any server and client: `{server} on CPU 0; {client} on CPU 1`.
     pub fn describe_as(&self, server: &str, client: &str) -> String {
@@ -73,14 +72,9 @@ impl CpuPlan {
     }
 }
 
-/// A server's threads on `runtime` (schedlab or Tokio), as the rows' `cpus` name them.
-pub fn server_threads(runtime: &str) -> &'static str {
-    if runtime == runtimes::TOKIO {
-        "server 1 worker thread (its I/O driver inside)"
-    } else {
-        "server 1 worker + reactor thread"
-    }
-}
+/// A server's threads, as the rows' `cpus` name them: on schedlab as on Tokio, one
+/// worker that also drives the reactor.
+pub const SERVER_THREADS: &str = "server 1 worker thread (the reactor inside)";
 
 /// The bench names of one concurrency: requests/s, then p50, p99, p99.9.
 pub fn benches(connections: usize) -> [String; 4] {
@@ -184,14 +178,14 @@ pub fn rows(
         if wanted(c, runtimes::SCHEDLAB) {
             for policy in policies {
                 note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
-                let cpus = plan.describe(runtimes::SCHEDLAB);
-                let (name, run) = schedlab_run(policy, pin, &plan, &wrk_bin, &script, &how);
+                let cpus = plan.describe();
+                let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
                 rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
             }
         }
         if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
             note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
-            let cpus = plan.describe(runtimes::TOKIO);
+            let cpus = plan.describe();
             let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
             rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
         }
@@ -206,7 +200,6 @@ pub fn rows(
 fn schedlab_run(
     policy: &str,
     pin: Pin,
-    plan: &CpuPlan,
     wrk_bin: &Path,
     script: &Path,
     how: &WrkRun,
@@ -214,8 +207,6 @@ fn schedlab_run(
     on_runtime(policy, pin, |rt| {
         let listener = schedlab_rt::net::TcpListener::bind(([127, 0, 0, 1], 0)).map_err(|e| format!("bind: {e}"))?;
         let addr = listener.get_ref().local_addr().map_err(|e| format!("local_addr: {e}"))?;
-        // The reactor runs from the first socket on; its thread is part of the server.
-        pin_reactor(&plan.server)?;
         let stats = Arc::new(ServerStats::default());
         let server =
             http::serve(listener, http::rt::RtExecutor, http::rt::RtTimer, Arc::new(Site::new()), stats.clone());
@@ -245,45 +236,6 @@ pub(crate) fn on_runtime<T>(
     let run = serve(&rt);
     rt.shutdown();
     (name, run)
-}
-
-/// Restrict the reactor's thread (`async-io`) to `cpus` (none: leave it). It runs from
-/// the first socket on and names itself once it runs, so it may take a moment to be
-/// found; an error after 2 s.
-pub fn pin_reactor(cpus: &[usize]) -> Result<(), crate::BenchError> {
-    if cpus.is_empty() {
-        return Ok(());
-    }
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while pin_threads_named("async-io", cpus) == 0 {
-        if std::time::Instant::now() > until {
-            return Err(crate::BenchError::Run("the reactor thread (async-io) was not found to pin".into()));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    Ok(())
-}
-
-/// Restrict every thread of this process named `name` to `cpus`; how many there were.
-pub fn pin_threads_named(name: &str, cpus: &[usize]) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
-    let mut n = 0;
-    for e in dir.flatten() {
-        let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
-        if std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == name) {
-            // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity
-            // only touch the set we own.
-            let ok = unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                for &c in cpus {
-                    libc::CPU_SET(c, &mut set);
-                }
-                libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-            };
-            n += usize::from(ok);
-        }
-    }
-    n
 }
 
 /// One run on Tokio: `schedlab-peer-tokio --http-server` (its whole process on the
@@ -445,8 +397,8 @@ mod tests {
 
     #[test]
     fn rows_of_a_run_and_their_table() {
-        let cpus = CpuPlan { server: vec![0], client: vec![1] }.describe(runtimes::SCHEDLAB);
-        assert_eq!(cpus, "server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1");
+        let cpus = CpuPlan { server: vec![0], client: vec![1] }.describe();
+        assert_eq!(cpus, "server 1 worker thread (the reactor inside) on CPU 0; wrk 1 thread on CPU 1");
         let mut rows = run_rows(runtimes::SCHEDLAB, "fast", 16, &cpus, ok_run(20_000));
         rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", 16, "t", ok_run(10_000)));
         assert_eq!(rows.len(), 8);
@@ -460,7 +412,10 @@ mod tests {
         assert!(t.contains("http servers"), "{t}");
         assert!(t.contains("2.00×"), "{t}");
         assert!(t.contains("1.50 ms"), "{t}");
-        assert!(t.contains("  [A] server 1 worker + reactor thread on CPU 0; wrk 1 thread on CPU 1\n"), "{t}");
+        assert!(
+            t.contains("  [A] server 1 worker thread (the reactor inside) on CPU 0; wrk 1 thread on CPU 1\n"),
+            "{t}"
+        );
         assert!(t.contains("  [B] t\n"), "{t}");
         assert!(!t.contains("http-c16-p50 ("), "latency rows are in the server table only: {t}");
     }

@@ -115,7 +115,7 @@ fn servers(opts: &BenchOpts) -> ExitCode {
         print!(
             "topology: {}\nservers: {} (pin: {}); wrk {} s per row; tbench -t {} per row (clients: {})\n\n{skipped}{}",
             topology.line(),
-            plan.describe(runtimes::SCHEDLAB),
+            plan.describe(),
             opts.pin.label(),
             scale.secs,
             tscale.secs,

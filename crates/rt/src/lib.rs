@@ -6,7 +6,7 @@
 //!
 //! * **`"fast"`** (default; a runtime-native entry of `schedlab_core`'s policy registry): per-worker lock-free
 //!   deques + a LIFO "next task" slot with a starvation cap, a shared runnext queue
-//!   for wakes from outside the workers (the reactor's), per-worker inboxes and a
+//!   for wakes from outside the workers, per-worker inboxes and a
 //!   global injection queue, random-start work stealing, spin-then-park idle workers.
 //!   See `scheduler/fast/` for how it differs from Tokio's scheduler.
 //! * **any core policy** — `"dss"`, `"mqs"`, `"pmqs:pool=1,lb=lbp,period=10"`, …: the
@@ -22,10 +22,11 @@
 //! receive); runtime-agnostic channels work too.
 //!
 //! [`time`] (`sleep`, `interval`, `timeout`) and [`net`] (TCP, UDP and Unix sockets,
-//! with [`io`]'s read/write traits) are `async-io`'s timers and sockets: its reactor
-//! thread fires a task's waker, which takes the scheduler's ordinary wake path, so
-//! under a core policy a task waiting on I/O sleeps and wakes through the policy
-//! (docs/runtime.md; docs/architecture.md, "The runtime's I/O path").
+//! with [`io`]'s read/write traits) live on the runtime's own reactor (epoll through
+//! `mio`), which the workers drive: an idle worker sleeps in the poll and fires the
+//! wakers of what became ready on its own thread, through the scheduler's ordinary
+//! wake path, so under a core policy a task waiting on I/O sleeps and wakes through
+//! the policy (docs/runtime.md; docs/architecture.md, "The runtime's I/O path").
 //!
 //! ## Files, one concern each
 //!
@@ -54,14 +55,18 @@
 //! scheduler/policy/platform.rs   RtPlatform (the policy's platform) and its signals
 //! scheduler/policy/lock.rs      the policy locks' mutex: parking_lot, or a bounded spin (feature spin-lock)
 //! scheduler/policy/build.rs      building the core policy with core's one constructor (RtSource)
-//! park.rs                        Parker: a worker's sleep and wake-up token (loom-checked)
+//! park.rs                        Parker: a worker's sleep (on its condvar, or driving the reactor) and wake-up token (loom-checked)
+//! reactor/mod.rs                 the reactor: mio's poll, driven by the workers; who drives, a busy worker's look
+//! reactor/source.rs              a socket's readiness (with its tick) and the wakers waiting on it
+//! reactor/timers.rs              the timer map and the deadline the driver waits towards
+//! reactor/model.rs               the driver's hand-shake under loom
 //! resched.rs                     a policy worker's need_resched and its IPI, sent only when the flag was clear (loom-checked)
 //! channel.rs                     the runtime's MPSC channel (loom-checked)
 //! stats.rs                       per-worker counters
 //! trace.rs                       the scheduling trace: per-worker buffers of core's trace events
 //! sync.rs                        the loom shim
-//! time.rs                        timers (sleep, interval, timeout) on async-io's reactor
-//! net.rs                         sockets (TCP, UDP, Unix) on async-io's reactor
+//! time.rs                        timers (Timer, sleep, interval, timeout) on the reactor
+//! net.rs                         sockets (Async<T>: TCP, UDP, Unix) on the reactor
 //! io.rs                          the async read/write traits and their extension methods
 //! ```
 //!
@@ -89,6 +94,7 @@ pub mod io;
 pub mod net;
 #[doc(hidden)]
 pub mod park;
+mod reactor;
 pub mod resched;
 mod runtime;
 mod scheduler;

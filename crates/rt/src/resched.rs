@@ -75,10 +75,7 @@ impl Resched {
         if self.flag.load(SeqCst) {
             return false;
         }
-        match timeout {
-            Some(d) => self.parker.park_timeout(d),
-            None => self.parker.park(),
-        }
+        self.parker.park_driving(timeout);
         true
     }
 

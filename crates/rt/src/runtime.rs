@@ -21,6 +21,12 @@ impl Runtime {
     /// Start the workers of `handle`'s scheduler.
     pub(crate) fn start(handle: Handle, pin: bool) -> Result<Runtime, BuildError> {
         let handle = Arc::new(handle);
+        // The reactor before the workers: a worker that goes to sleep can then always
+        // drive it, and no timer or socket created later finds every worker asleep on
+        // its condition variable with nobody polling. If it cannot start, timers and
+        // sockets report why when they are made; the runtime runs without them.
+        #[cfg(not(loom))]
+        let _ = crate::reactor::get();
         let threads = match start_workers(&handle, pin) {
             Ok(t) => t,
             Err(e) => {

@@ -1,21 +1,138 @@
-//! Timers: [`sleep`], [`interval`], [`timeout`], on the process's one reactor
-//! (`async-io`'s `Timer`; docs/architecture.md, "The runtime's I/O path").
+//! Timers: [`sleep`], [`interval`], [`timeout`], and the [`Timer`] they are made of,
+//! on the runtime's reactor (`reactor/timers.rs`; docs/architecture.md, "The
+//! runtime's I/O path").
 //!
 //! A timer is a future like any other: a task that awaits one returns `Pending`, so
 //! its scheduler sees it block (under a core policy: `schedule(prev, Blocked)`, it
-//! leaves the run queue), and when the deadline passes the reactor's thread fires
-//! the task's waker, which goes through the scheduler's ordinary wake path (under a
-//! core policy: `wake_up`). They work under every scheduler, and in `block_on`.
+//! leaves the run queue), and when the deadline passes the thread that drives the
+//! reactor — a worker asleep in its poll, or a busy worker's look — fires the task's
+//! waker, which goes through the scheduler's ordinary wake path (under a core policy:
+//! `wake_up`). They work under every scheduler, and in `block_on`, while a runtime is
+//! running.
 
+use crate::reactor;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-pub use async_io::Timer;
+/// A one-shot or periodic timer. As a future it resolves to its deadline; as a stream
+/// (periodic ones) it yields every deadline.
+#[derive(Debug)]
+pub struct Timer {
+    /// `None`: never fires.
+    when: Option<Instant>,
+    /// Zero: one-shot.
+    period: Duration,
+    /// The registration in the reactor's map: its key and the waker it holds.
+    registered: Option<(Instant, u64, Waker)>,
+}
 
-/// Wait until `dur` has passed. Resolves to the instant the timer fired at (read when
-/// the task is polled again, so it includes the wake-up's latency).
+impl Timer {
+    /// A timer that never fires.
+    pub fn never() -> Timer {
+        Timer { when: None, period: Duration::ZERO, registered: None }
+    }
+
+    /// Fires `dur` from now.
+    pub fn after(dur: Duration) -> Timer {
+        Instant::now().checked_add(dur).map_or_else(Timer::never, Timer::at)
+    }
+
+    /// Fires at `deadline`.
+    pub fn at(deadline: Instant) -> Timer {
+        Timer { when: Some(deadline), period: Duration::ZERO, registered: None }
+    }
+
+    /// Fires every `period`, the first time `period` from now.
+    pub fn interval(period: Duration) -> Timer {
+        Instant::now().checked_add(period).map_or_else(Timer::never, |start| Timer::interval_at(start, period))
+    }
+
+    /// Fires at `start`, then every `period`.
+    pub fn interval_at(start: Instant, period: Duration) -> Timer {
+        Timer { when: Some(start), period, registered: None }
+    }
+
+    /// Fire at `deadline` instead (a one-shot timer again if it was periodic).
+    pub fn set_at(&mut self, deadline: Instant) {
+        self.deregister();
+        self.when = Some(deadline);
+        self.period = Duration::ZERO;
+    }
+
+    /// Fire `dur` from now instead.
+    pub fn set_after(&mut self, dur: Duration) {
+        match Instant::now().checked_add(dur) {
+            Some(d) => self.set_at(d),
+            None => {
+                self.deregister();
+                self.when = None;
+            }
+        }
+    }
+
+    fn deregister(&mut self) {
+        if let Some((when, id, _)) = self.registered.take() {
+            if let Some(r) = reactor::started() {
+                r.timers.remove(when, id);
+            }
+        }
+    }
+
+    /// The next deadline now, or `Pending` with the waker registered for it.
+    fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        let Some(when) = self.when else { return Poll::Pending };
+        if Instant::now() >= when {
+            self.deregister();
+            if self.period.is_zero() {
+                // Fired: a one-shot timer stays pending if polled again.
+                self.when = None;
+            } else {
+                // On the grid `start + k·period`: a late tick is delivered at once and
+                // the missed ones follow in a burst.
+                self.when = when.checked_add(self.period);
+            }
+            return Poll::Ready(when);
+        }
+        match &self.registered {
+            Some((w, _, waker)) if *w == when && waker.will_wake(cx.waker()) => {}
+            _ => {
+                self.deregister();
+                // A timer needs a running reactor; if none could start, it never fires.
+                if let Ok(r) = reactor::get() {
+                    let id = r.timers.next_id();
+                    r.timers.insert(when, id, cx.waker().clone());
+                    self.registered = Some((when, id, cx.waker().clone()));
+                }
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        self.deregister();
+    }
+}
+
+impl Future for Timer {
+    type Output = Instant;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Instant> {
+        self.get_mut().poll_tick(cx)
+    }
+}
+
+impl futures_lite::Stream for Timer {
+    type Item = Instant;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
+        self.get_mut().poll_tick(cx).map(Some)
+    }
+}
+
+/// Wait until `dur` has passed. Resolves to the instant the task was polled after the
+/// deadline (so it includes the wake-up's latency).
 pub fn sleep(dur: Duration) -> Sleep {
     let deadline = Instant::now().checked_add(dur);
     Sleep { timer: deadline.map_or_else(Timer::never, Timer::at), deadline }
@@ -54,7 +171,7 @@ impl Future for Sleep {
 ///
 /// A tick that is late (the task ran long, or waited for a CPU) is delivered at once,
 /// and the next one stays on the grid `start + k·period`: missed ticks are not skipped
-/// but come in a burst, as `async-io`'s periodic `Timer` delivers them.
+/// but come in a burst.
 pub fn interval(period: Duration) -> Interval {
     Interval(Timer::interval(period))
 }

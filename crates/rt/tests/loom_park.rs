@@ -50,6 +50,54 @@ fn parker_two_rounds() {
     });
 }
 
+/// A worker asleep in the reactor's turn (`park_driving`: the driver is free, so it
+/// takes it) is woken by an unpark that comes before, during or after it starts the
+/// turn: the unpark sees `DRIVING` and wakes the driver, or leaves the token.
+#[test]
+fn parker_driving_no_lost_unpark() {
+    loom::model(|| {
+        let p = Arc::new(Parker::new());
+        let flag = Arc::new(AtomicBool::new(false));
+        let (p2, f2) = (p.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            f2.store(true, Release);
+            p2.unpark();
+        });
+        while !flag.load(Acquire) {
+            p.park_driving(None);
+        }
+        t.join().unwrap();
+    });
+}
+
+/// Two workers go to sleep at once: one drives the reactor, the other finds the driver
+/// taken and parks on its condition variable. Each is woken by its own unpark, whichever
+/// way it slept.
+#[test]
+fn two_parkers_one_driver() {
+    loom::model(|| {
+        let ps: Vec<_> = (0..2).map(|_| Arc::new(Parker::new())).collect();
+        let flags: Vec<_> = (0..2).map(|_| Arc::new(AtomicBool::new(false))).collect();
+        let sleepers: Vec<_> = (0..2)
+            .map(|i| {
+                let (p, f) = (ps[i].clone(), flags[i].clone());
+                thread::spawn(move || {
+                    while !f.load(Acquire) {
+                        p.park_driving(None);
+                    }
+                })
+            })
+            .collect();
+        for i in 0..2 {
+            flags[i].store(true, Release);
+            ps[i].unpark();
+        }
+        for s in sleepers {
+            s.join().unwrap();
+        }
+    });
+}
+
 /// The worker's idle path against a producer: work published while the worker goes
 /// from spinning to sleeping is always found (loom reports a deadlock otherwise).
 fn idle_model(spin_first: bool) {

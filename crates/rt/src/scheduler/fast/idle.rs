@@ -83,9 +83,10 @@ impl Idle {
         }
     }
 
-    /// Park `w` (registered before) until notified; leaves it unregistered.
+    /// Park `w` (registered before) until notified, or until the reactor's turn it
+    /// drove meanwhile has fired something; leaves it unregistered.
     pub fn sleep(&self, w: usize) {
-        self.parkers[w].park();
+        self.parkers[w].park_driving(None);
         self.unregister(w);
     }
 

@@ -255,6 +255,8 @@ impl PolicySched {
                     }
                     policy.balance(p);
                     stats.ticked(earned, skipped + 1 - earned);
+                    // A busy worker's look at the reactor, once per tick.
+                    crate::reactor::poll_now();
                     next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
                 }
@@ -332,7 +334,12 @@ impl PolicySched {
             if since.elapsed() < self.spin {
                 // Poll the flag often (a `pause` is ~65 cycles on Zen, ~140 on Skylake):
                 // every spin between checks adds to the wake-up latency of this CPU.
-                for _ in 0..512 {
+                for i in 0..512 {
+                    // Every 64 looks (~10 µs) the reactor too: what it fires is woken
+                    // here (a `wake_up` on this CPU), which may set this worker's flag.
+                    if i % 64 == 0 {
+                        crate::reactor::poll_now();
+                    }
                     if wanted() {
                         return;
                     }

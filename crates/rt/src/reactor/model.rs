@@ -1,0 +1,56 @@
+//! The reactor under loom: only the driver's hand-shake with the parker — one thread
+//! at a time holds the driver, a turn blocks until a wake-up, and a wake-up that comes
+//! before the turn is kept (as an `eventfd` write is kept until `epoll_wait` reads it).
+//! What the loom models check with it is `Parker::park_driving` (`tests/loom_park.rs`).
+
+use loom::sync::atomic::AtomicBool;
+use loom::sync::{Condvar, Mutex};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::time::Duration;
+
+struct Model {
+    held: AtomicBool,
+    woken: Mutex<bool>,
+    cvar: Condvar,
+}
+
+loom::lazy_static! {
+    static ref MODEL: Model = Model { held: AtomicBool::new(false), woken: Mutex::new(false), cvar: Condvar::new() };
+}
+
+/// The driver, held.
+pub(crate) struct DriveGuard(());
+
+pub(crate) fn try_drive() -> Option<DriveGuard> {
+    MODEL.held.compare_exchange(false, true, AcqRel, Acquire).ok().map(|_| DriveGuard(()))
+}
+
+/// A busy worker's look: nothing to fire in the model.
+pub(crate) fn poll_now() -> usize {
+    0
+}
+
+pub(crate) fn wake_driver() {
+    *MODEL.woken.lock().unwrap() = true;
+    MODEL.cvar.notify_all();
+}
+
+impl DriveGuard {
+    /// Block until a wake-up (a timed turn is an immediate timeout: loom has no clock).
+    pub(crate) fn turn(&mut self, timeout: Option<Duration>) -> usize {
+        let mut w = MODEL.woken.lock().unwrap();
+        if timeout.is_none() {
+            while !*w {
+                w = MODEL.cvar.wait(w).unwrap();
+            }
+        }
+        *w = false;
+        0
+    }
+}
+
+impl Drop for DriveGuard {
+    fn drop(&mut self) {
+        MODEL.held.store(false, Release);
+    }
+}
