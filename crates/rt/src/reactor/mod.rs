@@ -10,8 +10,10 @@
 //! worker (under `fast`, into that worker's LIFO slot; under a core policy,
 //! `wake_up` on that worker's CPU) and runs without a thread switch. Busy workers
 //! look without blocking ([`poll_now`]): a `fast` worker every `GLOBAL_INTERVAL` picks
-//! and while it spins, a policy worker at every tick and while it spins. This is
-//! Tokio's design (`runtime/scheduler/multi_thread/park.rs`, `runtime/driver.rs`).
+//! and while it spins, a policy worker at every tick and while it spins, and both when
+//! a timer is due (the earliest deadline is one atomic they compare with the clock
+//! between polls). This is Tokio's design (`runtime/scheduler/multi_thread/park.rs`,
+//! `runtime/driver.rs`), with timers checked between polls rather than every 61.
 //!
 //! **Why `mio`.** `mio` is the maintained portable poller of the Tokio project:
 //! `Poll`, `Registry`, edge-triggered registration of a raw fd (`SourceFd`), and a
@@ -27,7 +29,7 @@
 #[cfg(loom)]
 mod model;
 #[cfg(loom)]
-pub(crate) use model::{poll_now, try_drive, wake_driver, DriveGuard};
+pub(crate) use model::{poll_now, timer_due, timer_due_now, try_drive, wake_driver, DriveGuard};
 
 #[cfg(not(loom))]
 pub(crate) mod source;
@@ -175,6 +177,20 @@ mod real {
             Some(mut g) => g.turn(Some(Duration::ZERO)),
             None => 0,
         }
+    }
+
+    /// Whether a timer is due at `at_ns` after `origin`: a policy worker's look after
+    /// each poll, with the clock it has just read (one load when no timer is set).
+    #[inline]
+    pub(crate) fn timer_due(origin: std::time::Instant, at_ns: u64) -> bool {
+        started().is_some_and(|r| r.timers.due(origin, at_ns))
+    }
+
+    /// Whether a timer is due now: a `fast` worker's look before each pick (one load
+    /// when no timer is set; a clock reading otherwise).
+    #[inline]
+    pub(crate) fn timer_due_now() -> bool {
+        started().is_some_and(|r| r.timers.due_now())
     }
 
     impl Reactor {

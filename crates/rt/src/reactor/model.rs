@@ -30,6 +30,16 @@ pub(crate) fn poll_now() -> usize {
     0
 }
 
+/// No timers in the model.
+pub(crate) fn timer_due(_origin: std::time::Instant, _at_ns: u64) -> bool {
+    false
+}
+
+/// No timers in the model.
+pub(crate) fn timer_due_now() -> bool {
+    false
+}
+
 pub(crate) fn wake_driver() {
     *MODEL.woken.lock().unwrap() = true;
     MODEL.cvar.notify_all();

@@ -20,17 +20,47 @@ struct State {
 }
 
 /// The timer map.
-#[derive(Default)]
 pub(crate) struct Timers {
     state: Mutex<State>,
     /// Timers in the map, for the busy workers' look without the lock.
     len: AtomicUsize,
     next_id: AtomicU64,
+    /// The origin of `earliest`.
+    base: Instant,
+    /// The earliest deadline, in ns since `base` (`u64::MAX`: none), for a busy
+    /// worker that reads the clock after every poll ([`Timers::due`]). It may be
+    /// earlier than the map's (a timer removed since): then one look finds nothing
+    /// due and puts it right.
+    earliest: AtomicU64,
 }
 
 impl Timers {
     pub(crate) fn new() -> Timers {
-        Timers::default()
+        Timers {
+            state: Mutex::new(State::default()),
+            len: AtomicUsize::new(0),
+            next_id: AtomicU64::new(0),
+            base: Instant::now(),
+            earliest: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    fn since_base(&self, t: Instant) -> u64 {
+        u64::try_from(t.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Whether a timer is due at `at_ns` after `origin` (a worker's clock): one load.
+    #[inline]
+    pub(crate) fn due(&self, origin: Instant, at_ns: u64) -> bool {
+        let e = self.earliest.load(Relaxed);
+        e != u64::MAX && origin + Duration::from_nanos(at_ns) >= self.base + Duration::from_nanos(e)
+    }
+
+    /// Whether a timer is due now: one load, and a clock reading only if a timer is set.
+    #[inline]
+    pub(crate) fn due_now(&self) -> bool {
+        let e = self.earliest.load(Relaxed);
+        e != u64::MAX && Instant::now() >= self.base + Duration::from_nanos(e)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -49,6 +79,11 @@ impl Timers {
             let mut s = self.state.lock();
             if s.map.insert((when, id), waker).is_none() {
                 self.len.fetch_add(1, Relaxed);
+            }
+            // Under the lock: `fire` recomputes it under the lock too.
+            let at = self.since_base(when);
+            if at < self.earliest.load(Relaxed) {
+                self.earliest.store(at, Relaxed);
             }
             match s.blocked_until {
                 Some(None) => true,
@@ -91,7 +126,7 @@ impl Timers {
 
     /// Move the wakers of every due timer to `due`.
     pub(crate) fn fire(&self, due: &mut Vec<Waker>) {
-        if self.is_empty() {
+        if self.is_empty() && self.earliest.load(Relaxed) == u64::MAX {
             return;
         }
         let now = Instant::now();
@@ -103,5 +138,7 @@ impl Timers {
             due.push(e.remove());
             self.len.fetch_sub(1, Relaxed);
         }
+        let next = s.map.keys().next().map_or(u64::MAX, |&(when, _)| self.since_base(when));
+        self.earliest.store(next, Relaxed);
     }
 }

@@ -87,9 +87,10 @@ impl Fast {
                 return;
             }
             tick = tick.wrapping_add(1);
-            if tick.is_multiple_of(GLOBAL_INTERVAL) {
-                // A busy worker's look at the reactor (Tokio's `event_interval`): what
-                // became ready while every worker was busy lands in this worker's queues.
+            if tick.is_multiple_of(GLOBAL_INTERVAL) || crate::reactor::timer_due_now() {
+                // A busy worker's look at the reactor (Tokio's `event_interval`), and
+                // whenever a timer is due: what became ready while every worker was
+                // busy lands in this worker's queues.
                 crate::reactor::poll_now();
             }
             if let Some(t) = self.next_local(l, tick) {

@@ -255,10 +255,13 @@ impl PolicySched {
                     }
                     policy.balance(p);
                     stats.ticked(earned, skipped + 1 - earned);
-                    // A busy worker's look at the reactor, once per tick.
-                    crate::reactor::poll_now();
                     next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
+                    // A busy worker's look at the reactor, once per tick.
+                    crate::reactor::poll_now();
+                } else if crate::reactor::timer_due(self.signals.start, now) {
+                    // A timer is due: fire it now, not at the next tick.
+                    crate::reactor::poll_now();
                 }
                 if r == Polled::Ready {
                     prev_state = PrevState::Exited;
