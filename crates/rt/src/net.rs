@@ -308,21 +308,10 @@ impl ShutdownWrite for unix::UnixStream {
     }
 }
 
-/// The stream types whose `&T` reads and writes (the standard library's sockets).
+/// The stream types whose `&T` reads and writes (the standard library's sockets): the
+/// traits on `&Async<T>`, and on `Async<T>` through it.
 macro_rules! stream_io {
     ($t:ty) => {
-        impl AsyncRead for Async<$t> {
-            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                self.poll_read_with(cx, |mut s| s.read(buf))
-            }
-            fn poll_read_vectored(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                bufs: &mut [IoSliceMut<'_>],
-            ) -> Poll<io::Result<usize>> {
-                self.poll_read_with(cx, |mut s| s.read_vectored(bufs))
-            }
-        }
         impl AsyncRead for &Async<$t> {
             fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
                 self.poll_read_with(cx, |mut s| s.read(buf))
@@ -333,24 +322,6 @@ macro_rules! stream_io {
                 bufs: &mut [IoSliceMut<'_>],
             ) -> Poll<io::Result<usize>> {
                 self.poll_read_with(cx, |mut s| s.read_vectored(bufs))
-            }
-        }
-        impl AsyncWrite for Async<$t> {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.poll_write_with(cx, |mut s| s.write(buf))
-            }
-            fn poll_write_vectored(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                bufs: &[IoSlice<'_>],
-            ) -> Poll<io::Result<usize>> {
-                self.poll_write_with(cx, |mut s| s.write_vectored(bufs))
-            }
-            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-            fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.get_ref().shutdown_write())
             }
         }
         impl AsyncWrite for &Async<$t> {
@@ -369,6 +340,36 @@ macro_rules! stream_io {
             }
             fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(self.get_ref().shutdown_write())
+            }
+        }
+        impl AsyncRead for Async<$t> {
+            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+                Pin::new(&mut &*self).poll_read(cx, buf)
+            }
+            fn poll_read_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &mut [IoSliceMut<'_>],
+            ) -> Poll<io::Result<usize>> {
+                Pin::new(&mut &*self).poll_read_vectored(cx, bufs)
+            }
+        }
+        impl AsyncWrite for Async<$t> {
+            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+                Pin::new(&mut &*self).poll_write(cx, buf)
+            }
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                Pin::new(&mut &*self).poll_write_vectored(cx, bufs)
+            }
+            fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Pin::new(&mut &*self).poll_flush(cx)
+            }
+            fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Pin::new(&mut &*self).poll_close(cx)
             }
         }
     };

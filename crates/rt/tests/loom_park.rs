@@ -11,10 +11,10 @@ use schedlab_rt::resched::Resched;
 use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
-/// An unpark before or during park is never lost.
-#[test]
-fn parker_no_lost_unpark() {
-    loom::model(|| {
+/// A sleeper that parks with `park` until a flag is set, against a thread that sets
+/// the flag and unparks it: loom reports a deadlock if the unpark can be lost.
+fn no_lost_unpark(park: fn(&Parker)) {
+    loom::model(move || {
         let p = Arc::new(Parker::new());
         let flag = Arc::new(AtomicBool::new(false));
         let (p2, f2) = (p.clone(), flag.clone());
@@ -23,10 +23,16 @@ fn parker_no_lost_unpark() {
             p2.unpark();
         });
         while !flag.load(Acquire) {
-            p.park();
+            park(&p);
         }
         t.join().unwrap();
     });
+}
+
+/// An unpark before or during park is never lost.
+#[test]
+fn parker_no_lost_unpark() {
+    no_lost_unpark(Parker::park);
 }
 
 /// The same parker used for two rounds: a stale token causes at most a spurious
@@ -55,19 +61,7 @@ fn parker_two_rounds() {
 /// turn: the unpark sees `DRIVING` and wakes the driver, or leaves the token.
 #[test]
 fn parker_driving_no_lost_unpark() {
-    loom::model(|| {
-        let p = Arc::new(Parker::new());
-        let flag = Arc::new(AtomicBool::new(false));
-        let (p2, f2) = (p.clone(), flag.clone());
-        let t = thread::spawn(move || {
-            f2.store(true, Release);
-            p2.unpark();
-        });
-        while !flag.load(Acquire) {
-            p.park_driving(None);
-        }
-        t.join().unwrap();
-    });
+    no_lost_unpark(|p| p.park_driving(None));
 }
 
 /// Two workers go to sleep at once: one drives the reactor, the other finds the driver
