@@ -108,8 +108,11 @@ impl Parker {
     /// limit). If the reactor's driver is free, the sleep is a turn of the reactor
     /// (its events and due timers fire on this thread, and the turn may end early
     /// because of them: a return without an unpark). Otherwise a park on the condition
-    /// variable, looking at the driver again every `STANDBY`.
-    pub fn park_driving(&self, timeout: Option<std::time::Duration>) {
+    /// variable, looking at the driver again every `STANDBY`. `before_wakes` runs on
+    /// this thread before a turn fires any waker (the fast scheduler takes the worker
+    /// off its sleeper list there, so that the wakes it fires notify another worker,
+    /// not this one).
+    pub fn park_driving(&self, timeout: Option<std::time::Duration>, before_wakes: &mut dyn FnMut()) {
         #[cfg(not(loom))]
         let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         loop {
@@ -119,7 +122,7 @@ impl Parker {
             if let Some(mut driver) = crate::reactor::try_drive() {
                 match self.state.compare_exchange(EMPTY, DRIVING, AcqRel, Acquire) {
                     Ok(_) => {
-                        driver.turn(timeout);
+                        driver.turn(timeout, before_wakes);
                         // Unparked or not, leave the token empty: an unpark during the
                         // turn woke the driver (at worst the next turn returns at once).
                         self.state.swap(EMPTY, AcqRel);

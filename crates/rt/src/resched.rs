@@ -75,7 +75,7 @@ impl Resched {
         if self.flag.load(SeqCst) {
             return false;
         }
-        self.parker.park_driving(timeout);
+        self.parker.park_driving(timeout, &mut || {});
         true
     }
 

@@ -61,7 +61,7 @@ fn parker_two_rounds() {
 /// turn: the unpark sees `DRIVING` and wakes the driver, or leaves the token.
 #[test]
 fn parker_driving_no_lost_unpark() {
-    no_lost_unpark(|p| p.park_driving(None));
+    no_lost_unpark(|p| p.park_driving(None, &mut || {}));
 }
 
 /// Two workers go to sleep at once: one drives the reactor, the other finds the driver
@@ -77,7 +77,7 @@ fn two_parkers_one_driver() {
                 let (p, f) = (ps[i].clone(), flags[i].clone());
                 thread::spawn(move || {
                     while !f.load(Acquire) {
-                        p.park_driving(None);
+                        p.park_driving(None, &mut || {});
                     }
                 })
             })

@@ -136,8 +136,9 @@ mod real {
     impl DriveGuard {
         /// Wait for events for at most `timeout` (`None`: until an event, a timer or
         /// [`wake_driver`]), fire the wakers of what is ready and of the timers that
-        /// are due. Returns how many wakers fired.
-        pub(crate) fn turn(&mut self, timeout: Option<Duration>) -> usize {
+        /// are due, calling `before_wakes` first if there are any. Returns how many
+        /// wakers fired.
+        pub(crate) fn turn(&mut self, timeout: Option<Duration>, before_wakes: &mut dyn FnMut()) -> usize {
             let r = self.reactor;
             let d = &mut *self.driver;
             let timeout = r.timers.arm(timeout);
@@ -158,6 +159,9 @@ mod real {
             }
             r.timers.fire(&mut d.due);
             let n = d.due.len();
+            if n > 0 {
+                before_wakes();
+            }
             for w in d.due.drain(..) {
                 w.wake();
             }
@@ -174,7 +178,7 @@ mod real {
             return 0;
         }
         match try_drive() {
-            Some(mut g) => g.turn(Some(Duration::ZERO)),
+            Some(mut g) => g.turn(Some(Duration::ZERO), &mut || {}),
             None => 0,
         }
     }

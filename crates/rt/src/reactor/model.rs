@@ -47,7 +47,7 @@ pub(crate) fn wake_driver() {
 
 impl DriveGuard {
     /// Block until a wake-up (a timed turn is an immediate timeout: loom has no clock).
-    pub(crate) fn turn(&mut self, timeout: Option<Duration>) -> usize {
+    pub(crate) fn turn(&mut self, timeout: Option<Duration>, _before_wakes: &mut dyn FnMut()) -> usize {
         let mut w = MODEL.woken.lock().unwrap();
         if timeout.is_none() {
             while !*w {

@@ -86,7 +86,7 @@ impl Idle {
     /// Park `w` (registered before) until notified, or until the reactor's turn it
     /// drove meanwhile has fired something; leaves it unregistered.
     pub fn sleep(&self, w: usize) {
-        self.parkers[w].park_driving(None);
+        self.parkers[w].park_driving(None, &mut || self.unregister(w));
         self.unregister(w);
     }
 
