@@ -79,14 +79,40 @@ fn cachegrind_coloured_walk_misses_less() {
     // (where the allocator puts things): a walk that fits the LL adds none, and its
     // run may then count one or two fewer than the run without it.
     const SETUP_SLACK: u64 = 64;
+    const LLS: [&str; 2] = ["524288,8,64", "2097152,32,64"];
+    // The eight cachegrind runs (each LL, each setting, without and with the walks),
+    // two at a time: each is a single-threaded valgrind of a few seconds.
+    let runs: Vec<(&str, &str, u64)> = LLS
+        .iter()
+        .flat_map(|&ll| ["dss", "dss:colours=32"].into_iter().flat_map(move |spec| [(ll, spec, 0), (ll, spec, WALKS)]))
+        .collect();
+    let counts: Vec<((&str, &str, u64), u64)> = std::thread::scope(|s| {
+        let half = |parity: usize| {
+            let (dir, runs) = (&dir, &runs);
+            move || -> Vec<_> {
+                runs.iter()
+                    .skip(parity)
+                    .step_by(2)
+                    .map(|&(ll, spec, w)| ((ll, spec, w), dlmr(dir, ll, spec, w)))
+                    .collect()
+            }
+        };
+        let odd = s.spawn(half(1));
+        let mut all = half(0)();
+        all.extend(odd.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        all
+    });
+    let count = |ll: &str, spec: &str, walks: u64| {
+        counts.iter().find(|(k, _)| *k == (ll, spec, walks)).map(|(_, n)| *n).expect("every run counted")
+    };
     let walk_misses = |ll: &str, spec: &str| {
-        let (base, walked) = (dlmr(&dir, ll, spec, 0), dlmr(&dir, ll, spec, WALKS));
+        let (base, walked) = (count(ll, spec, 0), count(ll, spec, WALKS));
         assert!(walked + SETUP_SLACK >= base, "{spec}: {walked} LL read misses with walks, {base} without");
         walked.saturating_sub(base)
     };
     let visits = WALKS * TASKS as u64;
     let mut got = Vec::new();
-    for ll in ["524288,8,64", "2097152,32,64"] {
+    for ll in LLS {
         let (vanilla, coloured) = (walk_misses(ll, "dss"), walk_misses(ll, "dss:colours=32"));
         println!(
             "DSS walk, {TASKS} runnable tasks, {WALKS} schedule() calls ({visits} tasks visited), --LL={ll}: \

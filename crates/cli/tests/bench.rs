@@ -63,17 +63,21 @@ fn check_row(r: &serde_json::Value) {
     assert!(["all", "none"].contains(&r["pin"].as_str().unwrap()), "{r}");
 }
 
+/// The ping-pong rows under the default `--pin all`: every row's spread, CPU time and
+/// channel, and the same-worker rows' channels; the same run serves
+/// [`cross_worker_pingpong_crosses`] for `--pin all`.
 #[test]
 fn bench_rows_report_spread_cpu_and_channel() {
-    let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "pingpong-same-worker"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cross_worker_pingpong_crosses("all");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("topology: ") && err.contains("atomic round trip"), "{err}");
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON array");
     for r in &rows {
         check_row(r);
-        // Placed ping-pong rows of the Rust runtimes say how often they crossed workers.
-        if ["schedlab", "tokio"].contains(&r["runtime"].as_str().unwrap()) {
+        // Placed same-worker ping-pong rows of the Rust runtimes say how often they
+        // crossed workers.
+        let placed = ["schedlab", "tokio"].contains(&r["runtime"].as_str().unwrap());
+        if placed && r["bench"].as_str().unwrap().starts_with("pingpong-same-worker") {
             assert!(r["crossed"].as_f64().unwrap() < 0.05, "{r}");
         }
     }
@@ -207,16 +211,17 @@ fn bench_cache_model_rows_agree_with_cachegrind() {
 /// `current_thread` runtimes) crossed workers on > 95 % of its round trips (the smallest
 /// over the repetitions), with each channel; the same-worker rows report theirs too
 /// (≈ 0). Go cannot place goroutines: its rows say so and carry no `crossed`.
+///
+/// `--pin none` here; `--pin all` in [`bench_rows_report_spread_cpu_and_channel`].
 #[test]
 fn bench_cross_worker_pingpong_crosses() {
-    for pin in ["all", "none"] {
-        cross_worker_pingpong_crosses(pin);
-    }
+    cross_worker_pingpong_crosses("none");
 }
 
 /// [`bench_cross_worker_pingpong_crosses`] with `--pin pin`; every row of a runtime that
-/// obeys `--pin` carries it (the atomic ping-pong is pinned whatever it says).
-fn cross_worker_pingpong_crosses(pin: &str) {
+/// obeys `--pin` carries it (the atomic ping-pong is pinned whatever it says). Returns
+/// the run's output.
+fn cross_worker_pingpong_crosses(pin: &str) -> Output {
     let o = schedlab(&["bench", "--quick", "--format", "json", "--only", "pingpong-", "--pin", pin]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -247,6 +252,7 @@ fn cross_worker_pingpong_crosses(pin: &str) {
     for r in rows.iter().filter(|r| r["runtime"] == "go") {
         assert!(r["policy"].as_str().unwrap().contains("no placement") && r.get("crossed").is_none(), "{r}");
     }
+    o
 }
 
 /// `--servers`: the HTTP server rows only (schedlab under every scheduler, and Tokio

@@ -175,6 +175,28 @@ pub fn host_machine(choice: &MachineChoice) -> Result<(Machine, String), Error> 
     }
 }
 
+/// The wake-up and run-length quantiles of one engine's trace, µs (0.1); None
+/// without a sample. Flattened into the rows of both reports ([`Side`],
+/// [`tbench::EngineRow`]): their JSON has the three fields in place.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Latencies {
+    pub wake_p50_us: Option<f64>,
+    pub wake_p99_us: Option<f64>,
+    pub run_p50_us: Option<f64>,
+}
+
+impl Latencies {
+    /// `d`'s wake-to-run p50 and p99 and run-length p50, ns to µs (0.1).
+    pub fn of(d: &Dist) -> Latencies {
+        let us = |ns: Option<u64>| ns.map(|v| (v as f64 / 100.0).round() / 10.0);
+        Latencies {
+            wake_p50_us: us(d.wake_to_run_p50_ns),
+            wake_p99_us: us(d.wake_to_run_p99_ns),
+            run_p50_us: us(d.run_len_p50_ns),
+        }
+    }
+}
+
 /// One engine's figures for one row, rounded as printed (ratios are taken of these).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Side {
@@ -186,10 +208,8 @@ pub struct Side {
     pub elapsed_ms: f64,
     pub context_switches: u64,
     pub migrations: u64,
-    /// µs (0.1); None without a sample.
-    pub wake_p50_us: Option<f64>,
-    pub wake_p99_us: Option<f64>,
-    pub run_p50_us: Option<f64>,
+    #[serde(flatten)]
+    pub latencies: Latencies,
     /// Simulator events past [`SIM_TRACE_CAP`]: the distributions then cover the
     /// run's beginning only (0 for the kernel, whose recording is read whole).
     pub trace_dropped: u64,
@@ -197,16 +217,13 @@ pub struct Side {
 
 impl Side {
     fn new(engine: &str, units: u64, elapsed_s: f64, d: &Dist) -> Side {
-        let us = |ns: Option<u64>| ns.map(|v| (v as f64 / 100.0).round() / 10.0);
         Side {
             engine: engine.to_string(),
             throughput: (units as f64 / elapsed_s.max(1e-12)).round(),
             elapsed_ms: (elapsed_s * 1e5).round() / 100.0,
             context_switches: d.switches,
             migrations: d.migrations,
-            wake_p50_us: us(d.wake_to_run_p50_ns),
-            wake_p99_us: us(d.wake_to_run_p99_ns),
-            run_p50_us: us(d.run_len_p50_ns),
+            latencies: Latencies::of(d),
             trace_dropped: d.dropped,
         }
     }
@@ -242,9 +259,9 @@ impl Ratios {
             elapsed_ms: ratio(Some(s.elapsed_ms), Some(k.elapsed_ms)),
             context_switches: ratio(c(s.context_switches), c(k.context_switches)),
             migrations: ratio(c(s.migrations), c(k.migrations)),
-            wake_p50_us: ratio(s.wake_p50_us, k.wake_p50_us),
-            wake_p99_us: ratio(s.wake_p99_us, k.wake_p99_us),
-            run_p50_us: ratio(s.run_p50_us, k.run_p50_us),
+            wake_p50_us: ratio(s.latencies.wake_p50_us, k.latencies.wake_p50_us),
+            wake_p99_us: ratio(s.latencies.wake_p99_us, k.latencies.wake_p99_us),
+            run_p50_us: ratio(s.latencies.run_p50_us, k.latencies.run_p50_us),
         }
     }
 }
@@ -424,9 +441,9 @@ pub fn render(r: &Report) -> String {
                 side.elapsed_ms,
                 side.context_switches,
                 side.migrations,
-                opt(side.wake_p50_us, 1),
-                opt(side.wake_p99_us, 1),
-                opt(side.run_p50_us, 1)
+                opt(side.latencies.wake_p50_us, 1),
+                opt(side.latencies.wake_p99_us, 1),
+                opt(side.latencies.run_p50_us, 1)
             );
         }
         for q in &row.ratios {
@@ -490,11 +507,37 @@ mod tests {
             classes: Vec::new(),
         };
         let k = Side::new("kernel", 1000, 0.5, &d);
-        assert_eq!((k.throughput, k.elapsed_ms, k.wake_p50_us), (2000.0, 500.0, Some(1.2)));
+        assert_eq!((k.throughput, k.elapsed_ms, k.latencies.wake_p50_us), (2000.0, 500.0, Some(1.2)));
         let s = Side::new("sim eevdf", 1000, 0.25, &Dist { migrations: 3, ..d });
         let q = Ratios::new(&s, &k);
         assert_eq!(q.engine, "eevdf/kernel");
         assert_eq!((q.throughput, q.migrations, q.wake_p99_us, q.run_p50_us), (Some(2.0), None, None, Some(1.0)));
+    }
+
+    /// The flattened [`Latencies`] keep the rows' JSON fields where they are printed.
+    #[test]
+    fn row_json_keeps_the_latencies_in_place() {
+        let d = Dist {
+            switches: 10,
+            migrations: 2,
+            wakeups: 5,
+            wake_to_run_p50_ns: Some(1_234),
+            wake_to_run_p99_ns: None,
+            run_len_p50_ns: Some(56_789),
+            dropped: 7,
+            classes: Vec::new(),
+        };
+        let side = serde_json::to_string(&Side::new("kernel", 1000, 0.5, &d)).unwrap();
+        assert_eq!(
+            side,
+            r#"{"engine":"kernel","throughput":2000.0,"elapsed_ms":500.0,"context_switches":10,"migrations":2,"wake_p50_us":1.2,"wake_p99_us":null,"run_p50_us":56.8,"trace_dropped":7}"#
+        );
+        let row =
+            serde_json::to_string(&tbench::EngineRow::new("kernel", "Linux x", 123.456, 987_654_321, &d)).unwrap();
+        assert_eq!(
+            row,
+            r#"{"engine":"kernel","policy":"Linux x","mb_per_s":123.5,"wakeups_per_s":5.0,"switches_per_s":10.0,"migrations_per_s":2.0,"wake_p50_us":1.2,"wake_p99_us":null,"run_p50_us":56.8,"span_ms":987.65,"trace_dropped":7,"error":null}"#
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! enters it only as the recorded run lengths, and its MB/s is the kernel's scaled by
 //! the two durations.
 
-use crate::{perf, Error};
+use crate::{perf, Error, Latencies};
 use schedlab_bench::netbench;
 use schedlab_bench::tbench_client::TbenchResult;
 use schedlab_core::trace::{Event, Trace};
@@ -104,10 +104,8 @@ pub struct EngineRow {
     pub switches_per_s: f64,
     /// Migrations per second.
     pub migrations_per_s: f64,
-    /// µs (0.1); None without a sample.
-    pub wake_p50_us: Option<f64>,
-    pub wake_p99_us: Option<f64>,
-    pub run_p50_us: Option<f64>,
+    #[serde(flatten)]
+    pub latencies: Latencies,
     /// The trace's span (the replay's completion time), ms (0.01).
     pub span_ms: f64,
     /// Events past the trace's cap (the figures then cover the run's beginning).
@@ -117,8 +115,7 @@ pub struct EngineRow {
 }
 
 impl EngineRow {
-    fn new(engine: &str, policy: &str, mb_per_s: f64, span_ns: u64, d: &Dist) -> EngineRow {
-        let us = |ns: Option<u64>| ns.map(|v| (v as f64 / 100.0).round() / 10.0);
+    pub(crate) fn new(engine: &str, policy: &str, mb_per_s: f64, span_ns: u64, d: &Dist) -> EngineRow {
         let secs = (span_ns as f64 / 1e9).max(1e-9);
         let per_s = |n: u64| (n as f64 / secs).round();
         EngineRow {
@@ -128,9 +125,7 @@ impl EngineRow {
             wakeups_per_s: per_s(d.wakeups),
             switches_per_s: per_s(d.switches),
             migrations_per_s: per_s(d.migrations),
-            wake_p50_us: us(d.wake_to_run_p50_ns),
-            wake_p99_us: us(d.wake_to_run_p99_ns),
-            run_p50_us: us(d.run_len_p50_ns),
+            latencies: Latencies::of(d),
             span_ms: (span_ns as f64 / 1e4).round() / 100.0,
             trace_dropped: d.dropped,
             error: None,
@@ -145,9 +140,7 @@ impl EngineRow {
             wakeups_per_s: 0.0,
             switches_per_s: 0.0,
             migrations_per_s: 0.0,
-            wake_p50_us: None,
-            wake_p99_us: None,
-            run_p50_us: None,
+            latencies: Latencies::default(),
             span_ms: 0.0,
             trace_dropped: 0,
             error: Some(e),
@@ -422,9 +415,9 @@ pub fn render(r: &TbenchReport) -> String {
                 e.wakeups_per_s,
                 e.switches_per_s,
                 e.migrations_per_s,
-                opt(e.wake_p50_us),
-                opt(e.wake_p99_us),
-                opt(e.run_p50_us),
+                opt(e.latencies.wake_p50_us),
+                opt(e.latencies.wake_p99_us),
+                opt(e.latencies.run_p50_us),
                 e.span_ms
             );
         }
