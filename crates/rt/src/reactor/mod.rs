@@ -29,7 +29,7 @@
 #[cfg(loom)]
 mod model;
 #[cfg(loom)]
-pub(crate) use model::{poll_now, timer_due, timer_due_now, try_drive, wake_driver, DriveGuard};
+pub(crate) use model::{poll_now, timer_due, try_drive, wake_driver, DriveGuard, ReactorRef};
 
 #[cfg(not(loom))]
 pub(crate) mod source;
@@ -173,13 +173,36 @@ mod real {
     /// ready. Nothing (not even a system call) when there is nothing to watch or
     /// another thread drives. Returns how many wakers fired.
     pub(crate) fn poll_now() -> usize {
-        let Some(r) = started() else { return 0 };
-        if r.nsources.load(Relaxed) == 0 && r.timers.is_empty() {
+        started().map_or(0, poll_now_on)
+    }
+
+    fn poll_now_on(reactor: &'static Reactor) -> usize {
+        if reactor.nsources.load(Relaxed) == 0 && reactor.timers.is_empty() {
             return 0;
         }
-        match try_drive() {
-            Some(mut g) => g.turn(Some(Duration::ZERO), &mut || {}),
+        match reactor.driver.try_lock() {
+            Some(driver) => DriveGuard { reactor, driver }.turn(Some(Duration::ZERO), &mut || {}),
             None => 0,
+        }
+    }
+
+    /// The reactor as a scheduler keeps it, for the looks of its hot loop without the
+    /// lookup of the process's reactor.
+    #[derive(Clone, Copy)]
+    pub(crate) struct ReactorRef(Option<&'static Reactor>);
+
+    impl ReactorRef {
+        /// The process's reactor (started here if it is not yet).
+        pub(crate) fn get() -> ReactorRef {
+            ReactorRef(get().ok())
+        }
+        #[inline]
+        pub(crate) fn timer_due_now(self) -> bool {
+            self.0.is_some_and(|r| r.timers.due_now())
+        }
+        #[inline]
+        pub(crate) fn poll_now(self) -> usize {
+            self.0.map_or(0, poll_now_on)
         }
     }
 
@@ -188,13 +211,6 @@ mod real {
     #[inline]
     pub(crate) fn timer_due(origin: std::time::Instant, at_ns: u64) -> bool {
         started().is_some_and(|r| r.timers.due(origin, at_ns))
-    }
-
-    /// Whether a timer is due now: a `fast` worker's look before each pick (one load
-    /// when no timer is set; a clock reading otherwise).
-    #[inline]
-    pub(crate) fn timer_due_now() -> bool {
-        started().is_some_and(|r| r.timers.due_now())
     }
 
     impl Reactor {

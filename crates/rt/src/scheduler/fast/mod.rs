@@ -90,6 +90,8 @@ pub(crate) struct Fast {
     homes: Box<[Injector<Task>]>,
     stealers: Box<[Stealer<Task>]>,
     idle: Idle,
+    /// The reactor, for the workers' looks between picks and while they spin.
+    reactor: crate::reactor::ReactorRef,
     /// The workers' deques, taken by their threads at start.
     deques: parking_lot::Mutex<Vec<Option<Worker<Task>>>>,
     spin: Duration,
@@ -108,6 +110,7 @@ impl Fast {
             homes: (0..n).map(|_| Injector::new()).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle: Idle::new(n),
+            reactor: crate::reactor::ReactorRef::get(),
             deques: parking_lot::Mutex::new(deques.into_iter().map(Some).collect()),
             spin,
             owned: OwnedTasks::new(n),

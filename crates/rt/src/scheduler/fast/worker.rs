@@ -87,11 +87,9 @@ impl Fast {
                 return;
             }
             tick = tick.wrapping_add(1);
-            if tick.is_multiple_of(GLOBAL_INTERVAL) || crate::reactor::timer_due_now() {
-                // A busy worker's look at the reactor (Tokio's `event_interval`), and
-                // whenever a timer is due: what became ready while every worker was
-                // busy lands in this worker's queues.
-                crate::reactor::poll_now();
+            if self.reactor.timer_due_now() {
+                // A timer is due: fire it now, into this worker's queues.
+                self.reactor.poll_now();
             }
             if let Some(t) = self.next_local(l, tick) {
                 self.run_task(l, t);
@@ -142,7 +140,7 @@ impl Fast {
             // Every `SPIN_STEAL_EVERY` rounds the reactor too (a system call, about
             // 0.5 µs): a spinner is the first to see a request, on its own thread.
             let look = rounds.is_multiple_of(SPIN_STEAL_EVERY);
-            let fired = look && crate::reactor::poll_now() > 0;
+            let fired = look && self.reactor.poll_now() > 0;
             if rounds == 0 || fired || self.work_visible(l, look) {
                 if let Some(t) = self.find_work(l) {
                     found = Some(t);
@@ -165,6 +163,9 @@ impl Fast {
 
     fn next_local(&self, l: &Local, tick: u32) -> Option<Task> {
         if tick.is_multiple_of(GLOBAL_INTERVAL) {
+            // A busy worker's look at the reactor (Tokio's `event_interval`): what
+            // became ready while every worker was busy lands in this worker's queues.
+            self.reactor.poll_now();
             if let Some(t) = self.steal_global(l).or_else(|| l.pop_pinned()) {
                 return Some(t);
             }
