@@ -9,7 +9,7 @@
 //! ready *on its own thread*, so the woken task takes the scheduler's wake path from a
 //! worker (under `fast`, into that worker's LIFO slot; under a core policy,
 //! `wake_up` on that worker's CPU) and runs without a thread switch. Busy workers
-//! look without blocking ([`poll_now`]): a `fast` worker every `GLOBAL_INTERVAL` picks
+//! look without blocking ([`ReactorRef::poll_now`]): a `fast` worker every `GLOBAL_INTERVAL` picks
 //! and while it spins, a policy worker at every tick and while it spins, and both when
 //! a timer is due (the earliest deadline is one atomic they compare with the clock
 //! between polls). This is Tokio's design (`runtime/scheduler/multi_thread/park.rs`,
@@ -29,7 +29,7 @@
 #[cfg(loom)]
 mod model;
 #[cfg(loom)]
-pub(crate) use model::{poll_now, timer_due, try_drive, wake_driver, DriveGuard, ReactorRef};
+pub(crate) use model::{try_drive, wake_driver, DriveGuard, ReactorRef};
 
 #[cfg(not(loom))]
 pub(crate) mod source;
@@ -67,7 +67,7 @@ mod real {
         /// reused) meanwhile only marks a socket ready that is not: its next
         /// operation sees `WouldBlock` and clears it.
         sources: Mutex<Slab<Arc<ScheduledIo>>>,
-        /// How many sockets are registered: a busy worker's look ([`poll_now`]) skips
+        /// How many sockets are registered: a busy worker's look ([`ReactorRef::poll_now`]) skips
         /// the system call when there are none and no timer is set.
         nsources: AtomicUsize,
         pub(crate) timers: Timers,
@@ -172,10 +172,6 @@ mod real {
     /// A look without blocking, by a worker that is busy or spinning: fire what is
     /// ready. Nothing (not even a system call) when there is nothing to watch or
     /// another thread drives. Returns how many wakers fired.
-    pub(crate) fn poll_now() -> usize {
-        started().map_or(0, poll_now_on)
-    }
-
     fn poll_now_on(reactor: &'static Reactor) -> usize {
         if reactor.nsources.load(Relaxed) == 0 && reactor.timers.is_empty() {
             return 0;
@@ -186,8 +182,8 @@ mod real {
         }
     }
 
-    /// The reactor as a scheduler keeps it, for the looks of its hot loop without the
-    /// lookup of the process's reactor.
+    /// The reactor as a scheduler keeps it, for its workers' looks (ticks, picks, polls,
+    /// spins) without the lookup of the process's reactor.
     #[derive(Clone, Copy)]
     pub(crate) struct ReactorRef(Option<&'static Reactor>);
 
@@ -196,21 +192,24 @@ mod real {
         pub(crate) fn get() -> ReactorRef {
             ReactorRef(get().ok())
         }
+        /// Whether a timer is due now: a `fast` worker's look before each pick (one
+        /// load when no timer is set; a clock reading otherwise).
         #[inline]
         pub(crate) fn timer_due_now(self) -> bool {
             self.0.is_some_and(|r| r.timers.due_now())
         }
+        /// Whether a timer is due at `at_ns` after `origin`: a policy worker's look
+        /// after each poll, with the clock it has just read (one load when no timer is
+        /// set).
+        #[inline]
+        pub(crate) fn timer_due(self, origin: std::time::Instant, at_ns: u64) -> bool {
+            self.0.is_some_and(|r| r.timers.due(origin, at_ns))
+        }
+        /// A look without blocking (see `poll_now_on`): how many wakers fired.
         #[inline]
         pub(crate) fn poll_now(self) -> usize {
             self.0.map_or(0, poll_now_on)
         }
-    }
-
-    /// Whether a timer is due at `at_ns` after `origin`: a policy worker's look after
-    /// each poll, with the clock it has just read (one load when no timer is set).
-    #[inline]
-    pub(crate) fn timer_due(origin: std::time::Instant, at_ns: u64) -> bool {
-        started().is_some_and(|r| r.timers.due(origin, at_ns))
     }
 
     impl Reactor {

@@ -25,16 +25,6 @@ pub(crate) fn try_drive() -> Option<DriveGuard> {
     MODEL.held.compare_exchange(false, true, AcqRel, Acquire).ok().map(|_| DriveGuard(()))
 }
 
-/// A busy worker's look: nothing to fire in the model.
-pub(crate) fn poll_now() -> usize {
-    0
-}
-
-/// No timers in the model.
-pub(crate) fn timer_due(_origin: std::time::Instant, _at_ns: u64) -> bool {
-    false
-}
-
 /// The reactor as a scheduler keeps it: nothing to look at in the model.
 #[derive(Clone, Copy)]
 pub(crate) struct ReactorRef;
@@ -48,6 +38,9 @@ impl ReactorRef {
     }
     pub(crate) fn poll_now(self) -> usize {
         0
+    }
+    pub(crate) fn timer_due(self, _origin: std::time::Instant, _at_ns: u64) -> bool {
+        false
     }
 }
 

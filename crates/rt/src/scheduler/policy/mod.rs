@@ -54,6 +54,8 @@ pub(crate) struct PolicySched {
     tick_ns: u64,
     spin: Duration,
     name: String,
+    /// The reactor, for the workers' looks at ticks, after polls and while they spin.
+    reactor: crate::reactor::ReactorRef,
 }
 
 impl PolicySched {
@@ -94,6 +96,7 @@ impl PolicySched {
             tick_ns: 1_000_000_000 / hz.max(1) as u64,
             spin,
             name: spec.canonical(),
+            reactor: crate::reactor::ReactorRef::get(),
         })
     }
 

@@ -258,10 +258,10 @@ impl PolicySched {
                     next_tick = next;
                     self.signals.next_tick[me].store(next_tick, Relaxed);
                     // A busy worker's look at the reactor, once per tick.
-                    crate::reactor::poll_now();
-                } else if crate::reactor::timer_due(self.signals.start, now) {
+                    self.reactor.poll_now();
+                } else if self.reactor.timer_due(self.signals.start, now) {
                     // A timer is due: fire it now, not at the next tick.
-                    crate::reactor::poll_now();
+                    self.reactor.poll_now();
                 }
                 if r == Polled::Ready {
                     prev_state = PrevState::Exited;
@@ -341,7 +341,7 @@ impl PolicySched {
                     // Every 64 looks (~10 µs) the reactor too: what it fires is woken
                     // here (a `wake_up` on this CPU), which may set this worker's flag.
                     if i % 64 == 0 {
-                        crate::reactor::poll_now();
+                        self.reactor.poll_now();
                     }
                     if wanted() {
                         return;
