@@ -136,13 +136,7 @@ impl Parker {
             }
             #[cfg(loom)]
             {
-                match timeout {
-                    Some(d) => {
-                        self.park_timeout(d);
-                    }
-                    None => self.park(),
-                }
-                return;
+                return self.park_at_most(timeout);
             }
             #[cfg(not(loom))]
             {
@@ -156,19 +150,23 @@ impl Parker {
                 };
                 // No reactor: nothing to drive, sleep as asked.
                 if crate::reactor::started().is_none() {
-                    match left {
-                        Some(left) => {
-                            self.park_timeout(left);
-                        }
-                        None => self.park(),
-                    }
-                    return;
+                    return self.park_at_most(left);
                 }
                 let step = left.map_or(STANDBY, |l| l.min(STANDBY));
                 if self.park_timeout(step) {
                     return;
                 }
             }
+        }
+    }
+
+    /// [`Parker::park`], or [`Parker::park_timeout`] for at most `d`.
+    fn park_at_most(&self, d: Option<std::time::Duration>) {
+        match d {
+            Some(d) => {
+                self.park_timeout(d);
+            }
+            None => self.park(),
         }
     }
 

@@ -141,9 +141,13 @@ mod real {
         pub(crate) fn turn(&mut self, timeout: Option<Duration>, before_wakes: &mut dyn FnMut()) -> usize {
             let r = self.reactor;
             let d = &mut *self.driver;
-            let timeout = r.timers.arm(timeout);
+            // A look that does not block needs no deadline for inserts to wake.
+            let blocks = timeout != Some(Duration::ZERO);
+            let timeout = if blocks { r.timers.arm(timeout) } else { timeout };
             let polled = d.poll.poll(&mut d.events, timeout);
-            r.timers.disarm();
+            if blocks {
+                r.timers.disarm();
+            }
             // EINTR: no events; anything else (EBADF, EFAULT) cannot happen with the
             // poll we own. Either way the timers below still fire.
             if polled.is_ok() && !d.events.is_empty() {
