@@ -48,6 +48,7 @@
 //! scheduler/fast/mod.rs          work stealing: the shared queues and how work enters them
 //! scheduler/fast/worker.rs       a fast worker's own state and loop: pick, steal, spin, sleep
 //! scheduler/fast/idle.rs         who spins and who sleeps (loom-checked)
+//! scheduler/fast/mailbox.rs      one slot per worker for a pinned task woken elsewhere (loom-checked)
 //! scheduler/fast/owned.rs        the live tasks, for shutdown to cancel
 //! scheduler/policy/mod.rs        the policy adapter: spawn, wake and exit into a core policy
 //! scheduler/policy/worker.rs     a policy worker's loop: schedule(), poll, tick, idle

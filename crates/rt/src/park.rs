@@ -15,6 +15,9 @@
 //! loom tests check it together with the parker.
 
 pub use crate::scheduler::fast::idle::Idle;
+/// The fast scheduler's per-worker mailbox, re-exported for the same loom tests (a
+/// wake handed over through it must not be lost by a worker going to sleep).
+pub use crate::scheduler::fast::mailbox::Mailbox;
 
 use crate::sync::{lock, AtomicUsize, Condvar, Mutex, MutexGuard};
 use std::sync::atomic::Ordering::{AcqRel, Acquire};

@@ -49,3 +49,23 @@ pub(crate) fn chan_lock<T>(m: &ChanMutex<T>) -> loom::sync::MutexGuard<'_, T> {
 pub(crate) use loom::sync::Arc;
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
+
+/// A cell whose accesses loom checks for data races (`loom::cell::UnsafeCell`), with
+/// the same `with_mut` under `std`.
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+#[cfg(not(loom))]
+#[derive(Debug, Default)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) const fn new(v: T) -> UnsafeCell<T> {
+        UnsafeCell(std::cell::UnsafeCell::new(v))
+    }
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}

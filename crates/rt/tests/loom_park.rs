@@ -6,7 +6,7 @@
 use loom::sync::atomic::{AtomicBool, AtomicUsize};
 use loom::sync::Arc;
 use loom::thread;
-use schedlab_rt::park::{Idle, Parker};
+use schedlab_rt::park::{Idle, Mailbox, Parker};
 use schedlab_rt::resched::Resched;
 use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
@@ -109,9 +109,9 @@ fn idle_model(spin_first: bool) {
                 break;
             }
             if spin_first {
-                idle.start_spinning();
+                idle.start_spinning(0);
                 let found = take(&work);
-                idle.stop_spinning();
+                idle.stop_spinning(0);
                 if found {
                     break;
                 }
@@ -155,7 +155,7 @@ fn idle_no_lost_wakeup_when_spinning_rounds_only_load() {
         });
         let take = |w: &AtomicUsize| w.compare_exchange(1, 0, SeqCst, SeqCst).is_ok();
         loop {
-            idle.start_spinning();
+            idle.start_spinning(0);
             let mut found = false;
             for _ in 0..2 {
                 if work.load(Relaxed) > 0 && take(&work) {
@@ -164,12 +164,86 @@ fn idle_no_lost_wakeup_when_spinning_rounds_only_load() {
                 }
                 loom::hint::spin_loop();
             }
-            idle.stop_spinning();
+            idle.stop_spinning(0);
             if found {
                 break;
             }
             idle.register(0);
             if take(&work) {
+                idle.unregister(0);
+                break;
+            }
+            idle.sleep(0);
+        }
+        producer.join().unwrap();
+    });
+}
+
+/// The fast scheduler's mailbox (`scheduler/fast/mailbox.rs`): two producers offer a
+/// task each, falling back to the home queue (a bit each here) when the slot is taken,
+/// while the worker takes once; then the rest is collected. Every task is handed over
+/// exactly once, and loom checks the slot's accesses for data races.
+#[test]
+fn mailbox_hands_over_each_task_once() {
+    loom::model(|| {
+        let mb = Arc::new(Mailbox::<usize>::new());
+        let home = Arc::new(AtomicUsize::new(0)); // bit k: task k went to the home queue
+        let producers: Vec<_> = (0..2)
+            .map(|k| {
+                let (mb, home) = (mb.clone(), home.clone());
+                thread::spawn(move || {
+                    if let Err(t) = mb.offer(k) {
+                        home.fetch_or(1 << t, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        let mut seen = 0usize;
+        let mut take = |mb: &Mailbox<usize>| {
+            // SAFETY: this thread is the only taker.
+            if let Some(t) = unsafe { mb.take() } {
+                assert_eq!(seen & (1 << t), 0, "task {t} taken twice");
+                seen |= 1 << t;
+            }
+        };
+        take(&mb);
+        for p in producers {
+            p.join().unwrap();
+        }
+        take(&mb);
+        let h = home.load(SeqCst);
+        assert_eq!(seen & h, 0, "a task both in the mailbox and in the home queue");
+        assert_eq!(seen | h, 0b11, "a task lost");
+    });
+}
+
+/// A task handed over through the mailbox while its worker goes from spinning (loads
+/// of the slot only) to sleeping: the producer wakes the worker only if it is
+/// registered as a sleeper (`Idle::wake_worker`), so the worker's take after
+/// registering must find what its loads missed (loom reports a deadlock otherwise).
+#[test]
+fn mailbox_wake_not_lost_by_a_worker_going_to_sleep() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(1));
+        let mb = Arc::new(Mailbox::<usize>::new());
+        let (i2, m2) = (idle.clone(), mb.clone());
+        let producer = thread::spawn(move || {
+            m2.offer(7).expect("the only producer finds the slot empty");
+            i2.wake_worker(0);
+        });
+        // SAFETY (every take below): this thread is the only taker.
+        loop {
+            idle.start_spinning(0);
+            let mut found = None;
+            if mb.is_full() {
+                found = unsafe { mb.take() };
+            }
+            idle.stop_spinning(0);
+            if found.is_some() {
+                break;
+            }
+            idle.register(0);
+            if unsafe { mb.take() }.is_some() {
                 idle.unregister(0);
                 break;
             }

@@ -29,7 +29,7 @@
 #[cfg(loom)]
 mod model;
 #[cfg(loom)]
-pub(crate) use model::{try_drive, wake_driver, DriveGuard, ReactorRef};
+pub(crate) use model::{try_drive, wake_driver, ReactorRef};
 
 #[cfg(not(loom))]
 pub(crate) mod source;

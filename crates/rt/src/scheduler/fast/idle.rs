@@ -6,11 +6,18 @@
 //!
 //! ```text
 //! producer (new work)                 worker going idle
-//! push work                           spinning -= 1; sleepers += 1 (under lock)
+//! push work                           spinning[w] = false; sleepers += 1 (under lock)
 //! fence(SeqCst)                       fence(SeqCst)
-//! if spinning > 0: done               re-check every queue → found? unregister, run
+//! if any spinning: done               re-check every queue → found? unregister, run
 //! if sleepers > 0: pop one, unpark    park()
 //! ```
+//!
+//! Each worker's spinning flag is its own cache line, written with plain stores by
+//! that worker only: a worker that goes idle and finds work a moment later (a
+//! message hand-off between two workers) writes no line another worker writes. A
+//! shared counter took two read-modify-writes per idle spell, each a line transfer
+//! when two workers take turns. A stale `true` seen by a producer is safe: the worker
+//! stores `false` before it registers and re-checks behind the fence.
 //!
 //! Either the producer sees the worker registered (and unparks it, leaving a token if
 //! it has not slept yet) or the worker's re-check sees the work. A spinning worker will
@@ -19,14 +26,16 @@
 //! next worker (see `worker.rs`), as Tokio's "last searcher" rule.
 
 use crate::park::Parker;
-use crate::sync::{fence, lock, AtomicUsize, Mutex};
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Mutex};
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 /// Who is idle in the fast scheduler: spinning workers (counted) and sleeping ones
 /// (a stack of worker ids).
 #[derive(Debug)]
 pub struct Idle {
-    spinning: AtomicUsize,
+    /// Per worker: whether it is spinning (written by that worker only).
+    spinning: Box<[CachePadded<AtomicBool>]>,
     nsleepers: AtomicUsize,
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
@@ -35,7 +44,7 @@ pub struct Idle {
 impl Idle {
     pub fn new(nworkers: usize) -> Idle {
         Idle {
-            spinning: AtomicUsize::new(0),
+            spinning: (0..nworkers).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             nsleepers: AtomicUsize::new(0),
             sleepers: Mutex::new(Vec::with_capacity(nworkers)),
             parkers: (0..nworkers).map(|_| Parker::new()).collect(),
@@ -46,17 +55,21 @@ impl Idle {
         &self.parkers[w]
     }
 
-    /// A worker starts spinning for work.
-    pub fn start_spinning(&self) {
-        self.spinning.fetch_add(1, SeqCst);
+    /// Worker `w` starts spinning for work.
+    pub fn start_spinning(&self, w: usize) {
+        self.spinning[w].store(true, Relaxed);
     }
-    /// A spinning worker stops (found work, or is about to sleep). Returns whether it
-    /// was the last spinner.
-    pub fn stop_spinning(&self) -> bool {
-        self.spinning.fetch_sub(1, SeqCst) == 1
+    /// Worker `w` stops spinning (found work, or is about to sleep: then
+    /// [`Idle::register`]'s fence orders this store before its re-check).
+    pub fn stop_spinning(&self, w: usize) {
+        self.spinning[w].store(false, Relaxed);
+    }
+    /// Whether any worker spins (loads of every worker's flag).
+    fn any_spinning(&self) -> bool {
+        self.spinning.iter().any(|s| s.load(SeqCst))
     }
     pub fn num_spinning(&self) -> usize {
-        self.spinning.load(Relaxed)
+        self.spinning.iter().filter(|s| s.load(Relaxed)).count()
     }
 
     /// Register `w` as sleeping. The caller must re-check for work afterwards and
@@ -94,7 +107,7 @@ impl Idle {
     /// find the work). Cheap when nobody sleeps: one fence and two loads.
     pub fn notify_one(&self) {
         fence(SeqCst);
-        if self.spinning.load(SeqCst) > 0 {
+        if self.any_spinning() {
             return;
         }
         self.wake_one();

@@ -25,8 +25,11 @@
 //! * A global **injector** for spawns from outside the runtime, and a per-worker
 //!   **inbox** for placement hints (`spawn_on`); both are stealable.
 //! * Tasks **pinned** to a worker are never where a thief looks: woken or spawned
-//!   elsewhere they go to that worker's **home** queue, and on their worker they leave
-//!   the LIFO slot for a private queue (`Local::pinned`), not the deque.
+//!   elsewhere they go to that worker's **mailbox** (one slot, one cache line:
+//!   `mailbox.rs`) if it is free and the worker's **home** queue is empty, else to the
+//!   home queue; on their worker they leave the LIFO slot for a private queue
+//!   (`Local::pinned`), not the deque. The mailbox is what a cross-worker message
+//!   hand-off goes through: one line moved each way, where a queue moves three.
 //! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
 //!   first, so a busy local queue cannot starve placement hints and outside spawns.
 //! * Stealing starts at a random victim (xorshift per worker).
@@ -34,7 +37,7 @@
 //!   µs here), then register as a sleeper, re-check, park ([`Idle`]). A spinning
 //!   round only loads the ends of queues (no fence, no write to a line a busy worker
 //!   uses) and searches for real when one shows work: every round the queues that
-//!   hand work to this worker or to anyone (runnext, home, inbox, injector), every
+//!   hand work to this worker or to anyone (runnext, mailbox, home, inbox, injector), every
 //!   [`SPIN_STEAL_EVERY`] rounds the other workers' deques. Between rounds
 //!   [`SPIN_PAUSES`] `spin_loop` hints, so a task handed to a spinning worker runs
 //!   within about 0.1 µs. Producers skip the wake-up while anyone spins; a spinner
@@ -45,9 +48,11 @@
 //! Files: this one holds the state all workers share and the ways work enters it
 //! (wake, spawn, placement hint, shutdown drain); `worker.rs` the per-worker state
 //! ([`Local`]) and the worker loop (pick, steal, idle, poll); `idle.rs` the
-//! spinning/sleeping registry; `owned.rs` the registry of live tasks for shutdown.
+//! spinning/sleeping registry; `mailbox.rs` the one-task hand-off slot; `owned.rs`
+//! the registry of live tasks for shutdown.
 
 pub(crate) mod idle;
+pub(crate) mod mailbox;
 mod owned;
 mod worker;
 
@@ -56,7 +61,9 @@ pub(crate) use worker::Local;
 use crate::stats::StatsTable;
 use crate::task::Task;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::CachePadded;
 use idle::Idle;
+use mailbox::Mailbox;
 use owned::OwnedTasks;
 use std::time::Duration;
 
@@ -88,6 +95,9 @@ pub(crate) struct Fast {
     /// Per worker: tasks pinned to it, woken or spawned elsewhere. Only that worker
     /// takes from it (a thief could only hand them back).
     homes: Box<[Injector<Task>]>,
+    /// Per worker: the one-task fast lane in front of its home queue (`mailbox.rs`),
+    /// used while the home queue is empty.
+    mailboxes: Box<[CachePadded<Mailbox<Task>>]>,
     stealers: Box<[Stealer<Task>]>,
     idle: Idle,
     /// The reactor, for the workers' looks between picks and while they spin.
@@ -108,6 +118,7 @@ impl Fast {
             inboxes: (0..n).map(|_| Injector::new()).collect(),
             runnext: Injector::new(),
             homes: (0..n).map(|_| Injector::new()).collect(),
+            mailboxes: (0..n).map(|_| CachePadded::new(Mailbox::new())).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle: Idle::new(n),
             reactor: crate::reactor::ReactorRef::get(),
@@ -179,9 +190,18 @@ impl Fast {
     pub fn schedule_on(&self, task: Task, w: usize) {
         let w = w % self.inboxes.len();
         if task.header().home() == Some(w) {
-            // Only `w` can run it: wake `w` if it sleeps (it re-checks its home queue
-            // after registering as a sleeper, so the wake cannot be lost), nobody else.
-            self.homes[w].push(task);
+            // Only `w` can run it: its mailbox if free and nothing older waits in the
+            // home queue, else the home queue. Wake `w` if it sleeps (it re-checks
+            // both after registering as a sleeper, so the wake cannot be lost),
+            // nobody else.
+            let home = &self.homes[w];
+            let task = match home.is_empty() {
+                true => self.mailboxes[w].offer(task).err(),
+                false => Some(task),
+            };
+            if let Some(task) = task {
+                home.push(task);
+            }
             self.idle.wake_worker(w);
             return;
         }
@@ -202,12 +222,13 @@ impl Fast {
 
     pub fn debug_state(&self) -> String {
         format!(
-            "live={:?} injector={} inboxes={:?} runnext={} homes={:?} stealers={:?} spinning={} idle={:?}",
+            "live={:?} injector={} inboxes={:?} runnext={} homes={:?} mailboxes={:?} stealers={:?} spinning={} idle={:?}",
             self.owned.states(),
             self.injector.len(),
             self.inboxes.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.runnext.len(),
             self.homes.iter().map(|q| q.len()).collect::<Vec<_>>(),
+            self.mailboxes.iter().map(|m| m.is_full()).collect::<Vec<_>>(),
             self.stealers.iter().map(|q| q.len()).collect::<Vec<_>>(),
             self.idle.num_spinning(),
             self.idle
@@ -220,6 +241,12 @@ impl Fast {
         let mut deques = self.deques.lock();
         for d in deques.iter_mut().flatten() {
             while let Some(t) = d.pop() {
+                t.cancel();
+            }
+        }
+        for m in self.mailboxes.iter() {
+            // SAFETY: the workers have stopped; this is the only taker.
+            if let Some(t) = unsafe { m.take() } {
                 t.cancel();
             }
         }

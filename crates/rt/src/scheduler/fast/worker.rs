@@ -97,11 +97,12 @@ impl Fast {
             }
             // Idle: spin, then sleep. (The idle "task" runs: the next poll is a switch.)
             l.last_polled.set(std::ptr::null());
-            self.idle.start_spinning();
+            self.idle.start_spinning(l.index);
             let found = self.spin_rounds(handle, l);
-            let last = self.idle.stop_spinning();
+            self.idle.stop_spinning(l.index);
             if let Some(t) = found {
-                if last && (!l.deque.is_empty() || !self.injector.is_empty() || !self.runnext.is_empty()) {
+                // Leaving work behind: wake a sleeper unless another worker spins.
+                if !l.deque.is_empty() || !self.injector.is_empty() || !self.runnext.is_empty() {
                     self.idle.notify_one();
                 }
                 self.run_task(l, t);
@@ -127,7 +128,10 @@ impl Fast {
     /// the idle path stays out of the dispatch loop's code.
     #[inline(never)]
     fn spin_rounds(&self, handle: &Handle, l: &Local) -> Option<Task> {
-        let start = Instant::now();
+        // The clock is first read after 64 rounds (about 6 µs): most idle spells of
+        // a message hand-off end sooner, and a clock reading costs about as much as
+        // a round (docs/runtime.md).
+        let mut start: Option<Instant> = None;
         let mut found = None;
         let mut rounds = 0u32;
         loop {
@@ -151,7 +155,7 @@ impl Fast {
                 break;
             }
             rounds += 1;
-            if rounds.is_multiple_of(64) && start.elapsed() >= self.spin {
+            if rounds.is_multiple_of(64) && start.get_or_insert_with(Instant::now).elapsed() >= self.spin {
                 break;
             }
             for _ in 0..SPIN_PAUSES {
@@ -182,6 +186,7 @@ impl Fast {
                 && l.pinned.borrow().is_empty()
                 && self.inboxes[l.index].is_empty()
                 && self.homes[l.index].is_empty()
+                && !self.mailboxes[l.index].is_full()
                 && self.runnext.is_empty()
                 && self.injector.is_empty()
             {
@@ -224,9 +229,20 @@ impl Fast {
         Some(t)
     }
 
+    /// The task in this worker's mailbox, if any.
+    #[inline]
+    fn take_mailbox(&self, l: &Local) -> Option<Task> {
+        // SAFETY: a worker's mailbox is taken from only by that worker while it runs
+        // (here) and by `Fast::drain` after every worker has stopped.
+        unsafe { self.mailboxes[l.index].take() }
+    }
+
     fn steal_global(&self, l: &Local) -> Option<Task> {
         // Pinned arrivals one at a time: a batch would land in the stealable deque.
         // (`is_empty` first: a steal from an empty injector still costs a fence.)
+        if let Some(t) = self.take_mailbox(l) {
+            return Some(t);
+        }
         let home = &self.homes[l.index];
         while !home.is_empty() {
             match home.steal() {
@@ -255,6 +271,7 @@ impl Fast {
     /// `idle.rs`; loom: `idle_no_lost_wakeup_when_spinning_rounds_only_load`).
     fn work_visible(&self, l: &Local, steal: bool) -> bool {
         !self.runnext.is_empty()
+            || self.mailboxes[l.index].is_full()
             || !self.homes[l.index].is_empty()
             || !self.inboxes[l.index].is_empty()
             || !self.injector.is_empty()
@@ -266,7 +283,7 @@ impl Fast {
 
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
-        if let Some(t) = l.lifo.take() {
+        if let Some(t) = l.lifo.take().or_else(|| self.take_mailbox(l)) {
             return Some(t);
         }
         // The runnext queue regardless of the streak: a worker about to sleep must see
