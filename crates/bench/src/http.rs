@@ -180,9 +180,12 @@ pub mod rt {
             cx: &mut Context<'_>,
             mut buf: hyper::rt::ReadBufCursor<'_>,
         ) -> Poll<io::Result<()>> {
-            // As `Async`'s own `poll_read`, but `recv` straight into hyper's unfilled
-            // (possibly uninitialised) buffer, without zeroing it first.
-            let n = ready!(self.0.poll_read_with(cx, |s| {
+            // As `Async`'s own `poll_read` (a short read clears the readiness), but
+            // `recv` straight into hyper's unfilled (possibly uninitialised) buffer,
+            // without zeroing it first.
+            // SAFETY: only the length is read.
+            let want = unsafe { buf.as_mut().len() };
+            let n = ready!(self.0.poll_read_some(cx, want, |s| {
                 let fd = s.as_raw_fd();
                 loop {
                     // SAFETY: `recv` writes at most `dst.len()` bytes into `dst` and

@@ -107,6 +107,57 @@ impl<T: AsRawFd> Async<T> {
         }
     }
 
+    /// [`Async::poll_io`] for a stream operation that moves at most `len` bytes: a short
+    /// one (more than 0, fewer than `len`) also clears `dir`. Under edge-triggered epoll
+    /// a short read shows the receive buffer drained (a short write, the send buffer
+    /// full), so the next operation waits for the next edge instead of making the
+    /// system call that would only return `WouldBlock`: one call less per message of a
+    /// request-reply protocol (Tokio's `PollEvented` does the same). An edge that came
+    /// after the operation is kept: the clear names the tick it saw.
+    fn poll_io_some(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Direction,
+        len: usize,
+        mut op: impl FnMut(&T) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            let tick = ready!(self.ready.poll_ready(cx, dir));
+            match op(self.get_ref()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.ready.clear(dir, tick),
+                Ok(n) if n > 0 && n < len => {
+                    self.ready.clear(dir, tick);
+                    return Poll::Ready(Ok(n));
+                }
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// Poll a stream read into `len` bytes of buffer (`op` returns how many it read):
+    /// as [`Async::poll_read_with`], and a short read clears the readiness, saving the
+    /// read that would find the buffer empty (see `poll_io_some`). For byte streams
+    /// only: a datagram shorter than the buffer says nothing about the next one.
+    pub fn poll_read_some(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        op: impl FnMut(&T) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io_some(cx, Direction::Read, len, op)
+    }
+
+    /// Poll a stream write of `len` bytes: as [`Async::poll_write_with`], and a short
+    /// write clears the writability (the send buffer is full).
+    pub fn poll_write_some(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        op: impl FnMut(&T) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io_some(cx, Direction::Write, len, op)
+    }
+
     /// Poll a read-side operation (`recv`, `accept`, ...): `op` is retried whenever the
     /// reactor reports the socket readable, until it does not return `WouldBlock`.
     pub fn poll_read_with<R>(&self, cx: &mut Context<'_>, op: impl FnMut(&T) -> io::Result<R>) -> Poll<io::Result<R>> {
@@ -314,26 +365,28 @@ macro_rules! stream_io {
     ($t:ty) => {
         impl AsyncRead for &Async<$t> {
             fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                self.poll_read_with(cx, |mut s| s.read(buf))
+                self.poll_read_some(cx, buf.len(), |mut s| s.read(buf))
             }
             fn poll_read_vectored(
                 self: Pin<&mut Self>,
                 cx: &mut Context<'_>,
                 bufs: &mut [IoSliceMut<'_>],
             ) -> Poll<io::Result<usize>> {
-                self.poll_read_with(cx, |mut s| s.read_vectored(bufs))
+                let len = bufs.iter().map(|b| b.len()).sum();
+                self.poll_read_some(cx, len, |mut s| s.read_vectored(bufs))
             }
         }
         impl AsyncWrite for &Async<$t> {
             fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.poll_write_with(cx, |mut s| s.write(buf))
+                self.poll_write_some(cx, buf.len(), |mut s| s.write(buf))
             }
             fn poll_write_vectored(
                 self: Pin<&mut Self>,
                 cx: &mut Context<'_>,
                 bufs: &[IoSlice<'_>],
             ) -> Poll<io::Result<usize>> {
-                self.poll_write_with(cx, |mut s| s.write_vectored(bufs))
+                let len = bufs.iter().map(|b| b.len()).sum();
+                self.poll_write_some(cx, len, |mut s| s.write_vectored(bufs))
             }
             fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(Ok(()))

@@ -309,6 +309,57 @@ fn udp_round_trip_every_scheduler() {
     }
 }
 
+/// A short stream read clears the socket's readiness (`Async::poll_read_some`); the
+/// next bytes must still wake the reader (a new edge), and a read that fills its
+/// buffer must not clear it (the rest is read without waiting for an edge, since
+/// none comes: the writer sends nothing more until the reader answers). Each round
+/// the writer sends a short message and waits for the reply, then a message twice
+/// the reader's buffer in one write, which the reader takes in two full reads and
+/// one short one.
+#[test]
+fn short_reads_clear_readiness_and_lose_no_edge_every_scheduler() {
+    const BUF: usize = 64;
+    const ROUNDS: usize = 200;
+    for p in policies() {
+        let rt = rt(p);
+        let done = rt.block_on(timeout(LIMIT, async {
+            let listener = TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
+            let addr = listener.get_ref().local_addr().unwrap();
+            let reader = spawn(async move {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut b = [0u8; BUF];
+                for r in 0..ROUNDS {
+                    // Short: 8 bytes into 64.
+                    let n = s.read(&mut b).await.unwrap();
+                    assert_eq!(n, 8, "round {r}: the short message");
+                    s.write_all(&b[..1]).await.unwrap();
+                    // Two full reads, then the 1-byte tail (short).
+                    let mut got = 0;
+                    while got < 2 * BUF + 1 {
+                        got += s.read(&mut b).await.unwrap();
+                    }
+                    assert_eq!(got, 2 * BUF + 1, "round {r}: the long message");
+                    s.write_all(&b[..1]).await.unwrap();
+                }
+                ROUNDS
+            });
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            c.get_ref().set_nodelay(true).unwrap();
+            let mut ack = [0u8; 1];
+            for _ in 0..ROUNDS {
+                c.write_all(&[7u8; 8]).await.unwrap();
+                c.read_exact(&mut ack).await.unwrap();
+                // After a pause, so that the reader has cleared and waits for the edge.
+                sleep(Duration::from_micros(200)).await;
+                c.write_all(&[9u8; 2 * BUF + 1]).await.unwrap();
+                c.read_exact(&mut ack).await.unwrap();
+            }
+            reader.await.unwrap()
+        }));
+        assert_eq!(done, Ok(ROUNDS), "{p}");
+    }
+}
+
 /// A Unix-domain socket path unique to this process and test.
 fn sock_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("schedlab-rt-{}-{name}.sock", std::process::id()))
