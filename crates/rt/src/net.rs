@@ -92,18 +92,25 @@ impl<T: AsRawFd> Async<T> {
     }
 
     /// Run `op` until it does not return `WouldBlock`: at once if the socket may be
-    /// ready for `dir`, otherwise after the reactor reports it.
+    /// ready for `dir`, otherwise after the reactor reports it. A result for which
+    /// `drained` holds clears `dir` too (see [`Async::poll_io_some`]).
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         dir: Direction,
         mut op: impl FnMut(&T) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         loop {
             let tick = ready!(self.ready.poll_ready(cx, dir));
             match op(self.get_ref()) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.ready.clear(dir, tick),
-                r => return Poll::Ready(r),
+                r => {
+                    if r.as_ref().is_ok_and(&drained) {
+                        self.ready.clear(dir, tick);
+                    }
+                    return Poll::Ready(r);
+                }
             }
         }
     }
@@ -120,19 +127,9 @@ impl<T: AsRawFd> Async<T> {
         cx: &mut Context<'_>,
         dir: Direction,
         len: usize,
-        mut op: impl FnMut(&T) -> io::Result<usize>,
+        op: impl FnMut(&T) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        loop {
-            let tick = ready!(self.ready.poll_ready(cx, dir));
-            match op(self.get_ref()) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.ready.clear(dir, tick),
-                Ok(n) if n > 0 && n < len => {
-                    self.ready.clear(dir, tick);
-                    return Poll::Ready(Ok(n));
-                }
-                r => return Poll::Ready(r),
-            }
-        }
+        self.poll_io(cx, dir, op, |&n| n > 0 && n < len)
     }
 
     /// Poll a stream read into `len` bytes of buffer (`op` returns how many it read):
@@ -162,22 +159,22 @@ impl<T: AsRawFd> Async<T> {
     /// Poll a read-side operation (`recv`, `accept`, ...): `op` is retried whenever the
     /// reactor reports the socket readable, until it does not return `WouldBlock`.
     pub fn poll_read_with<R>(&self, cx: &mut Context<'_>, op: impl FnMut(&T) -> io::Result<R>) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, op)
+        self.poll_io(cx, Direction::Read, op, |_| false)
     }
 
     /// Poll a write-side operation: as [`Async::poll_read_with`], on writability.
     pub fn poll_write_with<R>(&self, cx: &mut Context<'_>, op: impl FnMut(&T) -> io::Result<R>) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, op)
+        self.poll_io(cx, Direction::Write, op, |_| false)
     }
 
     /// Run a read-side operation to completion (see [`Async::poll_read_with`]).
     pub async fn read_with<R>(&self, mut op: impl FnMut(&T) -> io::Result<R>) -> io::Result<R> {
-        poll_fn(|cx| self.poll_io(cx, Direction::Read, &mut op)).await
+        poll_fn(|cx| self.poll_io(cx, Direction::Read, &mut op, |_| false)).await
     }
 
     /// Run a write-side operation to completion.
     pub async fn write_with<R>(&self, mut op: impl FnMut(&T) -> io::Result<R>) -> io::Result<R> {
-        poll_fn(|cx| self.poll_io(cx, Direction::Write, &mut op)).await
+        poll_fn(|cx| self.poll_io(cx, Direction::Write, &mut op, |_| false)).await
     }
 
     /// Ready when the socket may be readable: the reactor reported it so and no
