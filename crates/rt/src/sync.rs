@@ -1,7 +1,8 @@
 //! The synchronisation shim: `loom`'s model-checked primitives under `--cfg loom`,
 //! `std`'s otherwise. Only the parts that the loom tests check go through here: the
 //! park/unpark protocol ([`crate::park`], [`crate::resched`]), the task state machine
-//! ([`crate::task::TaskState`]) and the channel ([`crate::channel`]).
+//! ([`crate::task::TaskState`]), the channel ([`crate::channel`]) and the fast
+//! scheduler's mailbox ([`crate::park::Mailbox`]).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize};

@@ -1,5 +1,5 @@
-//! loom model checks of the park/unpark protocol, the task state machine and the
-//! runtime's channel.
+//! loom model checks of the park/unpark protocol, the task state machine, the
+//! runtime's channel and the fast scheduler's mailbox.
 //! Run with `crates/rt/loom.sh`.
 #![cfg(loom)]
 
