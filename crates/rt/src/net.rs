@@ -3,9 +3,10 @@
 //!
 //! [`Async<T>`] is a standard-library socket in non-blocking mode, registered with the
 //! reactor: an operation that would block clears the socket's readiness, registers the
-//! task's waker and returns `Pending` (a short stream read or write clears the readiness
-//! too, and the next operation waits for the reactor: `Async::poll_read_some`); readiness fires the waker on the thread that
-//! drives the reactor — an idle or busy worker — through the scheduler's ordinary wake
+//! task's waker and returns `Pending` (a short stream read or write clears the
+//! readiness too, and the next operation waits for the reactor:
+//! `Async::poll_read_some`); readiness fires the waker on the thread that drives the
+//! reactor — an idle or busy worker — through the scheduler's ordinary wake
 //! path. They work under every scheduler, and in `block_on`, while a runtime is
 //! running (its workers drive the reactor).
 //!

@@ -9,10 +9,11 @@
 //! The line moves once each way per hand-off.
 //!
 //! The slot holds at most one task. A producer that finds it taken (or finds tasks
-//! already waiting in the worker's home queue) uses the home queue instead, so the
-//! mailbox never jumps a task ahead of an older one in that queue (the owner takes
-//! the mailbox first). Any thread may offer; one thread at a time takes (the owner
-//! while it runs, shutdown after the workers stopped).
+//! already waiting in the worker's home queue) uses the home queue instead, so a task
+//! in the mailbox, which the owner takes first, does not pass tasks that were waiting
+//! in the queue when it was offered (two producers racing can still swap their two
+//! tasks). Any thread may offer; one thread at a time takes (the owner while it runs,
+//! shutdown after the workers stopped).
 //! Model-checked with loom (`tests/loom_park.rs`: `mailbox_*`).
 
 use crate::sync::{AtomicU8, UnsafeCell};
@@ -31,8 +32,8 @@ pub struct Mailbox<T> {
 }
 
 // SAFETY: the slot is only touched by the producer that moved the state to WRITING (a
-// compare-and-swap) or by the single taker that saw FULL, and the release/acquire pairs on the state order one
-// owner's accesses before the next owner's.
+// compare-and-swap) or by the single taker that saw FULL, and the release/acquire
+// pairs on the state order one owner's accesses before the next owner's.
 unsafe impl<T: Send> Sync for Mailbox<T> {}
 unsafe impl<T: Send> Send for Mailbox<T> {}
 
