@@ -94,6 +94,11 @@ pub struct SchedCommon {
     queue_lens: Box<[CachePadded<AtomicU32>]>,
     /// See [`Opts24::preempt_threshold`]; only the 2.4 family reads it.
     preempt_threshold: i32,
+    /// Observations of the 2.4 family (uncharged): counter recalculations, and
+    /// wake-ups that made a CPU running another task reschedule (`reschedule_idle`'s
+    /// preemption, as opposed to waking an idle CPU).
+    recalculations: AtomicU64,
+    wakeup_preemptions: AtomicU64,
 }
 
 impl SchedCommon {
@@ -119,6 +124,8 @@ impl SchedCommon {
             hz,
             queue_lens: (0..nqueues).map(|_| CachePadded::new(AtomicU32::new(0))).collect(),
             preempt_threshold: PREEMPTION_THRESHOLD,
+            recalculations: AtomicU64::new(0),
+            wakeup_preemptions: AtomicU64::new(0),
         }
     }
 
@@ -134,6 +141,19 @@ impl SchedCommon {
     #[inline]
     pub fn preempts(&self, prio: i32) -> bool {
         prio > self.preempt_threshold
+    }
+
+    /// A woken task is about to preempt the task running on another or this CPU.
+    pub fn note_wakeup_preemption(&self) {
+        self.wakeup_preemptions.fetch_add(1, Relaxed);
+    }
+
+    /// The 2.4 family's observations, for [`crate::Policy::stats`].
+    pub fn stats24(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("recalculations", self.recalculations.load(Relaxed)),
+            ("wakeup_preemptions", self.wakeup_preemptions.load(Relaxed)),
+        ]
     }
 
     pub fn ncpus(&self) -> usize {
@@ -202,6 +222,7 @@ impl SchedCommon {
     /// `counter = counter/2 + NICE_TO_TICKS(nice)` for *all* tasks, sleeping ones too
     /// (2.4 does this outside the run-queue lock, under `tasklist_lock`).
     pub fn recalculate<P: Platform>(&self, p: &P) {
+        self.recalculations.fetch_add(1, Relaxed);
         for id in self.tasks.live_ids() {
             p.touch(Line::Task(id), Access::Write);
             p.charge(Work::Recalc);

@@ -53,11 +53,14 @@ pub enum RunError {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RealRun {
     pub wall_s: f64,
+    /// The measured span: from the benchmark's clock start (the workload's first
+    /// `StartClock`, after its set-up; the run's start without one) to the end.
+    pub measured_s: f64,
     pub completed: u64,
     pub sent: u64,
     pub received: u64,
     pub tasks: u64,
-    /// `completed / wall_s`, in the workload's unit.
+    /// `completed / measured_s`, in the workload's unit.
     pub throughput: f64,
     /// Per role (order of first appearance): tasks spawned and their longest wait from
     /// spawn to first poll.
@@ -97,6 +100,8 @@ struct Ctx {
     responses: AtomicU64,
     response_max_ns: AtomicU64,
     timed_out: AtomicU64,
+    /// When the workload's benchmark started its clock (its first `StartClock`).
+    clock_start: std::sync::OnceLock<Instant>,
 }
 
 /// Spin for `ns` nanoseconds of real CPU time (user-mode compute). Like user mode
@@ -150,13 +155,16 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         responses: AtomicU64::new(0),
         response_max_ns: AtomicU64::new(0),
         timed_out: AtomicU64::new(0),
+        clock_start: std::sync::OnceLock::new(),
     });
     let start = Instant::now();
     let root = rt.spawn_with(task_opts(&w.root_params), interpret(ctx.clone(), w.root, 0, start));
     rt.block_on(async {
         let _ = done_rx.recv().await;
     });
-    let wall_s = start.elapsed().as_secs_f64();
+    let end = Instant::now();
+    let wall_s = end.duration_since(start).as_secs_f64();
+    let measured_s = end.duration_since(*ctx.clock_start.get().unwrap_or(&start)).as_secs_f64();
     rt.block_on(root).map_err(RunError::RootFailed)?;
     let completed = ctx.completed.load(Relaxed);
     Ok(RealRun {
@@ -165,7 +173,8 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         sent: ctx.sent.load(Relaxed),
         received: ctx.received.load(Relaxed),
         tasks: ctx.spawned.load(Relaxed),
-        throughput: w.metric.units(completed) / wall_s.max(1e-9),
+        measured_s,
+        throughput: w.metric.units(completed) / measured_s.max(1e-9),
         first_run: ctx
             .roles
             .iter()
@@ -251,6 +260,9 @@ fn interpret(
                     ctx.live.fetch_add(1, Relaxed);
                     let task = interpret(ctx.clone(), program, i, Instant::now());
                     drop(schedlab_rt::spawn_with(task_opts(&params), task));
+                }
+                Op::StartClock => {
+                    let _ = ctx.clock_start.set(Instant::now());
                 }
                 Op::Exit => break,
                 Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),

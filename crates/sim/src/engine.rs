@@ -131,6 +131,8 @@ struct Engine<'w> {
     sleeping: u64,
     /// When the latest task exited: the run's virtual duration once all have.
     end_time: u64,
+    /// When the workload's benchmark started its clock (its first `StartClock`).
+    clock_start: Option<u64>,
     rec: Recorder,
     /// Role names, by the engine's numbering (labels of a trace's tasks).
     roles: Vec<String>,
@@ -293,6 +295,7 @@ impl<'w> Engine<'w> {
             runnable_or_running: 0,
             sleeping: 0,
             end_time: 0,
+            clock_start: None,
             rec: Recorder::new(cfg, m.cpus, &roles, w),
             roles,
         })
@@ -783,6 +786,7 @@ impl<'w> Engine<'w> {
             seed,
             wall_s,
             virtual_ns,
+            clock_start_ns: self.clock_start.unwrap_or(0).min(virtual_ns - 1),
             idle_ns,
             tasks: self.tasks.len() as u64,
             locks: self.plat.lock_stats(),

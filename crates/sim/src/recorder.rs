@@ -71,6 +71,9 @@ pub(crate) struct RunEnd<'a> {
     pub wall_s: f64,
     /// Time the last task exited (≥ 1).
     pub virtual_ns: u64,
+    /// Time the workload started its benchmark's clock (< `virtual_ns`; 0 without a
+    /// `StartClock`): the throughput is over `virtual_ns − clock_start_ns`.
+    pub clock_start_ns: u64,
     /// Idle time summed over CPUs, up to `virtual_ns`.
     pub idle_ns: u64,
     pub tasks: u64,
@@ -200,7 +203,9 @@ impl Recorder {
             policy: run.policy,
             workload: run.workload.spec.clone(),
             seed: run.seed,
-            throughput: round3(run.workload.metric.units(self.completed) * 1e9 / virtual_ns as f64),
+            throughput: round3(
+                run.workload.metric.units(self.completed) * 1e9 / (virtual_ns - run.clock_start_ns) as f64,
+            ),
             throughput_unit: run.workload.metric.unit.clone(),
             completed: self.completed,
             messages_sent: self.sent,
@@ -208,6 +213,7 @@ impl Recorder {
             send_blocks: self.send_blocks,
             tasks: run.tasks,
             virtual_ns,
+            clock_start_ns: run.clock_start_ns,
             sim_events: self.events,
             wall_s: run.wall_s,
             events_per_sec: self.events as f64 / run.wall_s.max(1e-9),

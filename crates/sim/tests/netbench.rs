@@ -44,7 +44,7 @@ fn every_role_every_response_and_the_throughput_unit_are_reported() {
 }
 
 #[test]
-fn o1_reports_its_expired_array_counters_and_others_report_none() {
+fn o1_reports_its_expired_array_counters_and_dss_its_recalculations() {
     let up = Machine::preset("up").unwrap();
     let r = run(&up, "o1", "netbench:clients=30,ops=300,probes=0", false);
     let names: Vec<&str> = r.policy_stats.iter().map(|(k, _)| k.as_str()).collect();
@@ -52,7 +52,12 @@ fn o1_reports_its_expired_array_counters_and_others_report_none() {
     let get = |k: &str| r.policy_stats.iter().find(|(n, _)| n == k).unwrap().1;
     // Slices end somewhere: either re-inserted or expired.
     assert!(get("reinserted_interactive") + get("expired_not_interactive") + get("expired_starving") > 0);
-    assert!(run(&up, "dss", "netbench:clients=3,ops=10,probes=0", false).policy_stats.is_empty());
+    // DSS has no arrays: its counters are 2.4's recalculations and preempting wake-ups.
+    let dss = run(&up, "dss", "netbench:clients=3,ops=10,probes=0", false).policy_stats;
+    let names: Vec<&str> = dss.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["recalculations", "wakeup_preemptions"]);
+    // The root's quantum runs out while it starts the smbds: counters were recalculated.
+    assert!(dss[0].1 > 0, "{dss:?}");
 }
 
 #[test]

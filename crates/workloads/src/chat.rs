@@ -27,8 +27,8 @@
 //! `c2s[u] = 5u` (its TCP connection, client → server), `wake[u] = 5u + 1` (the room
 //! semaphore's slot of user u), `s2c[u] = 5u + 2` (the connection, server → client),
 //! and the client's start semaphore as seen by its two threads, `go_send[u] = 5u + 3`
-//! and `go_receive[u] = 5u + 4`. Every channel has exactly one receiver.
-//! `expected_messages = R·users·(M·(users + 1) + 2)`.
+//! and `go_receive[u] = 5u + 4`; two more carry the start (below). Every channel has
+//! exactly one receiver. `expected_messages = R·users·(M·(users + 1) + 3) + 2`.
 //!
 //! **Full connections.** A TCP connection holds only so much unread data, so a
 //! `server_send` that runs ahead of a slow `client_receive` (or a `client_send` ahead
@@ -47,14 +47,32 @@
 //! loop's bookkeeping, and an optional client think time `think` (default 0) before
 //! each send (the source has none).
 //!
-//! **Start.** The root task is the client's main thread (mm 1). As in the source,
-//! every thread exists before the test starts: the root spawns every server thread,
-//! then every client thread, which waits on the start semaphore; then it releases
-//! them all. The source releases them with one `semop`, and 2.4 has no kernel
-//! preemption, so every client thread is runnable before any of them runs on the
-//! releasing CPU; the root runs SCHED_FIFO so that the model's one release per thread
-//! is just as uninterrupted. The root then exits: `expected_tasks = 4·users·R + 1`
-//! (80R + 1 with the default 20 users).
+//! **Start.** As in the source, every thread exists before the test starts, each
+//! program creates its own, and the client times only the test:
+//!
+//! | task | process | program |
+//! |------|---------|---------|
+//! | root (`chat_c`'s main) | client (mm 1) | `Spawn server_main; Send accept; for each user u { Send accept; Spawn client_send[u], client_receive[u] }; Recv start; StartClock; for each u { Send go_send[u], go_receive[u] }` |
+//! | `server_main` (`chat_s`'s main) | server (mm 2) | `Recv accept; for each user u { Recv accept; Spawn server_receive[u], server_send[u] }; Send start` |
+//!
+//! `chat_s` is a process of its own, asleep in `accept` when the client starts; the
+//! root's first spawn stands for its start from the same shell (a fork from the
+//! shell's CPU, placed by the policy's fork path as the root's children are). The
+//! client's main thread connects the control connection and sends the start message,
+//! then connects each user's connection and creates that user's two threads, each of
+//! which waits on the start semaphore; the server's main thread accepts each
+//! connection (`accept`, the listening socket, woken once per connection; its backlog
+//! of 4,096 never fills) and creates that connection's receive and send threads; when
+//! it has them all it sends `CLIENT_START` on the control connection (`start`). The
+//! client's main thread then reads its start time ([`Op::StartClock`]: the metric's
+//! elapsed time runs from here to the end of the run, as `chat_c`'s `gettimeofday`
+//! before the release) and releases its threads. The source releases them with one
+//! `semop`, and 2.4 has no kernel preemption, so every client thread is runnable
+//! before any of them runs on the releasing CPU; the root runs SCHED_FIFO so that the
+//! model's one release per thread is just as uninterrupted. The root then exits, as
+//! does the server's main thread once it has sent the start (the real one sleeps until
+//! the end): `expected_tasks = 4·users·R + 2` (80R + 2 with the default 20 users).
+//! The two start channels are `accept = 5·users·R` and `start = 5·users·R + 1`.
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Buffer, Footprint, Metric, Op, Program, Workload};
@@ -139,7 +157,8 @@ impl WorkloadKind for ChatParams {
         let nu = self.rooms as u64 * self.users as u64;
         // client_send 4, server_receive 3, server_send 3 + users, client_receive 3.
         let per_user = 4 + 3 + (3 + self.users as u64) + 3;
-        Footprint { tasks: 4 * nu + 1, channels: 5 * nu, ops: 6 * nu + 1 + nu * per_user }
+        // The root 5·nu + 5 (its Exit explicit), server_main 3·nu + 2.
+        Footprint { tasks: 4 * nu + 2, channels: 5 * nu + 2, ops: 8 * nu + 7 + nu * per_user }
     }
 
     /// Build the workload (see the module documentation for its shape).
@@ -155,29 +174,35 @@ impl WorkloadKind for ChatParams {
         // ≤ 10^6 · 999 < 2^32, guaranteed by the ranges.
         let fanout = m * (users - 1);
 
-        // Program ids: 0 = root, then 1 + 4u + role in role order below.
+        // Program ids: 0 = root, then 1 + 4u + role in role order below, then
+        // server_main.
         const CLIENT_SEND: u32 = 0;
         const SERVER_RECEIVE: u32 = 1;
         const SERVER_SEND: u32 = 2;
         const CLIENT_RECEIVE: u32 = 3;
         let prog = |u: u32, role: u32| 1 + 4 * u + role;
+        let server_main = 1 + 4 * nusers;
+        // The server's listening socket and the control connection's reply.
+        let accept = 5 * nusers;
+        let start = 5 * nusers + 1;
 
-        let mut programs = Vec::with_capacity(1 + 4 * nusers as usize);
+        let mut programs = Vec::with_capacity(2 + 4 * nusers as usize);
         let mut body = Vec::with_capacity(users as usize + 1);
 
-        // Root: the server's threads (each accepted connection gets its receive and
-        // send thread), then the client's, then the release of the client threads.
-        let mut root = Vec::with_capacity(6 * nusers as usize + 1);
+        // Root, `chat_c`'s main thread: start the server, connect the control
+        // connection, then each user's connection with its two threads; wait for the
+        // server's start, read the clock, release every client thread.
+        let mut root = Vec::with_capacity(5 * nusers as usize + 5);
+        root.push(Op::Spawn { program: server_main, params: in_mm(SERVER_MM) });
+        root.push(Op::Send { chan: accept, bytes: 0 });
         for u in 0..nusers {
-            for role in [SERVER_RECEIVE, SERVER_SEND] {
-                root.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
-            }
-        }
-        for u in 0..nusers {
+            root.push(Op::Send { chan: accept, bytes: 0 });
             for role in [CLIENT_SEND, CLIENT_RECEIVE] {
                 root.push(Op::Spawn { program: prog(u, role), params: in_mm(CLIENT_MM) });
             }
         }
+        root.push(Op::Recv { chan: start });
+        root.push(Op::StartClock);
         for u in 0..nusers {
             root.push(Op::Send { chan: go_send(u), bytes: 0 });
             root.push(Op::Send { chan: go_receive(u), bytes: 0 });
@@ -224,8 +249,23 @@ impl WorkloadKind for ChatParams {
             programs.push(Program { role: "client_receive".into(), ops });
         }
 
-        let channels = 5 * nusers;
-        let counted = (0..channels).map(|c| c % 5 == 0 || c % 5 == 2).collect();
+        // `chat_s`'s main thread: accept the control connection, then each user's
+        // connection, creating its receive and send threads; then tell the client.
+        let mut server = Vec::with_capacity(3 * nusers as usize + 2);
+        server.push(Op::Recv { chan: accept });
+        for u in 0..nusers {
+            server.push(Op::Recv { chan: accept });
+            for role in [SERVER_RECEIVE, SERVER_SEND] {
+                server.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
+            }
+        }
+        server.push(Op::Send { chan: start, bytes: 0 });
+        programs.push(Program { role: "server_main".into(), ops: server });
+
+        let channels = 5 * nusers + 2;
+        // A user's two connections: counted, and bounded as the connection reading says.
+        let connection_chan = |c: u32| c < 5 * nusers && (c.is_multiple_of(5) || c % 5 == 2);
+        let counted = (0..channels).map(connection_chan).collect();
         let (nu, m, users) = (nusers as u64, m as u64, users as u64);
         Ok(Workload {
             spec: options::canonical(Self::NAME, self),
@@ -234,8 +274,8 @@ impl WorkloadKind for ChatParams {
             root: 0,
             root_params: TaskParams { class: SchedClass::Fifo, rt_priority: START_RT_PRIORITY, ..in_mm(CLIENT_MM) },
             metric: Metric::counting("messages/s", counted),
-            expected_messages: nu * (m * (users + 1) + 2),
-            expected_tasks: 4 * nu + 1,
+            expected_messages: nu * (m * (users + 1) + 3) + 2,
+            expected_tasks: 4 * nu + 2,
             bound: Vec::new(),
             working_set: Vec::new(),
             buffers: {
@@ -244,7 +284,7 @@ impl WorkloadKind for ChatParams {
                     (true, _) => Buffer::Tcp,
                     (false, _) => Buffer::Unbounded,
                 };
-                (0..channels).map(|c| if c % 5 == 0 || c % 5 == 2 { connection } else { Buffer::Unbounded }).collect()
+                (0..channels).map(|c| if connection_chan(c) { connection } else { Buffer::Unbounded }).collect()
             },
         })
     }

@@ -1,7 +1,8 @@
 //! Task programs: the engine-neutral description of what a task does.
 //!
 //! A workload is a set of programs over a tiny instruction set — compute, send,
-//! blocking receive, sleep, yield, spawn, exit — plus counted loops. The simulator
+//! blocking receive, sleep, yield, spawn, start the benchmark's clock, exit — plus
+//! counted loops. The simulator
 //! interprets them in virtual time; the runtime runs them as real futures (compute
 //! spins, send/receive are real channel operations). Defining a workload once keeps
 //! the two engines comparable.
@@ -35,6 +36,11 @@ pub enum Op {
     Yield,
     /// Fork/clone a new task running `program` with `params`; it is woken at once.
     Spawn { program: ProgId, params: TaskParams },
+    /// Read the clock that times the benchmark (a `gettimeofday`): the metric's
+    /// elapsed time runs from the first `StartClock` executed to the end of the run,
+    /// so set-up that the original benchmark does before taking its start time is not
+    /// counted. A workload without one is timed from its first instant.
+    StartClock,
     /// Execute the next `body` instructions `count` times (`count` ≥ 1, loops nest).
     Loop { count: u32, body: u32 },
     /// Terminate. Implicit at the end of a program.

@@ -167,7 +167,7 @@ impl fmt::Debug for WorkloadSpec {
 ///
 /// ```
 /// let w = schedlab_workloads::parse_workload("chat:rooms=30,messages=300").unwrap();
-/// assert_eq!(w.expected_tasks, 2401);
+/// assert_eq!(w.expected_tasks, 2402);
 /// assert_eq!(w.spec, "chat:rooms=30,messages=300");
 /// let e = schedlab_workloads::parse_workload("chat:romos=3").unwrap_err();
 /// assert!(e.0.contains("unknown key 'romos'"));

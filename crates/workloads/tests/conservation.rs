@@ -42,21 +42,35 @@ fn chat_counts() {
         let w = parse_workload(&format!("chat:rooms={r},messages={m}")).unwrap();
         let t = check_static(&w);
         let (r, m) = (r as u64, m as u64);
-        assert_eq!(w.expected_tasks, 80 * r + 1);
+        // 80 threads per room and the two programs' main threads.
+        assert_eq!(w.expected_tasks, 80 * r + 2);
         // The client's count: 20 users · M messages sent, and 19 deliveries of each.
         assert_eq!(t.counted, r * 20 * m + r * 20 * m * 19);
-        // Client sends, semaphore signals, server→client sends, two start releases per user.
-        assert_eq!(w.expected_messages, 2 * r * 20 * m + r * 20 * m * 19 + 2 * r * 20);
+        // Client sends, semaphore signals, server→client sends, two start releases per
+        // user; one accepted connection per user, the control connection, the start.
+        assert_eq!(w.expected_messages, 2 * r * 20 * m + r * 20 * m * 19 + 3 * r * 20 + 2);
         assert_eq!(w.metric.unit, "messages/s");
-        assert_eq!(w.channels as u64, 100 * r);
-        // Client tasks in mm 1, server tasks in mm 2.
-        for op in &w.programs[w.root as usize].ops {
-            if let Op::Spawn { program, params } = op {
-                let role = &w.programs[*program as usize].role;
-                let mm = if role.starts_with("client") { 1 } else { 2 };
-                assert_eq!(params.mm, mm, "{role}");
+        assert_eq!(w.channels as u64, 100 * r + 2);
+        // Client tasks in mm 1, server tasks in mm 2; each program creates its own.
+        let mut spawned = 0;
+        for prog in &w.programs {
+            for op in &prog.ops {
+                if let Op::Spawn { program, params } = op {
+                    let role = &w.programs[*program as usize].role;
+                    let mm = if role.starts_with("client") { 1 } else { 2 };
+                    assert_eq!(params.mm, mm, "{role}");
+                    let parent_mm = if prog.role == "root" { 1 } else { 2 };
+                    assert!(role == "server_main" || parent_mm == mm, "{} spawns {role}", prog.role);
+                    spawned += 1;
+                }
             }
         }
+        assert_eq!(spawned + 1, w.expected_tasks);
+        // The clock starts once, after the server's start message and before the release.
+        let root = &w.programs[w.root as usize].ops;
+        let clock = root.iter().position(|op| *op == Op::StartClock).expect("chat starts its clock");
+        assert!(matches!(root[clock - 1], Op::Recv { .. }));
+        assert!(root[clock + 1..].iter().all(|op| matches!(op, Op::Send { .. } | Op::Exit)));
     }
     // The configurations of the seed paper: messages sent plus deliveries, as the client counts.
     let d = |s: &str| static_totals(&parse_workload(s).unwrap()).counted;
@@ -68,26 +82,44 @@ fn chat_counts() {
 #[test]
 fn chat_starts_every_thread_before_releasing_the_clients() {
     let w = parse_workload("chat:rooms=2,messages=3,users=3").unwrap();
-    let root = &w.programs[w.root as usize];
-    let roles: Vec<&str> = root
-        .ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(roles.len(), 24);
-    let rank = |r: &str| match r {
-        "server_send" | "server_receive" => 0,
-        "client_send" | "client_receive" => 1,
-        other => panic!("unexpected role {other}"),
+    let spawns = |ops: &[Op]| -> Vec<String> {
+        ops.iter()
+            .filter_map(|op| match op {
+                Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.clone()),
+                _ => None,
+            })
+            .collect()
     };
-    assert!(roles.windows(2).all(|p| rank(p[0]) <= rank(p[1])), "{roles:?}");
-    // Every spawn comes before the first release, and every client thread waits for one.
-    let first_send = root.ops.iter().position(|op| matches!(op, Op::Send { .. })).unwrap();
-    assert!(root.ops[first_send..].iter().all(|op| !matches!(op, Op::Spawn { .. })));
-    assert_eq!(root.ops[first_send..].iter().filter(|op| matches!(op, Op::Send { .. })).count(), 12);
+    let root = &w.programs[w.root as usize];
+    let server = w.programs.iter().find(|p| p.role == "server_main").expect("chat_s's main thread");
+    // The client's main thread starts the server, then creates the client threads; the
+    // server's creates the server threads, one receive and one send thread per
+    // connection it accepts.
+    let roles = spawns(&root.ops);
+    assert_eq!(roles[0], "server_main");
+    assert_eq!(roles.len(), 13);
+    assert!(roles[1..].iter().all(|r| r.starts_with("client")), "{roles:?}");
+    let server_roles = spawns(&server.ops);
+    assert_eq!(server_roles.len(), 12);
+    assert!(server_roles.iter().all(|r| r.starts_with("server_")), "{server_roles:?}");
+    let accept = match server.ops[0] {
+        Op::Recv { chan } => chan,
+        ref op => panic!("server_main starts with {op:?}"),
+    };
+    let accepts = server.ops.iter().filter(|op| **op == Op::Recv { chan: accept }).count();
+    let connects = root.ops.iter().filter(|op| matches!(op, Op::Send { chan, .. } if *chan == accept)).count();
+    assert_eq!((accepts, connects), (7, 7), "six users' connections and the control connection");
+    // The server tells the client when it has every thread; only then does the client
+    // start its clock and release its threads, after its last spawn.
+    let Some(&Op::Send { chan: start, .. }) = server.ops.last() else {
+        panic!("server_main ends with its start message")
+    };
+    let waits = root.ops.iter().position(|op| *op == Op::Recv { chan: start }).expect("the client waits for the start");
+    assert_eq!(root.ops[waits + 1], Op::StartClock);
+    assert!(root.ops[..waits].iter().filter(|op| matches!(op, Op::Spawn { .. })).count() == 13);
+    let releases = &root.ops[waits + 2..];
+    assert_eq!(releases.iter().filter(|op| matches!(op, Op::Send { .. })).count(), 12);
+    assert!(releases.iter().all(|op| matches!(op, Op::Send { .. } | Op::Exit)));
     for p in w.programs.iter().filter(|p| p.role.starts_with("client")) {
         assert!(matches!(p.ops[0], Op::Recv { .. }), "{}: {:?}", p.role, p.ops[0]);
     }
@@ -240,10 +272,12 @@ fn programs_are_compact() {
     let big = parse_workload("chat:rooms=30,messages=300").unwrap();
     let size = |w: &Workload| w.programs.iter().map(|p| p.ops.len()).sum::<usize>();
     assert_eq!(size(&small), size(&big));
-    assert_eq!(big.expected_tasks, 2401);
-    assert_eq!(big.programs.len(), 2401);
-    // Longest program besides the root: server_send, Loop + Recv + Compute + 19 Sends.
-    let longest = big.programs.iter().filter(|p| p.role != "root").map(|p| p.ops.len()).max();
+    assert_eq!(big.expected_tasks, 2402);
+    assert_eq!(big.programs.len(), 2402);
+    // Longest program besides the two main threads: server_send, Loop + Recv + Compute
+    // + 19 Sends.
+    let longest =
+        big.programs.iter().filter(|p| !["root", "server_main"].contains(&p.role.as_str())).map(|p| p.ops.len()).max();
     assert_eq!(longest, Some(22));
 }
 
@@ -255,7 +289,7 @@ fn chat_30_300_builds_fast() {
         let t0 = std::time::Instant::now();
         let w = parse_workload("chat:rooms=30,messages=300").unwrap();
         best = best.min(t0.elapsed());
-        assert_eq!(w.expected_tasks, 2401);
+        assert_eq!(w.expected_tasks, 2402);
     }
     // Unoptimised test builds are several times slower than release.
     let limit_ms = if cfg!(debug_assertions) { 50 } else { 10 };
@@ -272,7 +306,7 @@ proptest! {
         )).unwrap();
         let t = check_static(&w);
         prop_assert_eq!(t.counted, (r * u * m * u) as u64);
-        prop_assert_eq!(w.expected_tasks, 4 * (r * u) as u64 + 1);
+        prop_assert_eq!(w.expected_tasks, 4 * (r * u) as u64 + 2);
         check_dynamic(&w, 1);
     }
 

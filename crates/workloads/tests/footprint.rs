@@ -56,7 +56,7 @@ fn workloads_too_large_are_refused_before_they_are_built() {
     assert!(fp.bytes() > DEFAULT_MAX_BYTES);
     assert!(fp.check("hackbench", fp.bytes()).is_ok(), "a raised limit admits it");
     let e = refused(parse_workload_within("chat:rooms=100,messages=1", 4 << 20));
-    assert!(e.contains("8001 tasks") && e.contains("limit of 4.0 MiB"), "{e}");
+    assert!(e.contains("8002 tasks") && e.contains("limit of 4.0 MiB"), "{e}");
     assert!(refused(parse_workload_within("pingpong:rounds=5", 1024)).contains("limit of 1 KiB"));
 }
 

@@ -62,7 +62,7 @@ fn unknown_keys_are_rejected_with_accepted_list() {
 fn defaults_and_canonical_forms() {
     let w = parse_workload("chat").unwrap();
     assert_eq!(w.spec, "chat:rooms=10,messages=100");
-    assert_eq!(w.expected_tasks, 801);
+    assert_eq!(w.expected_tasks, 802);
     let w = parse_workload(" Chat : messages=300 , rooms=30 ").unwrap();
     assert_eq!(w.spec, "chat:rooms=30,messages=300");
     let w = parse_workload("chat:rooms=2,messages=3,work=300,users=20,think=7").unwrap();

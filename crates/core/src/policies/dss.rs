@@ -100,6 +100,7 @@ impl<P: Platform> Dss<P> {
         if let Some((_, cpu)) = oldest_idle {
             p.resched(cpu);
         } else if let Some((_, cpu)) = preempt {
+            self.common.note_wakeup_preemption();
             p.resched(cpu);
         }
     }
@@ -184,6 +185,9 @@ impl<P: Platform> Policy<P> for Dss<P> {
         });
     }
 
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        self.common.stats24()
+    }
     fn nr_queues(&self) -> usize {
         1
     }

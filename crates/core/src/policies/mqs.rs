@@ -495,6 +495,15 @@ impl<P: Platform> Mqs<P> {
     /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
     /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
     /// that should run it, if any.
+    /// Does woken `t` preempt `curr`, running on `target`? Counted when it does.
+    fn wakeup_preempts(&self, p: &P, curr: TaskId, t: TaskId, target: CpuId) -> bool {
+        let preempts = self.common.preempts(self.preemption_goodness(p, curr, t, target));
+        if preempts {
+            self.common.note_wakeup_preemption();
+        }
+        preempts
+    }
+
     fn reschedule_idle(&self, p: &P, t: TaskId, src: &mut MqRq) {
         let tasks = &self.common.tasks;
         let ts = tasks.get(t);
@@ -544,7 +553,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let preempt = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.common.preempts(self.preemption_goodness(p, curr, t, target)),
+                    Some(curr) => self.wakeup_preempts(p, curr, t, target),
                 };
                 if preempt {
                     if !on_rq {
@@ -560,7 +569,7 @@ impl<P: Platform> Mqs<P> {
                 p.touch(Line::CpuData(target), Access::Read);
                 let take = match self.common.cpu(target).curr() {
                     None => true,
-                    Some(curr) => self.common.preempts(self.preemption_goodness(p, curr, t, target)),
+                    Some(curr) => self.wakeup_preempts(p, curr, t, target),
                 };
                 if take {
                     if on_rq {
@@ -904,6 +913,9 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         });
     }
 
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        self.common.stats24()
+    }
     fn nr_queues(&self) -> usize {
         self.common.ncpus()
     }

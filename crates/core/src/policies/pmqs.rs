@@ -595,7 +595,8 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
     }
     fn stats(&self) -> Vec<(&'static str, u64)> {
         let ran = self.moved_ran.load(Relaxed);
-        vec![
+        let mut stats = self.inner.common().stats24();
+        stats.extend([
             ("balancer_passes", self.pass_count()),
             ("balancer_moves", self.moved_count()),
             ("moved_then_ran", ran),
@@ -604,7 +605,8 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
             ("balancer_ns", self.pass_ns.load(Relaxed)),
             ("pull_passes", self.pull_passes.load(Relaxed)),
             ("pull_moves", self.pull_moves.load(Relaxed)),
-        ]
+        ]);
+        stats
     }
     fn queue_len(&self, q: usize) -> usize {
         self.inner.queue_len(q)

@@ -369,6 +369,15 @@ impl Engine<'_> {
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }
+            Op::StartClock => {
+                // `gettimeofday`: a system call (2.4 reads the TSC in the kernel).
+                self.plat.advance(cost.syscall_ns);
+                self.advance_pc(cpu);
+                self.clock_start.get_or_insert(self.plat.cursor());
+                self.op_done();
+                let at = self.plat.cursor();
+                self.arm(cpu, at);
+            }
             Op::Exit => {
                 self.plat.advance(cost.exit_ns);
                 self.tasks[task as usize].state = TState::Exited;
