@@ -54,13 +54,15 @@ pub enum RunError {
 pub struct RealRun {
     pub wall_s: f64,
     /// The measured span: from the benchmark's clock start (the workload's first
-    /// `StartClock`, after its set-up; the run's start without one) to the end.
+    /// `StartClock`, after its set-up; the run's start without one) to its stop (the
+    /// first `StopClock`, where the run ends; the last task's exit without one).
     pub measured_s: f64,
     pub completed: u64,
     pub sent: u64,
     pub received: u64,
     pub tasks: u64,
-    /// `completed / measured_s`, in the workload's unit.
+    /// What was completed within the measured span, per second of it, in the
+    /// workload's unit (`completed` counts the whole run).
     pub throughput: f64,
     /// Per role (order of first appearance): tasks spawned and their longest wait from
     /// spawn to first poll.
@@ -102,6 +104,11 @@ struct Ctx {
     timed_out: AtomicU64,
     /// When the workload's benchmark started its clock (its first `StartClock`).
     clock_start: std::sync::OnceLock<Instant>,
+    /// The workload has a `StopClock`: counted receives go to `completed` at once, so
+    /// that the count at the stop is known.
+    counts_live: bool,
+    /// When the benchmark stopped its clock (its first `StopClock`), and the count then.
+    clock_stop: std::sync::OnceLock<(Instant, u64)>,
 }
 
 /// Spin for `ns` nanoseconds of real CPU time (user-mode compute). Like user mode
@@ -156,6 +163,8 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         response_max_ns: AtomicU64::new(0),
         timed_out: AtomicU64::new(0),
         clock_start: std::sync::OnceLock::new(),
+        counts_live: w.programs.iter().any(|p| p.ops.contains(&Op::StopClock)),
+        clock_stop: std::sync::OnceLock::new(),
     });
     let start = Instant::now();
     let root = rt.spawn_with(task_opts(&w.root_params), interpret(ctx.clone(), w.root, 0, start));
@@ -164,7 +173,11 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
     });
     let end = Instant::now();
     let wall_s = end.duration_since(start).as_secs_f64();
-    let measured_s = end.duration_since(*ctx.clock_start.get().unwrap_or(&start)).as_secs_f64();
+    let (measured_end, measured_completed) = match ctx.clock_stop.get() {
+        Some(&(at, count)) => (at, count),
+        None => (end, ctx.completed.load(Relaxed)),
+    };
+    let measured_s = measured_end.saturating_duration_since(*ctx.clock_start.get().unwrap_or(&start)).as_secs_f64();
     rt.block_on(root).map_err(RunError::RootFailed)?;
     let completed = ctx.completed.load(Relaxed);
     Ok(RealRun {
@@ -174,7 +187,7 @@ pub fn run_on_runtime(rt: &Runtime, w: &Workload, ns_per_cycle: f64, seed: u64) 
         received: ctx.received.load(Relaxed),
         tasks: ctx.spawned.load(Relaxed),
         measured_s,
-        throughput: w.metric.units(completed) / measured_s.max(1e-9),
+        throughput: w.metric.units(measured_completed) / measured_s.max(1e-9),
         first_run: ctx
             .roles
             .iter()
@@ -222,6 +235,10 @@ fn interpret(
         // harness, not of the workload, which the simulator does not price.
         let (mut sent, mut received, mut completed) = (0u64, 0u64, 0u64);
         loop {
+            // After the benchmark's stop, every task leaves at its next operation.
+            if ctx.clock_stop.get().is_some() {
+                break;
+            }
             match cursor.fetch(ops) {
                 Op::Compute { cycles } => compute((cycles as f64 * ctx.ns_per_cycle) as u64).await,
                 Op::ComputeUniform { min, max } => {
@@ -230,8 +247,14 @@ fn interpret(
                 }
                 Op::Send { chan, .. } => {
                     let tx = &ctx.tx[chan as usize];
-                    if let Err(async_channel::TrySendError::Full(())) = tx.try_send(()) {
-                        tx.send(()).await.expect("channel open");
+                    // A channel is closed only by the benchmark's stop.
+                    let sent_ok = match tx.try_send(()) {
+                        Ok(()) => true,
+                        Err(async_channel::TrySendError::Full(())) => tx.send(()).await.is_ok(),
+                        Err(async_channel::TrySendError::Closed(())) => false,
+                    };
+                    if !sent_ok {
+                        break;
                     }
                     sent += 1;
                     // Only a response-time metric reads it: a clock read (~20 ns here)
@@ -241,10 +264,16 @@ fn interpret(
                     }
                 }
                 Op::Recv { chan } => {
-                    ctx.rx[chan as usize].recv().await.expect("channel open");
+                    if ctx.rx[chan as usize].recv().await.is_err() {
+                        break; // closed by the benchmark's stop
+                    }
                     received += 1;
                     if ctx.w.metric.counted[chan as usize] {
-                        completed += 1;
+                        if ctx.counts_live {
+                            ctx.completed.fetch_add(1, Relaxed);
+                        } else {
+                            completed += 1;
+                        }
                         if let Some(timeout) = ctx.w.metric.timeout_ns {
                             let ns = last_send.elapsed().as_nanos() as u64;
                             ctx.responses.fetch_add(1, Relaxed);
@@ -263,6 +292,15 @@ fn interpret(
                 }
                 Op::StartClock => {
                     let _ = ctx.clock_start.set(Instant::now());
+                }
+                Op::StopClock => {
+                    if ctx.clock_stop.set((Instant::now(), ctx.completed.load(Relaxed))).is_ok() {
+                        // Wake every task blocked on a channel; each leaves at its
+                        // next operation.
+                        for tx in &ctx.tx {
+                            tx.close();
+                        }
+                    }
                 }
                 Op::Exit => break,
                 Op::Loop { .. } => unreachable!("Cursor::fetch enters loops"),

@@ -26,6 +26,26 @@ fn workloads_run_on_the_runtime_for_every_policy() {
     }
 }
 
+/// A workload that stops its clock ends there: WebBench with a measured span keeps its
+/// clients making requests until the controller's stop, then every task leaves.
+#[test]
+fn a_stopped_clock_ends_the_run_with_every_task_gone() {
+    let w =
+        parse_workload("webbench:servers=8,clients=8,span=40ms,warmup=10ms,work=20000,ws=0,irq=1000,rtt=0").unwrap();
+    for policy in ["dss", "fast"] {
+        let rt = schedlab_rt::Builder::new().workers(2).policy(policy).build().unwrap();
+        let t0 = std::time::Instant::now();
+        let r = run_on_runtime(&rt, &w, 1.0, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        // Far fewer messages than the clients' request count would make, and a
+        // measured span of about 40 ms inside a run that took little more.
+        assert!(r.completed > 0 && r.sent < w.expected_messages / 1000, "{policy}: {r:?}");
+        assert!((0.03..0.5).contains(&r.measured_s), "{policy}: {}", r.measured_s);
+        assert!(r.measured_s < r.wall_s && t0.elapsed().as_secs_f64() < 5.0, "{policy}: {r:?}");
+        assert!(r.throughput > 0.0);
+        rt.shutdown();
+    }
+}
+
 /// Regression: with preemption points, MQS's schedule_tail could re-queue a task that
 /// another worker had meanwhile run and blocked, so a blocked task sat on a run queue
 /// and was picked (found by `schedlab validate` hanging in one run of a few). Many

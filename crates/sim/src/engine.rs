@@ -133,6 +133,9 @@ struct Engine<'w> {
     end_time: u64,
     /// When the workload's benchmark started its clock (its first `StartClock`).
     clock_start: Option<u64>,
+    /// The workload's benchmark stopped its clock (its first `StopClock`): the run ends
+    /// at `end_time`.
+    stopped: bool,
     rec: Recorder,
     /// Role names, by the engine's numbering (labels of a trace's tasks).
     roles: Vec<String>,
@@ -296,6 +299,7 @@ impl<'w> Engine<'w> {
             sleeping: 0,
             end_time: 0,
             clock_start: None,
+            stopped: false,
             rec: Recorder::new(cfg, m.cpus, &roles, w),
             roles,
         })
@@ -326,7 +330,7 @@ impl<'w> Engine<'w> {
             }
             self.refresh(c);
         }
-        while self.live > 0 {
+        while self.live > 0 && !self.stopped {
             let (t, ev) = self.next_event();
             if t > max_ns {
                 return Err(SimError::TimeLimit(max_ns));

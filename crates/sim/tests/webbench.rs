@@ -36,6 +36,30 @@ fn colours_past_equation_3_threshold_remove_run_queue_walk_misses() {
 }
 
 #[test]
+fn a_measured_span_keeps_every_httpd_runnable_and_ends_the_run() {
+    // One CPU, 64 httpds: with a measured span the clients never run out, so the run
+    // queue holds every httpd (and nothing drains); the run ends at the stop.
+    let span = run("xeon-8:cpus=1", "dss", "webbench:servers=64,span=500ms,warmup=200ms");
+    let start = span.clock_start_ns;
+    assert!((200_000_000..260_000_000).contains(&start), "clock start {start}");
+    assert!(span.virtual_ns - start >= 500_000_000 && span.virtual_ns - start < 510_000_000, "{}", span.virtual_ns);
+    assert!(span.runqueue_len.mean > 60.0, "run queue mean {}", span.runqueue_len.mean);
+    // A fixed request count drains: its queue is shorter on average.
+    let fixed = run("xeon-8:cpus=1", "dss", "webbench:servers=64,requests=20");
+    assert!(
+        fixed.runqueue_len.mean < span.runqueue_len.mean,
+        "{} vs {}",
+        fixed.runqueue_len.mean,
+        span.runqueue_len.mean
+    );
+    assert_eq!(fixed.messages_received, fixed.messages_sent);
+    assert!(
+        span.completed > 0
+            && (span.throughput - span.completed as f64 * 1e9 / (span.virtual_ns - start) as f64).abs() < 1.0
+    );
+}
+
+#[test]
 fn webbench_reports_are_deterministic_and_mqs_walks_short_queues() {
     let w = "webbench:servers=64,clients=16,requests=4";
     // Wall-clock figures aside, byte-identical.

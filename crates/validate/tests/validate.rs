@@ -32,19 +32,20 @@ fn calibration_gives_a_valid_host_machine() {
         ("ipi send", x.ipi_send_ns, 50_000.0),
         ("ipi latency", x.ipi_latency_ns, 200_000.0),
         ("lock hand-off", x.lock_handoff_ns, 50_000.0),
-        ("header CAS", x.rmw_transfer_ns, 50_000.0),
         ("blocking receive", x.recv_block_ns, 50_000.0),
         ("hot send", x.chan_send_hot_ns, 5_000.0),
         ("hot receive", x.chan_recv_hot_ns, 5_000.0),
     ] {
         assert!(v.is_finite() && v > 0.0 && v < max, "{name} = {v} ns");
     }
-    // Differences of two timings (cross-CPU minus hot): never negative or unbounded.
-    // 0 is a real reading: when the hypervisor puts the two vCPUs on one core's
-    // hyperthreads they share L1 and L2, and a receive of a message the other vCPU
-    // wrote costs what a hot one does (a quiet run can measure +0, so
-    // the test must not require a positive difference).
+    // Differences of two timings (cross-CPU minus hot, or minus a clock read): never
+    // negative or unbounded. 0 is a real reading: when the hypervisor puts the two
+    // vCPUs on one core's hyperthreads they share L1 and L2, and a receive of a message
+    // the other vCPU wrote costs what a hot one does, or a CAS on a line it wrote no
+    // more than a clock read (a quiet run can measure +0, so the test must not require
+    // a positive difference).
     for (name, v) in [
+        ("header CAS", x.rmw_transfer_ns),
         ("cross receive", x.chan_recv_xcpu_ns),
         ("cross send", x.chan_send_xcpu_ns),
         ("send after send", x.chan_send_after_send_ns),

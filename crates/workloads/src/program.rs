@@ -1,8 +1,8 @@
 //! Task programs: the engine-neutral description of what a task does.
 //!
 //! A workload is a set of programs over a tiny instruction set — compute, send,
-//! blocking receive, sleep, yield, spawn, start the benchmark's clock, exit — plus
-//! counted loops. The simulator
+//! blocking receive, sleep, yield, spawn, start and stop the benchmark's clock, exit —
+//! plus counted loops. The simulator
 //! interprets them in virtual time; the runtime runs them as real futures (compute
 //! spins, send/receive are real channel operations). Defining a workload once keeps
 //! the two engines comparable.
@@ -41,6 +41,12 @@ pub enum Op {
     /// so set-up that the original benchmark does before taking its start time is not
     /// counted. A workload without one is timed from its first instant.
     StartClock,
+    /// Read the clock that ends the benchmark's measurement: the run ends at the first
+    /// `StopClock` executed, and every figure covers the run up to it (tasks still
+    /// live are abandoned: the simulator processes no further event, the runtime
+    /// closes every channel and each task leaves at its next operation). A workload
+    /// without one runs until every task has exited.
+    StopClock,
     /// Execute the next `body` instructions `count` times (`count` ≥ 1, loops nest).
     Loop { count: u32, body: u32 },
     /// Terminate. Implicit at the end of a program.

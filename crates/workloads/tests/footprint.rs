@@ -29,6 +29,9 @@ fn the_estimate_matches_the_built_workload() {
     for (n, c, d) in [(1, 1, 1), (256, 256, 2), (10, 3, 4)] {
         specs.push(format!("webbench:servers={n},clients={c},requests=5,depth={d}"));
     }
+    for extra in ["span=2s", "span=1s,warmup=0"] {
+        specs.push(format!("webbench:servers=10,clients=3,{extra}"));
+    }
     for s in specs {
         let fp = WorkloadSpec::parse(&s).unwrap().footprint();
         let w = parse_workload(&s).unwrap();

@@ -63,7 +63,12 @@ fn run_random_order(w: &Workload, seed: u64) -> Result<u64, String> {
                 done += 1;
             }
             Op::Loop { .. } => return Err("a replay has no loops".into()),
-            Op::Compute { .. } | Op::ComputeUniform { .. } | Op::Sleep { .. } | Op::Yield | Op::StartClock => {}
+            Op::Compute { .. }
+            | Op::ComputeUniform { .. }
+            | Op::Sleep { .. }
+            | Op::Yield
+            | Op::StartClock
+            | Op::StopClock => {}
         }
     }
     if done as u64 != w.expected_tasks {

@@ -378,6 +378,19 @@ impl Engine<'_> {
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }
+            Op::StopClock => {
+                // The benchmark's end time, a system call as `StartClock`; `run`
+                // processes no event after it.
+                self.plat.advance(cost.syscall_ns);
+                self.advance_pc(cpu);
+                if !self.stopped {
+                    self.stopped = true;
+                    self.end_time = self.plat.cursor();
+                }
+                self.op_done();
+                let at = self.plat.cursor();
+                self.arm(cpu, at);
+            }
             Op::Exit => {
                 self.plat.advance(cost.exit_ns);
                 self.tasks[task as usize].state = TState::Exited;
