@@ -236,7 +236,7 @@ fn interpret(
         let (mut sent, mut received, mut completed) = (0u64, 0u64, 0u64);
         loop {
             // After the benchmark's stop, every task leaves at its next operation.
-            if ctx.clock_stop.get().is_some() {
+            if ctx.counts_live && ctx.clock_stop.get().is_some() {
                 break;
             }
             match cursor.fetch(ops) {

@@ -369,23 +369,18 @@ impl Engine<'_> {
                 let at = self.plat.cursor();
                 self.arm(cpu, at);
             }
-            Op::StartClock => {
-                // `gettimeofday`: a system call (2.4 reads the TSC in the kernel).
+            Op::StartClock | Op::StopClock => {
+                // The benchmark reads its clock, `gettimeofday`: a system call (2.4
+                // reads the TSC in the kernel). The first start time is kept; the first
+                // end time ends the run (`run` processes no event after it).
                 self.plat.advance(cost.syscall_ns);
                 self.advance_pc(cpu);
-                self.clock_start.get_or_insert(self.plat.cursor());
-                self.op_done();
-                let at = self.plat.cursor();
-                self.arm(cpu, at);
-            }
-            Op::StopClock => {
-                // The benchmark's end time, a system call as `StartClock`; `run`
-                // processes no event after it.
-                self.plat.advance(cost.syscall_ns);
-                self.advance_pc(cpu);
-                if !self.stopped {
+                let now = self.plat.cursor();
+                if op == Op::StartClock {
+                    self.clock_start.get_or_insert(now);
+                } else if !self.stopped {
                     self.stopped = true;
-                    self.end_time = self.plat.cursor();
+                    self.end_time = now;
                 }
                 self.op_done();
                 let at = self.plat.cursor();
