@@ -492,9 +492,6 @@ impl<P: Platform> Mqs<P> {
         }
     }
 
-    /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
-    /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
-    /// that should run it, if any.
     /// Does woken `t` preempt `curr`, running on `target`? Counted when it does.
     fn wakeup_preempts(&self, p: &P, curr: TaskId, t: TaskId, target: CpuId) -> bool {
         let preempts = self.common.preempts(self.preemption_goodness(p, curr, t, target));
@@ -504,6 +501,9 @@ impl<P: Platform> Mqs<P> {
         preempts
     }
 
+    /// `reschedule_idle(t)`, called with `t`'s run queue (`src`, queue `processor`)
+    /// locked. Places `t` on a queue (it may already be on `src`) and kicks the CPU
+    /// that should run it, if any.
     fn reschedule_idle(&self, p: &P, t: TaskId, src: &mut MqRq) {
         let tasks = &self.common.tasks;
         let ts = tasks.get(t);
