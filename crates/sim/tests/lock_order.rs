@@ -25,7 +25,7 @@ fn preemptions_kept(store_buffer: u32, seed: u64) -> (usize, usize) {
     let mut m = Machine::from_toml(HOST).unwrap();
     m.costs.hw.store_buffer = store_buffer;
     let spec = PolicySpec::parse("dss").unwrap();
-    let w = parse_workload("hackbench:groups=1,loops=100").unwrap();
+    let w = parse_workload("hackbench:groups=1,loops=100,start=fork").unwrap();
     let cfg = SimConfig { seed, ..SimConfig::default() };
     let (_, trace) = simulate_traced(&m, &spec, &w, &cfg, 4_000_000).unwrap();
     assert_eq!(trace.dropped, 0);

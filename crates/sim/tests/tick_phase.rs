@@ -134,7 +134,7 @@ fn host_with_origin(origin: u32) -> Machine {
 fn first_migration(m: &Machine) -> (u64, u32) {
     use schedlab_core::trace::Event;
     let p = PolicySpec::parse("o1").unwrap();
-    let w = parse_workload("hackbench:groups=1,loops=100").unwrap();
+    let w = parse_workload("hackbench:groups=1,loops=100,start=fork").unwrap();
     let (_, t) = schedlab_sim::simulate_traced(m, &p, &w, &SimConfig::default(), 1 << 20).unwrap();
     t.records
         .iter()

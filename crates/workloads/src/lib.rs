@@ -15,7 +15,7 @@
 //! | spec | what it models |
 //! |------|----------------|
 //! | `chat:rooms=R,messages=M[,users=20,bytes=100,think=0,work=300]` | IBM LTC Chat (VolanoMark-like), [`chat`] |
-//! | `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0]` | Rusty Russell's hackbench, [`hackbench`] |
+//! | `hackbench:groups=G,loops=L[,fds=20,bytes=100,threads=0,channel=socket]` | Rusty Russell's hackbench, [`hackbench`] |
 //! | `pingpong:rounds=N[,bytes=100,compute=0]` | two tasks bouncing one message, [`pingpong`] |
 //! | `mkbench:builds=B,jobs=J,units=U[,unit_min=..,unit_max=..,io_ns=..,link=..]` | B concurrent `make -j J` builds, [`mkbench`] |
 //! | `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,timeout_ns=..,probes=..]` | a throttled SMB file server and a `ps` probe, [`netbench`] |

@@ -154,9 +154,12 @@ fn hackbench_counts() {
             let (g, l) = (g as u64, l as u64);
             assert_eq!(w.expected_tasks, 40 * g + 1);
             assert_eq!(t.counted, g * 20 * 20 * l);
-            assert_eq!(w.expected_messages, g * 400 * l);
-            // Each receiver reads 20·loops messages.
-            assert!(t.recvs.values().all(|&n| n == 20 * l));
+            // The test's messages, and each child's ready byte and release.
+            assert_eq!(w.expected_messages, g * 400 * l + 2 * 40 * g);
+            // Each receiver reads 20·loops messages, the parent one ready byte per child.
+            let receivers = (g * 20) as u32;
+            assert!((0..receivers).all(|c| t.recvs[&c] == 20 * l));
+            assert_eq!(t.recvs[&receivers], 40 * g);
             let mms: Vec<u32> = w.programs[w.root as usize]
                 .ops
                 .iter()
@@ -179,9 +182,10 @@ fn hackbench_counts() {
 }
 
 #[test]
-fn hackbench_receivers_spawned_before_senders() {
+fn hackbench_forks_each_group_receivers_first_and_releases_after_every_ready() {
     let w = parse_workload("hackbench:groups=3,loops=2,fds=4").unwrap();
-    let roles: Vec<&str> = w.programs[w.root as usize]
+    let root = &w.programs[w.root as usize];
+    let roles: Vec<&str> = root
         .ops
         .iter()
         .filter_map(|op| match op {
@@ -190,8 +194,55 @@ fn hackbench_receivers_spawned_before_senders() {
         })
         .collect();
     assert_eq!(roles.len(), 24);
-    assert!(roles[..12].iter().all(|&r| r == "receiver"));
-    assert!(roles[12..].iter().all(|&r| r == "sender"));
+    for group in roles.chunks(8) {
+        assert_eq!(group, ["receiver"; 4].iter().chain(&["sender"; 4]).copied().collect::<Vec<_>>());
+    }
+    // Every child says it is ready and waits for its own release before any message.
+    let mut releases = Vec::new();
+    let mut ready = None;
+    for p in &w.programs[1..] {
+        let (Op::Send { chan: r, .. }, Op::Recv { chan: go }) = (&p.ops[0], &p.ops[1]) else {
+            panic!("{} starts with {:?}", p.role, &p.ops[..2]);
+        };
+        assert_eq!(*ready.get_or_insert(*r), *r, "one ready pipe for all");
+        releases.push(*go);
+    }
+    // The parent reads every ready byte, then starts the clock, then releases each
+    // child once, without a spawn or a wait in between.
+    let clock = root.ops.iter().position(|op| *op == Op::StartClock).expect("the parent starts the clock");
+    let readies = root.ops[..clock].iter().filter(|op| **op == Op::Recv { chan: ready.unwrap() }).count();
+    assert_eq!(readies, 24);
+    let sent: Vec<u32> = root.ops[clock + 1..]
+        .iter()
+        .filter_map(|op| match op {
+            Op::Send { chan, .. } => Some(*chan),
+            Op::Exit => None,
+            op => panic!("the release holds {op:?}"),
+        })
+        .collect();
+    assert_eq!(sent, releases);
+    assert_eq!(w.root_params.class, schedlab_core::SchedClass::Fifo);
+}
+
+#[test]
+fn hackbench_without_the_barrier_forks_every_receiver_first_and_starts_at_once() {
+    let w = parse_workload("hackbench:groups=3,loops=2,fds=4,start=fork").unwrap();
+    let t = check_static(&w);
+    assert_eq!((w.channels, t.counted, w.expected_messages), (12, 3 * 16 * 2, 3 * 16 * 2));
+    let root = &w.programs[w.root as usize];
+    let roles: Vec<&str> = root
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(roles, [["receiver"; 12], ["sender"; 12]].concat());
+    assert_eq!(root.ops.last(), Some(&Op::Exit));
+    assert!(!root.ops.contains(&Op::StartClock));
+    assert!(w.programs[1..].iter().all(|p| matches!(p.ops[0], Op::Loop { .. })));
+    assert_eq!(w.root_params.class, schedlab_core::SchedClass::Other);
 }
 
 #[test]
