@@ -25,6 +25,16 @@ fn check_static(w: &Workload) -> common::Totals {
     t
 }
 
+/// The roles of the programs that `ops` spawns, in order.
+fn spawned_roles<'w>(w: &'w Workload, ops: &[Op]) -> Vec<&'w str> {
+    ops.iter()
+        .filter_map(|op| match op {
+            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn check_dynamic(w: &Workload, seeds: u64) {
     let t = static_totals(w);
     for seed in 1..=seeds {
@@ -82,24 +92,16 @@ fn chat_counts() {
 #[test]
 fn chat_starts_every_thread_before_releasing_the_clients() {
     let w = parse_workload("chat:rooms=2,messages=3,users=3").unwrap();
-    let spawns = |ops: &[Op]| -> Vec<String> {
-        ops.iter()
-            .filter_map(|op| match op {
-                Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.clone()),
-                _ => None,
-            })
-            .collect()
-    };
     let root = &w.programs[w.root as usize];
     let server = w.programs.iter().find(|p| p.role == "server_main").expect("chat_s's main thread");
     // The client's main thread starts the server, then creates the client threads; the
     // server's creates the server threads, one receive and one send thread per
     // connection it accepts.
-    let roles = spawns(&root.ops);
+    let roles = spawned_roles(&w, &root.ops);
     assert_eq!(roles[0], "server_main");
     assert_eq!(roles.len(), 13);
     assert!(roles[1..].iter().all(|r| r.starts_with("client")), "{roles:?}");
-    let server_roles = spawns(&server.ops);
+    let server_roles = spawned_roles(&w, &server.ops);
     assert_eq!(server_roles.len(), 12);
     assert!(server_roles.iter().all(|r| r.starts_with("server_")), "{server_roles:?}");
     let accept = match server.ops[0] {
@@ -185,14 +187,7 @@ fn hackbench_counts() {
 fn hackbench_forks_each_group_receivers_first_and_releases_after_every_ready() {
     let w = parse_workload("hackbench:groups=3,loops=2,fds=4").unwrap();
     let root = &w.programs[w.root as usize];
-    let roles: Vec<&str> = root
-        .ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
-            _ => None,
-        })
-        .collect();
+    let roles = spawned_roles(&w, &root.ops);
     assert_eq!(roles.len(), 24);
     for group in roles.chunks(8) {
         assert_eq!(group, ["receiver"; 4].iter().chain(&["sender"; 4]).copied().collect::<Vec<_>>());
@@ -230,14 +225,7 @@ fn hackbench_without_the_barrier_forks_every_receiver_first_and_starts_at_once()
     let t = check_static(&w);
     assert_eq!((w.channels, t.counted, w.expected_messages), (12, 3 * 16 * 2, 3 * 16 * 2));
     let root = &w.programs[w.root as usize];
-    let roles: Vec<&str> = root
-        .ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::Spawn { program, .. } => Some(w.programs[*program as usize].role.as_str()),
-            _ => None,
-        })
-        .collect();
+    let roles = spawned_roles(&w, &root.ops);
     assert_eq!(roles, [["receiver"; 12], ["sender"; 12]].concat());
     assert_eq!(root.ops.last(), Some(&Op::Exit));
     assert!(!root.ops.contains(&Op::StartClock));
