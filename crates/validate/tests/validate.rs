@@ -78,7 +78,10 @@ fn calibration_gives_a_valid_host_machine() {
     // not its parked phase (docs/cost-model.md, "The lock waiter's back-off").
     let b = &cal.lock_backoff;
     assert!(b.pause_ns > 0.0 && b.pause_ns < 1_000.0, "pause = {} ns", b.pause_ns);
-    assert!(b.yield_ns > 0.0 && b.yield_ns < 100_000.0, "sched_yield = {} ns", b.yield_ns);
+    // A yield that finds another runnable thread on CPU 1 (another process's, on a
+    // loaded machine) lasts that thread's slice, milliseconds on Linux 6: the bound
+    // only rejects garbage, not a busy machine's reading.
+    assert!(b.yield_ns > 0.0 && b.yield_ns < 50_000_000.0, "sched_yield = {} ns", b.yield_ns);
     assert_eq!(c.host.lock_pause_ns as f64, b.pause_ns.round().max(1.0));
     assert_eq!(c.host.lock_yield_ns as f64, b.yield_ns.round().max(1.0));
     assert_eq!((c.host.lock_spin_steps, c.host.lock_yields, c.host.lock_unpark_ns), (3, 7, 0));
