@@ -43,7 +43,10 @@
 //!   within about 0.1 µs. Producers skip the wake-up while anyone spins; a spinner
 //!   that finds work and leaves more behind wakes the next sleeper.
 //! * Self-woken and yielding tasks go to the back of the local deque (never the LIFO
-//!   slot), so `yield_now` lets every other queued task run first.
+//!   slot), so `yield_now` lets every other queued task run first. They wake an idle
+//!   worker only if another task waits on this worker too: alone, the task is this
+//!   worker's next pick, and a worker woken for it could only steal it and move it
+//!   to its own core (`tests/idle.rs`).
 //!
 //! Files: this one holds the state all workers share and the ways work enters it
 //! (wake, spawn, placement hint, shutdown drain); `worker.rs` the per-worker state

@@ -48,6 +48,21 @@ impl Local {
         }
     }
 
+    /// Whether more than one task waits on this worker (deque, LIFO slot, private
+    /// queue): something another worker could run while this one runs the rest. Out
+    /// of line: only a task woken during its own poll asks, and the poll loop that
+    /// holds the call stays as small as without it.
+    #[inline(never)]
+    fn more_than_one_waiting(&self) -> bool {
+        if self.deque.len() > 1 || !self.pinned.borrow().is_empty() {
+            return true;
+        }
+        let lifo = self.lifo.take();
+        let occupied = lifo.is_some();
+        self.lifo.set(lifo);
+        occupied
+    }
+
     fn pop_pinned(&self) -> Option<Task> {
         self.pinned.borrow_mut().pop_front()
     }
@@ -367,8 +382,11 @@ impl Fast {
             self.owned.unregister(&t);
         } else if t.header().state.finish_pending() {
             // Woken during its own poll (self-wake or yield_now): back of the queue.
+            // An idle worker is told only if other work waits here too: alone, the
+            // task is this worker's next pick, and a worker woken for it could only
+            // take it away, moving it between the cores at every few self-wakes.
             let again = if lent { Task::clone(&t) } else { ManuallyDrop::into_inner(t) };
-            if l.queue_local(again) {
+            if l.queue_local(again) && l.more_than_one_waiting() {
                 self.idle.notify_one();
             }
             return;
