@@ -286,9 +286,10 @@ pub struct RowResult {
     pub notes: Vec<String>,
 }
 
-/// The whole check.
+/// What a run ran on, for both reports (`kernelcheck` and `--tbench`): their JSON has
+/// these fields first, in this order.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Report {
+pub struct RunHeader {
     pub kernel_release: String,
     pub sched_features: String,
     pub perf: String,
@@ -296,9 +297,41 @@ pub struct Report {
     /// processes on these CPUs are in the kernel's figures.
     pub load_before: String,
     pub load_after: String,
+    /// The simulated machine.
     pub machine: String,
     pub cpus: usize,
+    /// `quick` or `full`.
     pub size: String,
+}
+
+impl RunHeader {
+    /// At the run's start: the kernel, its features and the load now.
+    pub fn start(perf: &str, machine: &str, cpus: usize, quick: bool) -> RunHeader {
+        let release = kernel_release();
+        RunHeader {
+            sched_features: sched_features(&release),
+            kernel_release: release,
+            perf: perf.to_string(),
+            load_before: load_average(),
+            load_after: String::new(),
+            machine: machine.to_string(),
+            cpus,
+            size: if quick { "quick" } else { "full" }.into(),
+        }
+    }
+
+    /// At the run's end: the load then.
+    pub fn finish(mut self) -> RunHeader {
+        self.load_after = load_average();
+        self
+    }
+}
+
+/// The whole check.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    #[serde(flatten)]
+    pub header: RunHeader,
     pub rows: Vec<RowResult>,
 }
 
@@ -344,8 +377,7 @@ fn total_secs(stdout: &str, what: &str) -> Result<f64, String> {
 /// Run every row on the kernel, then on the simulator under each of [`POLICIES`].
 pub fn run(o: &Options) -> Result<Report, Error> {
     let limit = Duration::from_secs(if o.quick { 60 } else { 180 });
-    let release = kernel_release();
-    let load_before = load_average();
+    let header = RunHeader::start(&o.perf, &o.machine_desc, o.machine.cpus, o.quick);
     let mut out = Vec::new();
     for r in rows(o.quick, &o.self_exe) {
         // The command as printed: the program by its file name (no local paths).
@@ -394,17 +426,7 @@ pub fn run(o: &Options) -> Result<Report, Error> {
             notes: r.notes,
         });
     }
-    Ok(Report {
-        sched_features: sched_features(&release),
-        kernel_release: release,
-        perf: o.perf.clone(),
-        load_before,
-        load_after: load_average(),
-        machine: o.machine_desc.clone(),
-        cpus: o.machine.cpus,
-        size: if o.quick { "quick" } else { "full" }.into(),
-        rows: out,
-    })
+    Ok(Report { header: header.finish(), rows: out })
 }
 
 /// The column headers of [`render`]'s tables, in order.
@@ -413,7 +435,8 @@ pub const COLUMNS: [&str; 8] =
 
 /// The report as text: per workload, the kernel's line, each policy's, and their
 /// ratios to the kernel's.
-pub fn render(r: &Report) -> String {
+pub fn render(rep: &Report) -> String {
+    let r = &rep.header;
     let mut s = String::new();
     s += "schedlab kernelcheck: the simulator against this machine's kernel\n";
     s += &format!("kernel: Linux {}; scheduler features: {}\n", r.kernel_release, r.sched_features);
@@ -425,7 +448,7 @@ pub fn render(r: &Report) -> String {
         r.load_before, r.load_after
     );
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
-    for row in &r.rows {
+    for row in &rep.rows {
         s += &format!("\n{} [{}]\n", row.workload, row.unit);
         s += &format!("  kernel: {}  ({} tasks traced)\n", row.kernel_command, row.kernel_tasks);
         s += &format!("  sim:    {}\n", row.sim_workload);

@@ -214,14 +214,8 @@ pub struct TbenchRow {
 /// The whole run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TbenchReport {
-    pub kernel_release: String,
-    pub sched_features: String,
-    pub perf: String,
-    pub load_before: String,
-    pub load_after: String,
-    pub machine: String,
-    pub cpus: usize,
-    pub size: String,
+    #[serde(flatten)]
+    pub header: crate::RunHeader,
     pub results: Vec<TbenchRow>,
 }
 
@@ -263,8 +257,8 @@ pub fn replay_workload(
 pub fn run(o: &TbenchOptions) -> Result<TbenchReport, Error> {
     let scale = Scale::new(o.quick);
     netbench::tbench_tools().map_err(|e| e.to_string())?;
-    let release = crate::kernel_release();
-    let load_before = crate::load_average();
+    let header = crate::RunHeader::start(&o.perf, &o.machine_desc, o.machine.cpus, o.quick);
+    let release = header.kernel_release.clone();
     let limit = Duration::from_secs(scale.secs + scale.secs / 5 + 1 + 40);
     let mut results = Vec::new();
     for &c in &scale.clients {
@@ -345,22 +339,13 @@ pub fn run(o: &TbenchOptions) -> Result<TbenchReport, Error> {
             rows,
         });
     }
-    Ok(TbenchReport {
-        sched_features: crate::sched_features(&release),
-        kernel_release: release,
-        perf: o.perf.clone(),
-        load_before,
-        load_after: crate::load_average(),
-        machine: o.machine_desc.clone(),
-        cpus: o.machine.cpus,
-        size: if o.quick { "quick" } else { "full" }.into(),
-        results,
-    })
+    Ok(TbenchReport { header: header.finish(), results })
 }
 
 /// The report as text: per client count, what was recorded and replayed, then one
 /// table of the three engines.
-pub fn render(r: &TbenchReport) -> String {
+pub fn render(rep: &TbenchReport) -> String {
+    let r = &rep.header;
     let mut s = String::new();
     s += "schedlab kernelcheck --tbench: one real workload (dbench's tbench), three engines\n";
     s += &format!("kernel: Linux {}; scheduler features: {}\n", r.kernel_release, r.sched_features);
@@ -373,7 +358,7 @@ pub fn render(r: &TbenchReport) -> String {
     s += "runtime: the tbench server on schedlab's runtime, 1 worker, nothing pinned, the same tbench client\n";
     s += "MB/s: tbench's; sim: the traced kernel run's x kernel span / replay time. Rates per second of each trace's span.\n";
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-    for t in &r.results {
+    for t in &rep.results {
         let k = &t.recording;
         s += &format!("\ntbench -t {} {} clients\n", t.secs, t.clients);
         s += &format!(
