@@ -49,6 +49,12 @@ pub struct Row {
     /// Largest repetition.
     #[serde(default)]
     pub max: f64,
+    /// Every repetition's value, in the order of the rounds (a row of one repetition
+    /// has none: its `value`). The runtimes are interleaved within each round, so the
+    /// k-th values of two rows were measured minutes apart at most, under the same
+    /// state of the machine (the `atomic` row's shows the cross-core regime).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
     /// Process CPU time per operation in `unit` (median over the repetitions): CPU ns
     /// per operation for ns units, operations per CPU-second for rates; `null` where
     /// it was not measured.
@@ -82,6 +88,7 @@ impl Row {
             reps: 1,
             min: value,
             max: value,
+            samples: Vec::new(),
             cpu_per_op: None,
             pin: String::new(),
             cpus: None,
@@ -126,8 +133,9 @@ pub fn base(bench: &str) -> &str {
 
 /// Rows of single repetitions (in any order, e.g. interleaved rounds) merged per
 /// (bench, runtime, policy), in order of first appearance: `value` the median of the
-/// repetitions, `min`/`max` their extremes, `cpu_per_op` the median, `crossed` the
-/// smallest, `reps` their count. Any failed repetition makes the row failed.
+/// repetitions, `min`/`max` their extremes, `samples` each in order, `cpu_per_op` the
+/// median, `crossed` the smallest, `reps` their count. Any failed repetition makes the
+/// row failed.
 pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
     let mut groups: Vec<Vec<Row>> = Vec::new();
     for s in samples {
@@ -152,6 +160,13 @@ pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
                 min: g.iter().map(|r| r.min).fold(f64::INFINITY, f64::min),
                 max: g.iter().map(|r| r.max).fold(f64::NEG_INFINITY, f64::max),
                 reps: g.iter().map(|r| r.reps).sum(),
+                samples: Some(
+                    g.iter()
+                        .flat_map(|r| if r.samples.is_empty() { vec![r.value] } else { r.samples.clone() })
+                        .collect::<Vec<f64>>(),
+                )
+                .filter(|v| v.len() > 1)
+                .unwrap_or_default(),
                 cpu_per_op: (!cpu.is_empty()).then(|| median(cpu)),
                 crossed: g.iter().filter_map(|r| r.crossed).reduce(f64::min),
                 ..first
@@ -478,7 +493,12 @@ mod tests {
         assert_eq!(a.len(), 2);
         assert_eq!((a[0].value, a[0].min, a[0].max, a[0].reps, a[0].cpu_per_op), (3.0, 1.0, 9.0, 5, Some(6.0)));
         assert_eq!(a[0].crossed, Some(0.1));
-        assert_eq!(a[1], other);
+        assert_eq!(a[0].samples, [3.0, 1.0, 2.0, 9.0, 4.0], "each repetition, in order");
+        assert_eq!(a[1], other, "one repetition: its value, no samples");
+        // Rows already aggregated (a peer's) keep their samples in order.
+        let b = aggregate(vec![a[0].clone(), s(5.0)]);
+        assert_eq!(b[0].samples, [3.0, 1.0, 2.0, 9.0, 4.0, 5.0]);
+        assert!(to_json(&b).contains("\"samples\":[3.0,1.0,2.0,9.0,4.0,5.0]"));
         let bad = Row::failed(names::PINGPONG_SAME, "x", "p", ns, "c", "lost a message".into());
         let a = aggregate(vec![s(3.0), bad]);
         assert_eq!(a[0].error.as_deref(), Some("lost a message"));

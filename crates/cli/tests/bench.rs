@@ -38,7 +38,7 @@ fn bench_json_rows_and_only() {
     }
     for r in rows {
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        assert_eq!(keys.len(), 11, "{r}");
+        assert_eq!(keys.len(), 12, "{r}");
         check_row(r);
         assert_eq!(r["bench"], "pingpong-cross-worker");
         assert_eq!(r["runtime"], "atomic");
@@ -51,13 +51,19 @@ fn bench_json_rows_and_only() {
 /// Every row: the fields, at least 3 repetitions, min ≤ value ≤ max, CPU time > 0, a
 /// pinning label, no failed result check.
 fn check_row(r: &serde_json::Value) {
-    for k in ["bench", "runtime", "policy", "value", "unit", "channel", "reps", "min", "max", "cpu_per_op", "pin"] {
+    for k in
+        ["bench", "runtime", "policy", "value", "unit", "channel", "reps", "min", "max", "samples", "cpu_per_op", "pin"]
+    {
         assert!(r.get(k).is_some(), "{r} lacks {k}");
     }
     assert!(r.get("error").is_none(), "{r}");
     let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{r}: {k} not a number"));
     assert!(r["reps"].as_u64().unwrap() >= 3, "{r}");
     assert!(f("value") > 0.0 && f("min") <= f("value") && f("value") <= f("max"), "{r}");
+    // Every repetition, in round order, between the extremes.
+    let samples: Vec<f64> = r["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(samples.len() as u64, r["reps"].as_u64().unwrap(), "{r}");
+    assert!(samples.iter().all(|&v| f("min") <= v && v <= f("max")), "{r}");
     assert!(f("cpu_per_op") > 0.0, "{r}");
     assert!(!r["channel"].as_str().unwrap().is_empty(), "{r}");
     assert!(["all", "none"].contains(&r["pin"].as_str().unwrap()), "{r}");
