@@ -51,8 +51,8 @@ pub struct Row {
     pub max: f64,
     /// Every repetition's value, in the order of the rounds (a row of one repetition
     /// has none: its `value`). The runtimes are interleaved within each round, so the
-    /// k-th values of two rows were measured minutes apart at most, under the same
-    /// state of the machine (the `atomic` row's shows the cross-core regime).
+    /// k-th values of two rows were measured seconds apart, usually under the same
+    /// state of the machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
     /// Process CPU time per operation in `unit` (median over the repetitions): CPU ns
