@@ -155,18 +155,15 @@ pub fn aggregate(samples: Vec<Row>) -> Vec<Row> {
                 return Row { pin: first.pin, ..f };
             }
             let cpu: Vec<f64> = g.iter().filter_map(|r| r.cpu_per_op).collect();
+            let samples: Vec<f64> =
+                g.iter().flat_map(|r| if r.samples.is_empty() { vec![r.value] } else { r.samples.clone() }).collect();
             Row {
                 value: median(g.iter().map(|r| r.value).collect()),
                 min: g.iter().map(|r| r.min).fold(f64::INFINITY, f64::min),
                 max: g.iter().map(|r| r.max).fold(f64::NEG_INFINITY, f64::max),
                 reps: g.iter().map(|r| r.reps).sum(),
-                samples: Some(
-                    g.iter()
-                        .flat_map(|r| if r.samples.is_empty() { vec![r.value] } else { r.samples.clone() })
-                        .collect::<Vec<f64>>(),
-                )
-                .filter(|v| v.len() > 1)
-                .unwrap_or_default(),
+                // One repetition has no samples beyond its value.
+                samples: if samples.len() > 1 { samples } else { Vec::new() },
                 cpu_per_op: (!cpu.is_empty()).then(|| median(cpu)),
                 crossed: g.iter().filter_map(|r| r.crossed).reduce(f64::min),
                 ..first

@@ -201,19 +201,19 @@ impl WorkloadKind for HackbenchParams {
         root.push(Op::Exit);
         programs.push(Program { role: "root".into(), ops: root });
 
-        // Every child: tell the parent it is ready, wait for the release. The k-th
-        // child is group k / (2·fds)'s receivers, then its senders.
-        let start: &dyn Fn(u32) -> Vec<Op> = if barrier {
-            &|k| vec![Op::Send { chan: ready, bytes: 1 }, Op::Recv { chan: go(k) }]
-        } else {
-            &|_| Vec::new()
+        // With the barrier, child k first tells the parent it is ready and waits for
+        // its release (children numbered in the original's order).
+        let start = |ops: &mut Vec<Op>, k: u32| {
+            if barrier {
+                ops.extend([Op::Send { chan: ready, bytes: 1 }, Op::Recv { chan: go(k) }]);
+            }
         };
         let mut body = Vec::with_capacity(fds as usize);
         for g in 0..groups {
             let first = 2 * fds * g;
             for j in 0..fds {
                 let mut ops = Vec::with_capacity(4);
-                ops.extend(start(first + j));
+                start(&mut ops, first + j);
                 // fds·loops ≤ 10^9 < 2^32.
                 push_loop(&mut ops, fds * loops, &[Op::Recv { chan: chan(g, j) }]);
                 programs.push(Program { role: "receiver".into(), ops });
@@ -222,7 +222,7 @@ impl WorkloadKind for HackbenchParams {
             body.extend((0..fds).map(|j| Op::Send { chan: chan(g, j), bytes }));
             for i in 0..fds {
                 let mut ops = Vec::with_capacity(3 + body.len());
-                ops.extend(start(first + fds + i));
+                start(&mut ops, first + fds + i);
                 push_loop(&mut ops, loops, &body);
                 programs.push(Program { role: "sender".into(), ops });
             }
