@@ -334,30 +334,35 @@ impl Report {
         let l = &self.wakeup_latency_ns;
         let _ = writeln!(
             s,
-            "  wake-up latency   p50 {} ns  p99 {} ns  max {} ns  ({} wake-ups)",
-            l.p50, l.p99, l.max, l.count
+            "  wake-up latency   p50 {}  p99 {}  max {}  ({} wake-ups)",
+            human_ns(l.p50),
+            human_ns(l.p99),
+            human_ns(l.max),
+            l.count
         );
         if let Some(r) = &self.responses {
             let _ = writeln!(
                 s,
-                "  responses         p50 {} ns  p99 {} ns  max {} ns  ({} timed, {} over the {} s time-out)",
-                r.p50_ns,
-                r.p99_ns,
-                r.max_ns,
+                "  responses         p50 {}  p99 {}  max {}  ({} timed, {} over the {} s time-out)",
+                human_ns(r.p50_ns),
+                human_ns(r.p99_ns),
+                human_ns(r.max_ns),
                 r.count,
                 r.timed_out,
                 r.timeout_ns as f64 / 1e9
             );
         }
+        // The role column as wide as the longest role, so that the figures line up.
+        let w = self.waits.iter().map(|r| r.role.chars().count()).max().unwrap_or(0).max(12);
         let _ = writeln!(
             s,
-            "  wait to run       {:<12} {:>6} {:>9} {:>12} {:>12} {:>14}  (runnable → dispatched)",
+            "  wait to run       {:<w$} {:>6} {:>9} {:>12} {:>12} {:>14}  (runnable → dispatched)",
             "role", "tasks", "waits", "p50", "p99", "max (task)"
         );
         for r in &self.waits {
             let _ = writeln!(
                 s,
-                "                    {:<12} {:>6} {:>9} {:>12} {:>12} {:>14}",
+                "                    {:<w$} {:>6} {:>9} {:>12} {:>12} {:>14}",
                 r.role,
                 r.tasks,
                 r.waits,
