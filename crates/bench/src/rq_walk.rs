@@ -1,8 +1,9 @@
 //! Run-queue walk cost on the real runtime, vanilla against coloured task blocks.
 //!
 //! The runtime lays out each task's scheduling state (`TaskSched`) as the kernel lays
-//! out `task_struct`: one 8 KB-aligned block per task, the hot fields at 0x30, moved
-//! by `colour × 64` bytes under `colours=N` (`schedlab_core::layout`). Without colours
+//! out `task_struct`: one 8 KB-aligned block per task, the state in the one line that
+//! holds the kernel's hot fields, moved by `colour × 64` bytes under `colours=N`
+//! (`schedlab_core::layout`). Without colours
 //! every task's hot line lands in the same few cache sets, and DSS's `goodness()` walk
 //! over a long run queue misses on each step; colours spread the lines over the sets.
 //!

@@ -13,12 +13,16 @@ pub const TASK_BASE: u64 = 0xC100_0000;
 /// both with one `__get_free_pages(GFP_KERNEL, 1)`).
 pub const TASK_BLOCK: u64 = 8192;
 
-/// Offset of the scheduler-hot fields (state, counter, priority, run-list links,
-/// has_cpu, processor) inside `struct task_struct` of 2.4 on i386: the line at 0x30
-/// (after `state`, `flags`, `sigpending`, `addr_limit`, `exec_domain`, `need_resched`,
-/// `ptrace`, `lock_depth`; the run-list and `counter`/`nice` fields follow). The
-/// colouring paper measured the goodness loop's misses on this line.
-pub const TASK_HOT_OFFSET: u64 = 0x30;
+/// Offset of the scheduler-hot fields inside `struct task_struct` of 2.4 on i386: 32
+/// bytes, after `state`, `flags`, `sigpending`, `addr_limit`, `exec_domain`,
+/// `need_resched`, `ptrace` and `lock_depth` (eight 4-byte fields). 2.4's
+/// `include/linux/sched.h` marks the spot: "offset 32 begins here on 32-bit platforms.
+/// We keep all fields in a single cacheline that are needed for the goodness() loop in
+/// schedule()" — `counter`, `nice`, `policy`, `mm`, `processor`, the CPU masks and
+/// `run_list.next`, 32 bytes, one line of the P6's 32-byte lines and inside the first
+/// of a 64-byte line. The colouring paper measured the goodness loop's misses on this
+/// line.
+pub const TASK_HOT_OFFSET: u64 = 0x20;
 
 /// Colour of the task block at `block` (8 KB-aligned) under `colours` colours (a power
 /// of two; 1 = vanilla): a pure function of the block address, as `get_current()`
@@ -56,6 +60,13 @@ pub fn task_hot_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
     block + TASK_HOT_OFFSET + colour_of(block, colours) * line_bytes as u64
 }
 
+/// Start of the cache line (of `line_bytes`) that holds the hot fields of the task whose
+/// block starts at `block`: the one line the `goodness()` loop reads per task.
+#[inline]
+pub fn task_hot_line(block: u64, colours: u32, line_bytes: u32) -> u64 {
+    task_hot_addr(block, colours, line_bytes) & !(line_bytes as u64 - 1)
+}
+
 /// Offset inside its block of the hot line of task `i` in the simulator's layout
 /// (block `TASK_BASE + i · 8 KB`): what a replay of a simulated walk adds to its own
 /// blocks to read the lines the model priced.
@@ -86,9 +97,10 @@ pub enum TaskLayout {
     /// [`task_hot_addr`] whatever the host layout, so it keeps the compact one.
     #[default]
     Dense,
-    /// One 8 KB-aligned [`TASK_BLOCK`] per task, the state at
-    /// `task_hot_addr(block, colours, HOST_LINE) - block` inside it: the kernel's
-    /// layout, on the host. The runtime uses it, so that `colours=N` moves real
+    /// One 8 KB-aligned [`TASK_BLOCK`] per task, the state filling the host line
+    /// that holds the hot fields, `task_hot_line(block, colours, HOST_LINE) - block`
+    /// inside it: the kernel's layout, on the host, one line per task as in the
+    /// kernel. The runtime uses it, so that `colours=N` moves real
     /// addresses as it moves the simulator's modelled ones.
     KernelBlocks { colours: u32 },
 }

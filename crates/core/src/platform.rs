@@ -18,7 +18,7 @@ use crate::task::TaskId;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Line {
     /// The scheduler-hot line of a task's `task_struct` (counter, nice, policy,
-    /// processor, mm, has_cpu, run_list: offset 0x30 in 2.4).
+    /// processor, mm, has_cpu, run_list: the line at offset 32 in 2.4).
     Task(TaskId),
     /// A run queue's header (list head, length, MQS `max_na_*` fields).
     Queue(usize),

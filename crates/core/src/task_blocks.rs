@@ -4,7 +4,8 @@
 //!
 //! - [`TaskLayout::Dense`]: the states back to back, like a `Box<[TaskSched]>`.
 //! - [`TaskLayout::KernelBlocks`]: one 8 KB-aligned [`TASK_BLOCK`] per task, its state
-//!   at the hot-field offset of `layout.rs`, moved by the block's colour.
+//!   filling the host line that holds the hot fields (`layout.rs`), moved by the
+//!   block's colour.
 //!
 //! Why an offset table: `get` is on every policy's hottest path (a run-queue walk calls
 //! it several times per task visited). A table lookup is the same few instructions for
@@ -21,7 +22,7 @@
 //! equal to its `Default` (every field is an integer or bool atomic), so a block's page
 //! is touched first when its task is forked (`TaskTable::init`).
 
-use crate::layout::{task_hot_addr, LayoutError, TaskLayout, HOST_LINE, TASK_BLOCK, TASK_HOT_OFFSET};
+use crate::layout::{task_hot_line, LayoutError, TaskLayout, HOST_LINE, TASK_BLOCK, TASK_HOT_OFFSET};
 use crate::task::TaskSched;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
@@ -29,11 +30,14 @@ use std::ptr::NonNull;
 const BLOCK: usize = TASK_BLOCK as usize;
 const SLOT: usize = std::mem::size_of::<TaskSched>();
 
-// The state fits its block at the largest colour and is aligned wherever it lands.
+// The state fills at most one host line (the kernel keeps every field the goodness
+// loop reads in one line), fits its block at the largest colour, and is aligned
+// wherever it lands (line starts).
 const _: () = {
-    let last = TASK_HOT_OFFSET as usize + (crate::layout::MAX_LAYOUT_COLOURS as usize - 1) * HOST_LINE as usize + SLOT;
+    assert!(SLOT <= HOST_LINE as usize);
+    let hot_line = TASK_HOT_OFFSET as usize / HOST_LINE as usize * HOST_LINE as usize;
+    let last = hot_line + (crate::layout::MAX_LAYOUT_COLOURS as usize - 1) * HOST_LINE as usize + SLOT;
     assert!(last <= BLOCK);
-    assert!((TASK_HOT_OFFSET as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
     assert!((HOST_LINE as usize).is_multiple_of(std::mem::align_of::<TaskSched>()));
 };
 
@@ -74,7 +78,7 @@ impl Slots {
                 TaskLayout::Dense => i * SLOT,
                 TaskLayout::KernelBlocks { colours } => {
                     let block = base.next_multiple_of(BLOCK) + i * BLOCK;
-                    task_hot_addr(block as u64, colours, HOST_LINE) as usize - base
+                    task_hot_line(block as u64, colours, HOST_LINE) as usize - base
                 }
             }
         };
@@ -142,7 +146,10 @@ mod tests {
                 let a = b.get(i) as *const TaskSched as u64;
                 let block = a - a % TASK_BLOCK;
                 assert!(blocks.insert(block), "task {i} shares a block");
-                assert_eq!(a - block, TASK_HOT_OFFSET + colour_of(block, colours) * HOST_LINE as u64);
+                // The hot fields (offset 32) lie in the block's first host line, which
+                // the colour moves by whole lines.
+                assert_eq!(a - block, colour_of(block, colours) * HOST_LINE as u64);
+                assert!(a - block <= TASK_HOT_OFFSET + colour_of(block, colours) * HOST_LINE as u64);
                 offsets.insert(a - block);
                 // A fresh block holds the default state.
                 assert_eq!(format!("{:?}", b.get(i)), format!("{:?}", TaskSched::default()));
