@@ -149,7 +149,8 @@ mod tests {
                 // The hot fields (offset 32) lie in the block's first host line, which
                 // the colour moves by whole lines.
                 assert_eq!(a - block, colour_of(block, colours) * HOST_LINE as u64);
-                assert!(a - block <= TASK_HOT_OFFSET + colour_of(block, colours) * HOST_LINE as u64);
+                let hot = TASK_HOT_OFFSET + colour_of(block, colours) * HOST_LINE as u64;
+                assert!((a - block..a - block + HOST_LINE as u64).contains(&hot));
                 offsets.insert(a - block);
                 // A fresh block holds the default state.
                 assert_eq!(format!("{:?}", b.get(i)), format!("{:?}", TaskSched::default()));

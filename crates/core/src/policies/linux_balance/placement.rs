@@ -1,5 +1,5 @@
 //! Wake-up placement (`select_task_rq_fair` for `WF_TTWU`): the waker's wakee record,
-//! `wake_affine` and `select_idle_sibling` (the module documentation above, "Wake-up
+//! `wake_affine` and `select_idle_sibling` (described in `mod.rs`, "Wake-up
 //! placement").
 
 use super::*;
