@@ -60,8 +60,7 @@ fn main() {
     println!(
         "{TASKS} task lines, {WALKS} walks, {reps} interleaved repetitions: ns per line visited, median [min..max]"
     );
-    for (i, &(c, s)) in cases.iter().enumerate() {
-        let mut v = ns[i].clone();
+    for (&(c, s), mut v) in cases.iter().zip(ns) {
         v.sort_by(f64::total_cmp);
         let label = format!(
             "{} in {} order",
