@@ -113,7 +113,7 @@ pub fn trace_path(prefix: &str, engine: Engine, workload: &str, policy: &str) ->
 fn machine_toml(m: &schedlab_sim::Machine) -> String {
     let costs = toml::Table::try_from(&m.costs).expect("costs serialise");
     format!(
-        "name = \"{}\"\ncpus = {}\nnodes = 1\nmhz = {}\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"{}\"\nsocket_buffers = \"{}\"\n\n[costs]\n{}",
+        "name = \"{}\"\ncpus = {}\nnodes = 1\nmhz = {}\nl2_kb = {}\nl2_assoc = {}\nline_bytes = {}\nhz = {}\ntick_phase = \"{}\"\nsocket_buffers = \"{}\"\ntask_struct = \"{}\"\n\n[costs]\n{}",
         m.name,
         m.cpus,
         m.mhz,
@@ -123,6 +123,7 @@ fn machine_toml(m: &schedlab_sim::Machine) -> String {
         m.hz,
         m.tick_phase.name(),
         m.socket_buffers.name,
+        m.task_struct.name(),
         costs
     )
 }

@@ -24,6 +24,12 @@ pub const TASK_BLOCK: u64 = 8192;
 /// line.
 pub const TASK_HOT_OFFSET: u64 = 0x20;
 
+/// Offset of `run_list.prev` in 2.4's `struct task_struct` on i386: the hot block
+/// from [`TASK_HOT_OFFSET`] is 32 bytes and ends with `run_list.next` at offset 60
+/// ("only the 'next' pointer fits into the cacheline, but that's just fine",
+/// `include/linux/sched.h`, 2.4.0 to 2.4.17), so `prev` starts the next 32 bytes.
+pub const TASK_PREV_LINK_OFFSET: u64 = 0x40;
+
 /// Colour of the task block at `block` (8 KB-aligned) under `colours` colours (a power
 /// of two; 1 = vanilla): a pure function of the block address, as `get_current()`
 /// needs (the colouring paper, S6 in docs/sources.md) — the block number's bits folded together with XOR, `log2(colours)`
@@ -65,6 +71,21 @@ pub fn task_hot_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
 #[inline]
 pub fn task_hot_line(block: u64, colours: u32, line_bytes: u32) -> u64 {
     task_hot_addr(block, colours, line_bytes) & !(line_bytes as u64 - 1)
+}
+
+/// Address of `run_list.prev` of the 2.4 task whose block starts at `block`
+/// ([`TASK_PREV_LINK_OFFSET`], moved by colouring as the whole structure is).
+#[inline]
+pub fn task_link_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
+    block + TASK_PREV_LINK_OFFSET + colour_of(block, colours) * line_bytes as u64
+}
+
+/// Whether 2.4's `run_list.prev` shares the hot line on a cache of `line_bytes` lines
+/// (from 128 bytes on). Colouring moves both by whole lines, so it does not matter.
+#[inline]
+pub fn prev_link_on_hot_line(line_bytes: u32) -> bool {
+    let lb = line_bytes.max(1) as u64;
+    TASK_HOT_OFFSET / lb == TASK_PREV_LINK_OFFSET / lb
 }
 
 /// Offset inside its block of the hot line of task `i` in the simulator's layout

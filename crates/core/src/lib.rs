@@ -56,6 +56,6 @@ pub use layout::{LayoutError, TaskLayout};
 pub use platform::{Access, Line, NullPlatform, Platform, SchedLock, Work};
 pub use policies::{BuildEnv, Configured, PolicyKind, PolicyOptions, PolicySource, PolicySpec};
 pub use policy::{InvariantViolation, Policy, PrevState};
-pub use runlist::RunList;
+pub use runlist::{PrevLink, RunList};
 pub use spec::{Spec, SpecError};
 pub use task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};

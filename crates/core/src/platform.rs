@@ -20,6 +20,11 @@ pub enum Line {
     /// The scheduler-hot line of a task's `task_struct` (counter, nice, policy,
     /// processor, mm, has_cpu, run_list: the line at offset 32 in 2.4).
     Task(TaskId),
+    /// The line after a task's hot line, where 2.4's `struct task_struct` keeps
+    /// `run_list.prev` (offset 64: "only the 'next' pointer fits into the cacheline").
+    /// `list_add` and `list_del` store into it, also into a neighbour's; the walk never
+    /// reads it. Written only by policies whose list says so ([`crate::PrevLink`]).
+    TaskLink(TaskId),
     /// A run queue's header (list head, length, MQS `max_na_*` fields).
     Queue(usize),
     /// A CPU's `aligned_data` (curr, last_schedule, curr_na_goodness).
@@ -141,6 +146,14 @@ pub trait Platform: Sized + 'static {
     /// colours; the simulator keeps dense host memory and models addresses itself.
     fn task_layout(&self) -> crate::layout::TaskLayout {
         crate::layout::TaskLayout::Dense
+    }
+    /// Whether a task's [`Line::TaskLink`] is a line apart from its hot line in the
+    /// memory this platform prices: the simulator's kernel layout on lines shorter than
+    /// 128 bytes. Where it is not (the runtime's one-line `TaskSched`), a list touches
+    /// only hot lines, as the memory does.
+    #[inline]
+    fn prev_link_apart(&self) -> bool {
+        false
     }
 }
 

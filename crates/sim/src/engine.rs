@@ -19,7 +19,7 @@ mod next_cpu;
 use crate::cost::CostModel;
 use crate::events::{EventQueue, Kind};
 use crate::jitter::Jitter;
-use crate::machine::{Machine, TickPhase};
+use crate::machine::{Machine, TaskStruct, TickPhase};
 use crate::platform::SimPlatform;
 use crate::recorder::{Recorder, RunEnd};
 use crate::report::Report;
@@ -231,6 +231,10 @@ impl<'w> Engine<'w> {
             spec.colours(),
         )
         .with_working_sets(ws_lines);
+        let plat = match m.task_struct {
+            TaskStruct::Kernel => plat,
+            TaskStruct::Runtime => plat.with_one_line_tasks(),
+        };
         let plat = match trace_cap {
             Some(cap) => plat.with_trace(cap),
             None => plat,

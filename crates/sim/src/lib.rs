@@ -54,5 +54,5 @@ pub mod report;
 pub use config::{Progress, ProgressFn, SimConfig, SimError};
 pub use cost::CostModel;
 pub use engine::{simulate, simulate_traced};
-pub use machine::{CostParams, HardwareCosts, HostKnobs, KernelCosts, Machine, MachineError, TickPhase};
+pub use machine::{CostParams, HardwareCosts, HostKnobs, KernelCosts, Machine, MachineError, TaskStruct, TickPhase};
 pub use report::{Report, RoleStats, RqSeries, StatSummary};

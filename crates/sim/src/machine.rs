@@ -41,6 +41,35 @@ pub struct Machine {
     /// run Linux 2.4, a calibrated host Linux 6). See `schedlab_workloads::buffers`.
     #[serde(serialize_with = "socket_buffers_name")]
     pub socket_buffers: SocketBuffers,
+    /// Whose layout of a task's scheduling state the cache model prices (machine file
+    /// key `task_struct`; the presets the kernel's, a calibrated host the runtime's).
+    pub task_struct: TaskStruct,
+}
+
+/// Whose layout of a task's scheduling state the cache model prices (machine file key
+/// `task_struct`). It decides only where a 2.4 policy's `run_list.prev` lies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStruct {
+    /// The modelled kernel's `struct task_struct`: 2.4's `run_list.prev` on the line
+    /// after the hot line (`schedlab_core::layout::TASK_PREV_LINK_OFFSET`), where lines
+    /// are shorter than 128 bytes. The presets.
+    #[default]
+    Kernel,
+    /// schedlab's runtime: all of a task's scheduling state, both list links
+    /// included, in the one host line that holds the hot fields (`TaskSched`). What
+    /// `schedlab validate --machine-out` writes for the host it measured.
+    Runtime,
+}
+
+impl TaskStruct {
+    /// The machine file's spelling (`task_struct = "runtime"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskStruct::Kernel => "kernel",
+            TaskStruct::Runtime => "runtime",
+        }
+    }
 }
 
 fn socket_buffers_name<S: serde::Serializer>(b: &SocketBuffers, s: S) -> Result<S::Ok, S::Error> {
@@ -113,6 +142,7 @@ struct MachineFile {
     irq_affinity: Option<bool>,
     tick_phase: Option<TickPhase>,
     socket_buffers: Option<String>,
+    task_struct: Option<TaskStruct>,
     costs: Option<toml::Table>,
 }
 
@@ -149,6 +179,7 @@ impl Machine {
             irq_affinity: false,
             tick_phase: TickPhase::Random,
             socket_buffers: SocketBuffers::LINUX_2_4,
+            task_struct: TaskStruct::Kernel,
         };
         m.fill_nodes();
         m
@@ -163,7 +194,8 @@ impl Machine {
     /// node, a nominal 1000 MHz clock (one cycle is one ns of the host), the host's L2
     /// as `(KiB, ways, line bytes)`, the runtime's timer rate `hz`, its costs, and
     /// ticks that start with the run (`tick_phase = "boot"`: a fresh runtime's
-    /// workers start their tick grids with their loops). Built as a value; the caller
+    /// workers start their tick grids with their loops) and the runtime's task layout
+    /// (`task_struct = "runtime"`). Built as a value; the caller
     /// validates it ([`Machine::validate`], as `simulate` does).
     pub fn host(cpus: usize, (l2_kb, l2_assoc, line_bytes): (u32, u32, u32), hz: u32, costs: CostParams) -> Machine {
         let mut m = Machine {
@@ -181,6 +213,7 @@ impl Machine {
             irq_affinity: false,
             tick_phase: TickPhase::Boot,
             socket_buffers: SocketBuffers::LINUX_6,
+            task_struct: TaskStruct::Runtime,
         };
         m.fill_nodes();
         m
@@ -305,7 +338,7 @@ impl Machine {
         macro_rules! set {
             ($($k:ident),*) => { $( if let Some(v) = f.$k { m.$k = v; } )* };
         }
-        set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity, tick_phase);
+        set!(mhz, l2_kb, l2_assoc, line_bytes, hz, irq_affinity, tick_phase, task_struct);
         if let Some(name) = &f.socket_buffers {
             m.socket_buffers = SocketBuffers::by_name(name).ok_or_else(|| {
                 let names: Vec<&str> = SocketBuffers::ALL.iter().map(|b| b.name).collect();
@@ -471,8 +504,9 @@ mod tests {
         costs.hw.mlp = 4;
         let m = Machine::host(2, (2048, 16, 64), 1000, costs.clone());
         m.validate().unwrap();
-        let text = "cpus = 2\nname = \"host-2\"\nmhz = 1000\nl2_kb = 2048\nl2_assoc = 16\nline_bytes = 64\nhz = 1000\ntick_phase = \"boot\"\nsocket_buffers = \"linux-6\"\n[costs]\ncost_jitter_pct = 10\nmlp = 4\n";
+        let text = "cpus = 2\nname = \"host-2\"\nmhz = 1000\nl2_kb = 2048\nl2_assoc = 16\nline_bytes = 64\nhz = 1000\ntick_phase = \"boot\"\nsocket_buffers = \"linux-6\"\ntask_struct = \"runtime\"\n[costs]\ncost_jitter_pct = 10\nmlp = 4\n";
         assert_eq!(m, Machine::from_toml(text).unwrap());
+        assert_eq!(Machine::preset("xeon-8").unwrap().task_struct, TaskStruct::Kernel);
     }
 
     #[test]
@@ -494,6 +528,7 @@ mod tests {
             ("cpus = \"four\"", "invalid type"),
             ("mhz = 700", "missing key 'cpus'"),
             ("base = \"smp-8\"\nl2_kb = 3", "power-of-two number of sets"),
+            ("base = \"smp-8\"\ntask_struct = \"linux\"", "unknown variant `linux`"),
         ];
         for (text, want) in cases {
             let e = Machine::from_toml(text).unwrap_err().0;

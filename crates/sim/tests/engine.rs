@@ -231,20 +231,25 @@ fn mqs_has_a_lock_per_cpu_and_less_contention_than_dss_on_numa() {
 #[test]
 fn pmqs_of_the_whole_machine_pays_for_its_shared_idle_bitmap() {
     // Same decisions as MQS in the policy, but every idle transition writes one
-    // machine-wide word: more scheduler-line bus traffic, never less.
+    // machine-wide word: more scheduler-line bus traffic per `schedule()`, never less.
+    // (Per call: the costs differ, so the two runs' switch counts differ too, by a
+    // quarter either way from seed to seed on this small Chat.)
     let w = parse_workload("chat:rooms=2,messages=20").unwrap();
     let m = Machine::preset("smp-8").unwrap();
-    let mqs = run(&m, "mqs", &w, 1, false).unwrap();
-    let pmqs = run(&m, "pmqs:pool=8,lb=off", &w, 1, false).unwrap();
-    assert_conserved(&pmqs, &w);
-    assert!(
-        pmqs.bus_transactions.sched > mqs.bus_transactions.sched,
-        "PMQS sched-line transactions {} should exceed MQS {}",
-        pmqs.bus_transactions.sched,
-        mqs.bus_transactions.sched
-    );
-    let stat = |k: &str| pmqs.policy_stats.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
-    assert_eq!(stat("balancer_moves"), Some(0), "one pool: nothing to balance");
+    let per_call = |r: &Report| r.bus_transactions.sched as f64 / r.schedule_calls as f64;
+    for seed in 1..=3 {
+        let mqs = run(&m, "mqs", &w, seed, false).unwrap();
+        let pmqs = run(&m, "pmqs:pool=8,lb=off", &w, seed, false).unwrap();
+        assert_conserved(&pmqs, &w);
+        assert!(
+            per_call(&pmqs) > per_call(&mqs),
+            "seed {seed}: PMQS sched-line transactions per schedule() {:.2} should exceed MQS {:.2}",
+            per_call(&pmqs),
+            per_call(&mqs)
+        );
+        let stat = |k: &str| pmqs.policy_stats.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+        assert_eq!(stat("balancer_moves"), Some(0), "one pool: nothing to balance");
+    }
 }
 
 fn machine_strategy() -> impl Strategy<Value = Machine> {

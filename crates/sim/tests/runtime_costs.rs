@@ -6,7 +6,7 @@
 //! on one CPU, the per-operation ones at least once per operation.
 
 use schedlab_core::{CpuMask, PolicySpec};
-use schedlab_sim::{simulate, CostParams, Machine, Report, SimConfig};
+use schedlab_sim::{simulate, CostParams, Machine, Report, SimConfig, TaskStruct};
 use schedlab_workloads::{parse_workload, Op, Workload};
 
 const ROUNDS: u64 = 2_000;
@@ -40,6 +40,8 @@ fn split_pingpong(machine: &Machine, policy: &str) -> Report {
 fn with(preset: &str, f: impl Fn(&mut CostParams)) -> Machine {
     let mut m = Machine::preset(preset).unwrap();
     m.mhz = 1000;
+    // The runtime's costs, so the runtime's task layout too (as a calibrated host).
+    m.task_struct = TaskStruct::Runtime;
     f(&mut m.costs);
     m
 }

@@ -15,7 +15,7 @@ use crate::goodness::{goodness, preemption_goodness, MIN_GOODNESS};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{InvariantViolation, Policy, PrevState};
-use crate::runlist::RunList;
+use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
 use std::sync::atomic::Ordering::Relaxed;
@@ -50,7 +50,7 @@ impl<P: Platform> Dss<P> {
     pub fn with_opts(p: &P, topo: &Topology, capacity: usize, hz: u32, opts: Opts24) -> Self {
         Dss {
             common: SchedCommon::new(p, topo, 1, capacity, hz).with_opts(opts),
-            runqueue: p.new_lock("runqueue_lock", RunList::new(RQ)),
+            runqueue: p.new_lock("runqueue_lock", RunList::new(RQ, PrevLink::OwnLine)),
         }
     }
 

@@ -44,7 +44,7 @@ use crate::goodness::{local_goodness, na_goodness, MIN_GOODNESS, PROC_CHANGE_PEN
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{InvariantViolation, Policy, PrevState};
-use crate::runlist::RunList;
+use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
 use crossbeam_utils::CachePadded;
@@ -174,7 +174,7 @@ impl<P: Platform> Mqs<P> {
                     p.new_lock(
                         &format!("runqueue_lock[{q}]"),
                         MqRq {
-                            list: RunList::new(q),
+                            list: RunList::new(q, PrevLink::OwnLine),
                             nt_running: 0,
                             max_na_goodness: MIN_GOODNESS,
                             max_na_ptr: None,

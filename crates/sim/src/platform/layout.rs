@@ -1,12 +1,15 @@
 //! Where every line the platform models lives: the line indices of a policy's
 //! [`Line`]s and the tasks' working sets, each line's address in the kernel's layout
 //! (a task's scheduler-hot line at offset [`TASK_HOT_OFFSET`] of its 8 KB-aligned
-//! block, run queues and per-CPU data in kernel data at [`KDATA_BASE`], working sets
-//! in user memory at [`USER_BASE`]), and its class for the bus counts. The address
+//! block, run queues and per-CPU data in kernel data at [`KDATA_BASE`], a 2.4 task's
+//! `run_list.prev` line at [`TASK_PREV_LINK_OFFSET`] of its block, working sets in
+//! user memory at [`USER_BASE`]), and its class for the bus counts. The address
 //! decides the L2 set (`cache.rs`); the class, which copy of the miss path runs
 //! (`coherence.rs`).
 
 use super::SimPlatform;
+#[cfg(doc)]
+use schedlab_core::layout::TASK_PREV_LINK_OFFSET;
 use schedlab_core::{Line, TaskId};
 
 pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};
@@ -28,6 +31,7 @@ pub const CLASS_WORKLOAD: usize = 2;
 #[derive(Clone, Copy)]
 pub(super) struct Geometry {
     pub(super) task_lines: usize,
+    pub(super) link_base: usize,
     pub(super) ws_base: usize,
     pub(super) ws_lines: usize,
     pub(super) colours: u32,
@@ -37,14 +41,19 @@ pub(super) struct Geometry {
 impl Geometry {
     /// Address of line `i` in the kernel's layout: task lines at [`TASK_HOT_OFFSET`]
     /// of their 8 KB block, shifted by `colour × line_bytes` with
-    /// `colour = (block >> 13) & (colours − 1)` (the colouring paper, S6 in docs/sources.md); then run queues and
-    /// per-CPU data, one [`KDATA_SLOT`] each, in kernel data; then each task's
+    /// `colour` of [`colour_of`](schedlab_core::layout::colour_of) (the colouring paper, S6 in
+    /// docs/sources.md); then run queues and per-CPU data, one [`KDATA_SLOT`] each, in
+    /// kernel data; then the tasks' `run_list.prev` lines, at
+    /// [`TASK_PREV_LINK_OFFSET`] of the same blocks and shifted alike; then each task's
     /// working set, contiguous from a page boundary at [`USER_BASE`].
     pub(super) fn addr_of(&self, i: usize) -> u64 {
         if i < self.task_lines {
             schedlab_core::layout::task_hot_addr(TASK_BASE + i as u64 * TASK_BLOCK, self.colours, self.line_bytes)
-        } else if i < self.ws_base {
+        } else if i < self.link_base {
             KDATA_BASE + (i - self.task_lines) as u64 * KDATA_SLOT
+        } else if i < self.ws_base {
+            let block = TASK_BASE + (i - self.link_base) as u64 * TASK_BLOCK;
+            schedlab_core::layout::task_link_addr(block, self.colours, self.line_bytes)
         } else {
             let (t, j) = ((i - self.ws_base) / self.ws_lines, (i - self.ws_base) % self.ws_lines);
             let stride = (self.ws_lines as u64 * self.line_bytes as u64).next_multiple_of(4096);
@@ -57,6 +66,7 @@ impl SimPlatform {
     pub(super) fn geometry(&self) -> Geometry {
         Geometry {
             task_lines: self.task_lines,
+            link_base: self.link_base,
             ws_base: self.ws_base,
             ws_lines: self.ws_lines,
             colours: self.colours,
@@ -81,7 +91,7 @@ impl SimPlatform {
 
     #[inline]
     pub(super) fn class_of(&self, idx: usize) -> usize {
-        if idx < self.task_lines {
+        if idx < self.task_lines || (self.link_base..self.ws_base).contains(&idx) {
             CLASS_TASK
         } else if idx < self.ws_base {
             CLASS_SCHED
@@ -94,22 +104,25 @@ impl SimPlatform {
     pub(super) fn line_index(&self, line: Line) -> usize {
         match line {
             Line::Task(t) => t as usize,
+            Line::TaskLink(t) if self.link_lines == 0 => t as usize,
+            Line::TaskLink(t) => self.link_base + t as usize,
             Line::Queue(q) => self.task_lines + q.min(self.queue_lines - 1),
             Line::CpuData(c) => self.task_lines + self.queue_lines + c,
-            Line::Tree(q) => self.ws_base - 1 - self.queue_lines + q.min(self.queue_lines - 1),
-            Line::IdleMap => self.ws_base - 1,
+            Line::Tree(q) => self.link_base - 1 - self.queue_lines + q.min(self.queue_lines - 1),
+            Line::IdleMap => self.link_base - 1,
         }
     }
 
     /// [`class_of`](Self::class_of) a policy's line, from its kind: a constant where
     /// the kind is (every `touch` call site names it), so the miss paths need not compare
-    /// the index with the line ranges. A task's line is below `task_lines` (the policy's
-    /// task table has the platform's capacity and panics beyond it), a CPU's data line
-    /// below `ws_base` (the policy's topology has the machine's CPUs).
+    /// the index with the line ranges. A task's line is below `task_lines` and its link
+    /// line below `ws_base` (the policy's task table has the platform's capacity and
+    /// panics beyond it), a CPU's data line below `link_base` (the policy's topology
+    /// has the machine's CPUs).
     #[inline(always)]
     pub(super) fn class_of_line(&self, line: Line) -> usize {
         let class = match line {
-            Line::Task(_) => CLASS_TASK,
+            Line::Task(_) | Line::TaskLink(_) => CLASS_TASK,
             Line::Queue(_) | Line::CpuData(_) | Line::Tree(_) | Line::IdleMap => CLASS_SCHED,
         };
         debug_assert_eq!(class, self.class_of(self.line_index(line)), "{line:?}");
@@ -128,5 +141,40 @@ impl SimPlatform {
 
     pub fn task_struct_addr(&self, id: TaskId) -> u64 {
         self.task_addr.borrow()[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::plat;
+    use super::*;
+    use crate::cost::CostModel;
+    use crate::machine::Machine;
+
+    /// 2.4's `run_list.prev` is on the line after the hot one on 32- and 64-byte lines,
+    /// coloured with it; on 128-byte lines, and in the runtime's layout, it is the hot
+    /// line itself.
+    #[test]
+    fn the_prev_link_line_follows_the_kernel_layout() {
+        for colours in [1, 32] {
+            let m = Machine::preset("xeon-8").unwrap();
+            let p = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, 32, colours);
+            for t in [0, 5, 63] {
+                let hot = p.line_addr(Line::Task(t));
+                assert_eq!(p.line_addr(Line::TaskLink(t)), hot + 32, "colours {colours}, task {t}");
+                assert_ne!(p.line_index(Line::TaskLink(t)), p.line_index(Line::Task(t)));
+                assert_eq!(p.class_of(p.line_index(Line::TaskLink(t))), CLASS_TASK);
+            }
+            let one = p.with_one_line_tasks();
+            assert_eq!(one.line_index(Line::TaskLink(5)), one.line_index(Line::Task(5)));
+        }
+        let p = plat("smp-2");
+        assert_eq!(p.line_addr(Line::TaskLink(3)), TASK_BASE + 3 * TASK_BLOCK + 64);
+        let m = Machine::preset("smp-2").unwrap();
+        let wide = SimPlatform::new(CostModel::new(&m), m.node_of.clone(), 64, m.l2_kb, m.l2_assoc, 128, 1);
+        assert_eq!(wide.line_index(Line::TaskLink(3)), wide.line_index(Line::Task(3)));
+        // The kernel data and working sets keep their places after the link lines.
+        assert_eq!(p.class_of(p.line_index(Line::IdleMap)), CLASS_SCHED);
+        assert_eq!(p.line_addr(Line::Queue(0)), KDATA_BASE);
     }
 }

@@ -87,6 +87,11 @@ pub struct SimPlatform {
     // --- where lines live (`layout.rs`) ---
     task_lines: usize,
     queue_lines: usize,
+    /// First line of the tasks' `run_list.prev` lines (after the kernel data), and how
+    /// many there are: one per task, or none where `prev` shares the hot line
+    /// (`Line::TaskLink` then names the hot line).
+    link_base: usize,
+    link_lines: usize,
     /// First working-set line, and working-set lines per task.
     ws_base: usize,
     ws_lines: usize,
@@ -197,7 +202,26 @@ impl SimPlatform {
         line_bytes: u32,
         colours: u32,
     ) -> SimPlatform {
-        SimPlatform::build(cost, node_of, task_capacity, (l2_kb, l2_assoc, line_bytes), colours, 0)
+        let links = !schedlab_core::layout::prev_link_on_hot_line(line_bytes);
+        SimPlatform::build(cost, node_of, task_capacity, (l2_kb, l2_assoc, line_bytes), colours, 0, links)
+    }
+
+    /// This platform with every task's scheduling state on its one hot line, both list
+    /// links included, as schedlab's runtime lays it out (`TaskLayout::KernelBlocks`):
+    /// a [`Line::TaskLink`] is then the task's hot line (machine key
+    /// `task_struct = "runtime"`). Without it, a 2.4 task's `run_list.prev` line is a
+    /// line of its own wherever the kernel's layout makes it one.
+    pub fn with_one_line_tasks(self) -> SimPlatform {
+        if self.link_lines == 0 {
+            return self;
+        }
+        let l2 = self.l2_geometry();
+        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, self.ws_lines, false)
+    }
+
+    /// The L2 this platform was built with, as `(KiB, ways, line bytes)`.
+    fn l2_geometry(&self) -> (u32, u32, u32) {
+        ((self.nsets_full * self.ways as u64 * self.line_bytes as u64 / 1024) as u32, self.ways as u32, self.line_bytes)
     }
 
     /// This platform with `lines` cache lines of working set per task: the task's own
@@ -206,12 +230,9 @@ impl SimPlatform {
         if lines == 0 {
             return self;
         }
-        let l2 = (
-            (self.nsets_full * self.ways as u64 * self.line_bytes as u64 / 1024) as u32,
-            self.ways as u32,
-            self.line_bytes,
-        );
-        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines)
+        let l2 = self.l2_geometry();
+        let links = self.link_lines > 0;
+        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines, links)
     }
 
     pub(super) fn build(
@@ -221,20 +242,25 @@ impl SimPlatform {
         (l2_kb, l2_assoc, line_bytes): (u32, u32, u32),
         colours: u32,
         ws_lines: usize,
+        links: bool,
     ) -> SimPlatform {
         let ncpus = node_of.len();
         let mlp = cost.mlp;
         let store_buffer = cost.store_buffer;
         // Queue lines: enough for one run queue per CPU plus a global one; as many
-        // tree lines (`Line::Tree`) after the CPUs' data, then `Line::IdleMap`.
+        // tree lines (`Line::Tree`) after the CPUs' data, then `Line::IdleMap`; then
+        // the tasks' `run_list.prev` lines (`Line::TaskLink`) where they are lines of
+        // their own.
         let queue_lines = ncpus + 1;
-        let ws_base = task_capacity + queue_lines + ncpus + queue_lines + 1;
+        let link_base = task_capacity + queue_lines + ncpus + queue_lines + 1;
+        let link_lines = if links { task_capacity } else { 0 };
+        let ws_base = link_base + link_lines;
         let nlines = ws_base + task_capacity * ws_lines;
         // One bit per node in `LineState::remote` (remote cache or LLC).
         let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
         let remote_cache_ns = if bit_per_node { cost.remote_cache_ns } else { 0 };
         let llc_ns = if bit_per_node { cost.llc_ns } else { 0 };
-        let geo = Geometry { task_lines: task_capacity, ws_base, ws_lines, colours, line_bytes };
+        let geo = Geometry { task_lines: task_capacity, link_base, ws_base, ws_lines, colours, line_bytes };
         let ways = l2_assoc.max(1) as usize;
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
@@ -303,6 +329,8 @@ impl SimPlatform {
                 })
                 .collect(),
             task_lines: task_capacity,
+            link_base,
+            link_lines,
             queue_lines,
             ws_base,
             ws_lines,
@@ -433,6 +461,10 @@ impl Platform for SimPlatform {
     #[inline(always)]
     fn touch(&self, line: Line, access: Access) {
         self.touch_line(line, access);
+    }
+    #[inline]
+    fn prev_link_apart(&self) -> bool {
+        self.link_lines > 0
     }
     /// A request for another CPU sends its IPI here, at the policy's cursor, as 2.4's
     /// `reschedule_idle` does from inside `wake_up_process` under the run-queue lock:

@@ -89,7 +89,7 @@ use crate::options::{Options, Param, Value};
 use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policies::{BuildEnv, PolicyKind};
 use crate::policy::{InvariantViolation, Policy, PrevState};
-use crate::runlist::RunList;
+use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
 use crossbeam_utils::CachePadded;
@@ -184,7 +184,11 @@ struct PrioArray {
 
 impl PrioArray {
     fn new(cpu: CpuId) -> PrioArray {
-        PrioArray { nr_active: 0, bitmap: [0; 3], queue: (0..MAX_PRIO).map(|_| RunList::new(cpu)).collect() }
+        PrioArray {
+            nr_active: 0,
+            bitmap: [0; 3],
+            queue: (0..MAX_PRIO).map(|_| RunList::new(cpu, PrevLink::HotLine)).collect(),
+        }
     }
     fn bit(&self, i: usize) -> bool {
         self.bitmap[i / 64] & (1 << (i % 64)) != 0
