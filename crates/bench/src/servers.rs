@@ -148,6 +148,12 @@ fn run_rows(
 /// The server rows: for each concurrency, schedlab under every scheduler of
 /// `policies`, then Tokio (when `tokio_peer` is given). Without `wrk` on `PATH`, no
 /// rows and a note.
+///
+/// Tokio is *measured* right after the first scheduler (`fast`, the default), not after
+/// the last: this VM's speed drifts over seconds (the same 1 s row moves by up to a
+/// third from one run to the next, docs/bench.md), and the row the `vs tokio` ratio
+/// matters most for should sit next to the one it is divided by. The rows keep their
+/// order: every scheduler, then Tokio.
 pub fn rows(
     scale: &ServerScale,
     filter: &Filter,
@@ -175,20 +181,29 @@ pub fn rows(
     let plan = CpuPlan::new(pin);
     for &c in &scale.connections {
         let how = WrkRun { connections: c, threads: 1, secs: scale.secs, cpus: plan.client.clone() };
-        if wanted(c, runtimes::SCHEDLAB) {
-            for policy in policies {
-                note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
+        let mut tokio_rows = Vec::new();
+        let run_tokio = |rows: &mut Vec<Row>, note: &mut dyn FnMut(&str)| {
+            if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
+                note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
                 let cpus = plan.describe();
-                let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
-                rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+                let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
+                rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
+            }
+        };
+        let schedlab_policies: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
+        if schedlab_policies.is_empty() {
+            run_tokio(&mut tokio_rows, note);
+        }
+        for (i, policy) in schedlab_policies.iter().enumerate() {
+            note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
+            let cpus = plan.describe();
+            let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
+            rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+            if i == 0 {
+                run_tokio(&mut tokio_rows, note);
             }
         }
-        if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
-            note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
-            let cpus = plan.describe();
-            let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
-            rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
-        }
+        rows.append(&mut tokio_rows);
     }
     let _ = std::fs::remove_file(&script);
     crate::row::label_pin(&mut rows, pin);
