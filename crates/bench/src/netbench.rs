@@ -10,7 +10,7 @@
 //! nothing is pinned. Every row says which (`cpus`).
 
 use crate::row::Row;
-use crate::servers::{CpuPlan, SERVER_THREADS};
+use crate::servers::{measuring_order, CpuPlan, Turn, SERVER_THREADS};
 use crate::tbench::{self, ServerStats};
 use crate::tbench_client::{self as client, Group, Place, TbenchResult, TbenchRun};
 use crate::{measure, runtimes, units, BenchError, Filter, Pin};
@@ -128,9 +128,8 @@ impl Served {
 /// scheduler of `policies`, then Tokio (when `tokio_peer` is given). Without `tbench`
 /// on `PATH`, no rows and a note; without `tbench_srv`, or where no private network
 /// namespace can be made (it listens on every interface), no anchor rows and a note.
-/// Tokio is measured right after the first scheduler (`fast`), as in the HTTP rows
-/// (`servers::rows`: the VM's drift over seconds stays out of that ratio); the rows
-/// keep their order.
+/// The anchor is measured first, then the others in [`measuring_order`] (Tokio right
+/// after `fast`); the rows keep their order.
 pub fn rows(
     scale: &TbenchScale,
     filter: &Filter,
@@ -180,29 +179,27 @@ pub fn rows(
             let run = place().and_then(|p| anchor_run(srv, &p, &plan, &tbench_bin, &how).map_err(String::from));
             rows.push(run_row(runtimes::LINUX, ANCHOR, c, &cpus, run.map(|t| (t, None))));
         }
+        let schedulers: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
+        let peer = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO));
         let mut tokio_row = None;
-        let run_tokio = |note: &mut dyn FnMut(&str), place: &mut dyn FnMut() -> Result<Place, String>| {
-            tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)).map(|peer| {
-                note(&head("tokio"));
-                let cpus = plan.describe_as(SERVER_THREADS, CLIENT);
-                let run = place().and_then(|p| tokio_run(peer, &p, &plan, &tbench_bin, &how));
-                run_row(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run.map(|(t, s)| (t, Some(s))))
-            })
-        };
-        let schedlab_policies: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
-        if schedlab_policies.is_empty() {
-            tokio_row = run_tokio(note, &mut place);
-        }
-        for (i, policy) in schedlab_policies.iter().enumerate() {
-            note(&head(&format!("schedlab {policy}")));
+        for turn in measuring_order(schedulers, peer.is_some()) {
             let cpus = plan.describe_as(SERVER_THREADS, CLIENT);
-            let (name, run) = match place() {
-                Ok(p) => schedlab_run(policy, pin, &p, &tbench_bin, &how),
-                Err(e) => (policy.clone(), Err(e)),
-            };
-            rows.push(run_row(runtimes::SCHEDLAB, &name, c, &cpus, run.map(|(t, s)| (t, Some(s)))));
-            if i == 0 {
-                tokio_row = run_tokio(note, &mut place);
+            match (turn, peer) {
+                (Turn::Scheduler(policy), _) => {
+                    note(&head(&format!("schedlab {policy}")));
+                    let (name, run) = match place() {
+                        Ok(p) => schedlab_run(policy, pin, &p, &tbench_bin, &how),
+                        Err(e) => (policy.to_string(), Err(e)),
+                    };
+                    rows.push(run_row(runtimes::SCHEDLAB, &name, c, &cpus, run.map(|(t, s)| (t, Some(s)))));
+                }
+                (Turn::Peer, Some(peer)) => {
+                    note(&head("tokio"));
+                    let run = place().and_then(|p| tokio_run(peer, &p, &plan, &tbench_bin, &how));
+                    tokio_row =
+                        Some(run_row(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run.map(|(t, s)| (t, Some(s)))));
+                }
+                (Turn::Peer, None) => {}
             }
         }
         rows.extend(tokio_row);

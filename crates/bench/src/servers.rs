@@ -145,15 +145,30 @@ fn run_rows(
     rows
 }
 
+/// One run of a server row set: schedlab under a scheduler, or the peer (Tokio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn<'a> {
+    Scheduler(&'a str),
+    Peer,
+}
+
+/// The order a server row set *measures* its runtimes in: the peer right after the
+/// first scheduler (`fast`, the default), then the other schedulers; the peer alone
+/// when there is no scheduler to run. This VM's speed drifts over seconds (the same
+/// 1 s row moves by up to a third from one run to the next, docs/bench.md), so the row
+/// the `vs tokio` ratio matters most for is measured next to the one it is divided by.
+/// The rows are printed in their own order (every scheduler, then the peer).
+pub fn measuring_order(schedulers: &[String], peer: bool) -> Vec<Turn<'_>> {
+    let mut turns: Vec<Turn<'_>> = schedulers.iter().map(|s| Turn::Scheduler(s)).collect();
+    if peer {
+        turns.insert(turns.len().min(1), Turn::Peer);
+    }
+    turns
+}
+
 /// The server rows: for each concurrency, schedlab under every scheduler of
-/// `policies`, then Tokio (when `tokio_peer` is given). Without `wrk` on `PATH`, no
-/// rows and a note.
-///
-/// Tokio is *measured* right after the first scheduler (`fast`, the default), not after
-/// the last: this VM's speed drifts over seconds (the same 1 s row moves by up to a
-/// third from one run to the next, docs/bench.md), and the row the `vs tokio` ratio
-/// matters most for should sit next to the one it is divided by. The rows keep their
-/// order: every scheduler, then Tokio.
+/// `policies`, then Tokio (when `tokio_peer` is given), measured in
+/// [`measuring_order`]. Without `wrk` on `PATH`, no rows and a note.
 pub fn rows(
     scale: &ServerScale,
     filter: &Filter,
@@ -181,26 +196,23 @@ pub fn rows(
     let plan = CpuPlan::new(pin);
     for &c in &scale.connections {
         let how = WrkRun { connections: c, threads: 1, secs: scale.secs, cpus: plan.client.clone() };
+        let schedulers: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
+        let peer = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO));
         let mut tokio_rows = Vec::new();
-        let run_tokio = |rows: &mut Vec<Row>, note: &mut dyn FnMut(&str)| {
-            if let Some(peer) = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO)) {
-                note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
-                let cpus = plan.describe();
-                let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
-                rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
-            }
-        };
-        let schedlab_policies: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
-        if schedlab_policies.is_empty() {
-            run_tokio(&mut tokio_rows, note);
-        }
-        for (i, policy) in schedlab_policies.iter().enumerate() {
-            note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
+        for turn in measuring_order(schedulers, peer.is_some()) {
             let cpus = plan.describe();
-            let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
-            rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
-            if i == 0 {
-                run_tokio(&mut tokio_rows, note);
+            match (turn, peer) {
+                (Turn::Scheduler(policy), _) => {
+                    note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
+                    let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
+                    rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+                }
+                (Turn::Peer, Some(peer)) => {
+                    note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
+                    let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
+                    tokio_rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
+                }
+                (Turn::Peer, None) => {}
             }
         }
         rows.append(&mut tokio_rows);
@@ -446,5 +458,15 @@ mod tests {
         lost.1.requests = 99;
         assert!(run_rows(runtimes::SCHEDLAB, "mqs", 16, "x", Ok(lost))[0].error.is_some());
         assert!(run_rows(runtimes::SCHEDLAB, "mqs", 16, "x", ok_run(0))[0].error.is_some());
+    }
+
+    #[test]
+    fn the_peer_is_measured_right_after_the_first_scheduler() {
+        let s: Vec<String> = ["fast", "dss", "mqs"].iter().map(|x| x.to_string()).collect();
+        use Turn::{Peer, Scheduler};
+        assert_eq!(measuring_order(&s, true), vec![Scheduler("fast"), Peer, Scheduler("dss"), Scheduler("mqs")]);
+        assert_eq!(measuring_order(&s, false), vec![Scheduler("fast"), Scheduler("dss"), Scheduler("mqs")]);
+        assert_eq!(measuring_order(&[], true), vec![Peer]);
+        assert_eq!(measuring_order(&s[..1], true), vec![Scheduler("fast"), Peer]);
     }
 }
