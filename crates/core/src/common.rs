@@ -10,6 +10,7 @@ use crate::platform::{Access, Line, Platform, SchedLock, Work};
 use crate::policy::{InvariantViolation, PrevState};
 use crate::runlist::RunList;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable, NIL};
+use crate::task_state;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -211,6 +212,7 @@ impl SchedCommon {
         let c = ts.counter() - 1;
         if c <= 0 {
             ts.set_counter(0);
+            task_state::touch_state(p, curr, p.this_cpu(), Access::Write);
             true
         } else {
             ts.set_counter(c);
@@ -353,14 +355,21 @@ pub fn schedule<P: Platform, H: Hooks24<P>>(
     let common = h.common();
     p.charge(Work::ScheduleEntry);
     let this_mm = h.this_mm(p, cpu, prev);
+    // `release_kernel_lock(prev)` reads `prev->lock_depth` before the lock is taken.
+    task_state::touch_state(p, prev, cpu, Access::Read);
     let mut first_pass = true;
     let picked = loop {
         let picked = h.lock_local(p, cpu, |rq| {
-            // The queue header and `prev`'s line (`current`): both addresses known up
-            // front, so their misses overlap. The unlink and the pick follow: the pick
-            // walks from the header, each task's address loaded from the one before.
+            // The queue header and `prev`'s lines (`current`: the switch on
+            // `prev->state` and `prev->need_resched = 0`, then its hot line): the
+            // addresses are known up front, so their misses overlap. The unlink and
+            // the pick follow: the pick walks from the header, each task's address
+            // loaded from the one before.
             let leaves = p.overlapped(|| {
                 p.touch(Line::Queue(H::list(rq).queue()), Access::Write);
+                if first_pass {
+                    task_state::touch_state(p, prev, cpu, Access::Write);
+                }
                 prev.filter(|_| first_pass).filter(|&t| common.put_prev(p, H::list(rq), t, prev_state))
             });
             if let Some(t) = leaves {
@@ -490,8 +499,8 @@ pub fn with_task_queue<P: Platform, T: Send, R>(
     task_queue(p, tasks, queues, t, false, f)
 }
 
-/// [`with_task_queue`] for a wake-up, which writes `t`'s line first thing under the
-/// lock (its state, its run-list link): that write and the queue header's are
+/// [`with_task_queue`] for a wake-up, which writes `t`'s lines first thing under the
+/// lock (its state, [`task_state`]; its run-list link): those writes and the queue header's are
 /// [`overlapped`](Platform::overlapped), both addresses being known before either line
 /// is loaded (`try_to_wake_up` has `p` and the `rq` it has just locked). `f` runs
 /// after both.
@@ -523,6 +532,7 @@ fn task_queue<P: Platform, T: Send, R>(
                 p.touch(Line::Queue(q), Access::Write);
                 let here = ts.processor() == q;
                 if here && write_task {
+                    task_state::touch_state(p, Some(t), p.this_cpu(), Access::Write);
                     p.touch(Line::Task(t), Access::Write);
                 }
                 here

@@ -30,6 +30,13 @@ pub const TASK_HOT_OFFSET: u64 = 0x20;
 /// `include/linux/sched.h`, 2.4.0 to 2.4.17), so `prev` starts the next 32 bytes.
 pub const TASK_PREV_LINK_OFFSET: u64 = 0x40;
 
+/// Offset of the words before the hot block in 2.4's `struct task_struct` on i386
+/// (and in the O(1) patches for 2.4, which keep them): `state`, `flags`,
+/// `sigpending`, `addr_limit`, `exec_domain`, `need_resched`, `ptrace`,
+/// `lock_depth`, offsets 0 to 31. A wake-up stores `state`, a reschedule request
+/// `need_resched`; on the P6's 32-byte lines they are a line apart from the hot block.
+pub const TASK_STATE_OFFSET: u64 = 0;
+
 /// Colour of the task block at `block` (8 KB-aligned) under `colours` colours (a power
 /// of two; 1 = vanilla): a pure function of the block address, as `get_current()`
 /// needs (the colouring paper, S6 in docs/sources.md) — the block number's bits folded together with XOR, `log2(colours)`
@@ -78,6 +85,28 @@ pub fn task_hot_line(block: u64, colours: u32, line_bytes: u32) -> u64 {
 #[inline]
 pub fn task_link_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
     block + TASK_PREV_LINK_OFFSET + colour_of(block, colours) * line_bytes as u64
+}
+
+/// Address of `state` (offset 0) of the task whose block starts at `block`, moved by
+/// colouring as the whole structure is.
+#[inline]
+pub fn task_state_addr(block: u64, colours: u32, line_bytes: u32) -> u64 {
+    block + TASK_STATE_OFFSET + colour_of(block, colours) * line_bytes as u64
+}
+
+/// Whether the words at [`TASK_STATE_OFFSET`] share the hot line on a cache of
+/// `line_bytes` lines (from 64 bytes on).
+#[inline]
+pub fn state_on_hot_line(line_bytes: u32) -> bool {
+    let lb = line_bytes.max(1) as u64;
+    TASK_HOT_OFFSET / lb == TASK_STATE_OFFSET / lb
+}
+
+/// Block of CPU `cpu`'s idle task: the blocks just below the first task's, as the
+/// idle tasks are the first tasks a booting kernel makes.
+#[inline]
+pub fn idle_block(cpu: usize) -> u64 {
+    TASK_BASE - (cpu as u64 + 1) * TASK_BLOCK
 }
 
 /// Whether 2.4's `run_list.prev` shares the hot line on a cache of `line_bytes` lines

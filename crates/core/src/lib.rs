@@ -48,6 +48,7 @@ pub mod policy;
 pub mod runlist;
 pub mod spec;
 pub mod task;
+pub mod task_state;
 mod task_blocks;
 pub mod trace;
 

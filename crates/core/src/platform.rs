@@ -25,6 +25,18 @@ pub enum Line {
     /// `list_add` and `list_del` store into it, also into a neighbour's; the walk never
     /// reads it. Written only by policies whose list says so ([`crate::PrevLink`]).
     TaskLink(TaskId),
+    /// The first line of a task's `task_struct` (offsets 0 to 31 in 2.4 and in the
+    /// O(1) patches for it): `state`, `flags`, `sigpending`, `need_resched` and
+    /// `lock_depth`. A wake-up stores `TASK_RUNNING` into it, a reschedule request
+    /// stores `need_resched = 1` into the target CPU's running task's, and `schedule()`
+    /// reads it and clears `need_resched`. Touched only through
+    /// [`crate::task_state`], and only where the platform prices it
+    /// ([`Platform::task_state_priced`]). On lines of 64 bytes or more it is the hot
+    /// line.
+    TaskState(TaskId),
+    /// The same line of CPU `c`'s idle task, which a reschedule request to an idle CPU
+    /// writes and the idle loop reads.
+    IdleState(CpuId),
     /// A run queue's header (list head, length, MQS `max_na_*` fields).
     Queue(usize),
     /// A CPU's `aligned_data` (curr, last_schedule, curr_na_goodness).
@@ -153,6 +165,15 @@ pub trait Platform: Sized + 'static {
     /// only hot lines, as the memory does.
     #[inline]
     fn prev_link_apart(&self) -> bool {
+        false
+    }
+    /// Whether this platform prices the kernel's `task_struct` words outside the
+    /// scheduler's own fields ([`Line::TaskState`], [`Line::IdleState`]): the
+    /// simulator's kernel layout. The runtime keeps no such words in its task lines
+    /// (a worker's reschedule flag is the worker's), so there the state accesses are
+    /// not charged at all.
+    #[inline]
+    fn task_state_priced(&self) -> bool {
         false
     }
 }

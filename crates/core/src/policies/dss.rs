@@ -18,6 +18,7 @@ use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
+use crate::task_state;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// The registry entry.
@@ -63,14 +64,14 @@ impl<P: Platform> Dss<P> {
         if ts.cpus_allowed().contains(best) {
             p.touch(Line::CpuData(best), Access::Read);
             if self.common.cpu(best).curr().is_none() {
-                p.resched(best);
+                task_state::resched_task(p, best, None);
                 return;
             }
         }
         let mut oldest_idle: Option<(u64, CpuId)> = None;
         // 2.4 starts `max_prio` at the threshold; "above the threshold and above the
         // best so far" is the same test.
-        let mut preempt: Option<(i32, CpuId)> = None;
+        let mut preempt: Option<(i32, CpuId, TaskId)> = None;
         for cpu in 0..self.common.ncpus() {
             if !ts.cpus_allowed().contains(cpu) {
                 continue;
@@ -90,18 +91,18 @@ impl<P: Platform> Dss<P> {
                     p.charge(Work::Goodness);
                     p.charge(Work::Goodness);
                     let prio = preemption_goodness(tasks.get(curr), ts, cpu);
-                    if self.common.preempts(prio) && preempt.is_none_or(|(max_prio, _)| prio > max_prio) {
-                        preempt = Some((prio, cpu));
+                    if self.common.preempts(prio) && preempt.is_none_or(|(max_prio, _, _)| prio > max_prio) {
+                        preempt = Some((prio, cpu, curr));
                     }
                 }
                 Some(_) => {}
             }
         }
         if let Some((_, cpu)) = oldest_idle {
-            p.resched(cpu);
-        } else if let Some((_, cpu)) = preempt {
+            task_state::resched_task(p, cpu, None);
+        } else if let Some((_, cpu, curr)) = preempt {
             self.common.note_wakeup_preemption();
-            p.resched(cpu);
+            task_state::resched_task(p, cpu, Some(curr));
         }
     }
 }
@@ -121,12 +122,14 @@ impl<P: Platform> Policy<P> for Dss<P> {
     fn wake_up(&self, p: &P, id: TaskId, sync: bool) {
         p.charge(Work::WakeupEntry);
         self.runqueue.with(p, |rq| {
-            // `runqueue_head` and `p` itself: 2.4's `try_to_wake_up` has both addresses
-            // before it loads either (`p->state`, `task_on_runqueue(p)`, `list_add`),
-            // so the two misses overlap. `reschedule_idle` then reads `p->processor`
+            // `runqueue_head` and `p` itself: 2.4's `try_to_wake_up` has the addresses
+            // before it loads any (`p->state` on the structure's first line,
+            // `task_on_runqueue(p)` and `list_add` on its hot line), so the misses
+            // overlap. `reschedule_idle` then reads `p->processor`
             // and the per-CPU data it names: dependent loads, charged after.
             let queued = p.overlapped(|| {
                 p.touch(Line::Queue(RQ), Access::Write);
+                task_state::touch_state(p, Some(id), p.this_cpu(), Access::Write);
                 if rq.contains(&self.common.tasks, id) {
                     return true;
                 }
@@ -175,7 +178,7 @@ impl<P: Platform> Policy<P> for Dss<P> {
         if t.class() == SchedClass::Other {
             t.set_yielded(true);
         }
-        p.resched(p.this_cpu());
+        task_state::resched_task(p, p.this_cpu(), Some(curr));
         self.runqueue.with(p, |rq| {
             p.touch(Line::Queue(RQ), Access::Write);
             if rq.contains(tasks, curr) {

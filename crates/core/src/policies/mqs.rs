@@ -47,6 +47,7 @@ use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskSched, TaskTable};
+use crate::task_state;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -389,7 +390,7 @@ impl<P: Platform> Mqs<P> {
     pub(crate) fn kick_if_idle(&self, p: &P, dst: usize) {
         p.touch(Line::CpuData(dst), Access::Read);
         if self.common.cpu(dst).curr().is_none() {
-            p.resched(dst);
+            task_state::resched_task(p, dst, None);
         }
     }
 
@@ -520,7 +521,7 @@ impl<P: Platform> Mqs<P> {
                 if !on_rq {
                     self.add_to_runqueue(p, src, t, true);
                 }
-                p.resched(tsk_cpu);
+                task_state::resched_task(p, tsk_cpu, None);
                 return;
             }
         }
@@ -551,7 +552,8 @@ impl<P: Platform> Mqs<P> {
                 // preempt only a worse task; else the patch's trylock of its own held
                 // lock would fail, so move on.
                 p.touch(Line::CpuData(target), Access::Read);
-                let preempt = match self.common.cpu(target).curr() {
+                let curr = self.common.cpu(target).curr();
+                let preempt = match curr {
                     None => true,
                     Some(curr) => self.wakeup_preempts(p, curr, t, target),
                 };
@@ -559,7 +561,7 @@ impl<P: Platform> Mqs<P> {
                     if !on_rq {
                         self.add_to_runqueue(p, src, t, true);
                     }
-                    p.resched(target);
+                    task_state::resched_task(p, target, curr);
                     return;
                 }
                 continue;
@@ -567,7 +569,8 @@ impl<P: Platform> Mqs<P> {
             let moved = self.rqs[target].try_with(p, |dst| {
                 p.touch(Line::Queue(target), Access::Write);
                 p.touch(Line::CpuData(target), Access::Read);
-                let take = match self.common.cpu(target).curr() {
+                let curr = self.common.cpu(target).curr();
+                let take = match curr {
                     None => true,
                     Some(curr) => self.wakeup_preempts(p, curr, t, target),
                 };
@@ -578,7 +581,7 @@ impl<P: Platform> Mqs<P> {
                     p.touch(Line::Task(t), Access::Write);
                     ts.set_processor(target);
                     self.add_to_runqueue(p, dst, t, true);
-                    p.resched(target);
+                    task_state::resched_task(p, target, curr);
                 }
                 take
             });
@@ -904,7 +907,7 @@ impl<P: Platform> Policy<P> for Mqs<P> {
         if t.class() == SchedClass::Other {
             t.set_yielded(true);
         }
-        p.resched(p.this_cpu());
+        task_state::resched_task(p, p.this_cpu(), Some(curr));
         self.with_task_rq(p, curr, |rq| {
             if rq.list.contains(tasks, curr) {
                 p.charge(Work::ListOp);

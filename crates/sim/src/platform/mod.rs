@@ -87,11 +87,21 @@ pub struct SimPlatform {
     // --- where lines live (`layout.rs`) ---
     task_lines: usize,
     queue_lines: usize,
+    /// Whether the kernel's `task_struct` layout is modelled (machine key
+    /// `task_struct = "kernel"`): the `run_list.prev` and state lines below exist, and
+    /// the policies' state accesses are charged (`Platform::task_state_priced`).
+    kernel_layout: bool,
     /// First line of the tasks' `run_list.prev` lines (after the kernel data), and how
     /// many there are: one per task, or none where `prev` shares the hot line
     /// (`Line::TaskLink` then names the hot line).
     link_base: usize,
     link_lines: usize,
+    /// First of the state lines (`Line::TaskState`, after the link lines): one per task
+    /// where the state words are a line apart from the hot block (`state_task_lines`
+    /// of them, else none and a task's state line is its hot line), then one per CPU's
+    /// idle task (`Line::IdleState`); none outside the kernel's layout.
+    state_base: usize,
+    state_task_lines: usize,
     /// First working-set line, and working-set lines per task.
     ws_base: usize,
     ws_lines: usize,
@@ -202,17 +212,17 @@ impl SimPlatform {
         line_bytes: u32,
         colours: u32,
     ) -> SimPlatform {
-        let links = !schedlab_core::layout::prev_link_on_hot_line(line_bytes);
-        SimPlatform::build(cost, node_of, task_capacity, (l2_kb, l2_assoc, line_bytes), colours, 0, links)
+        SimPlatform::build(cost, node_of, task_capacity, (l2_kb, l2_assoc, line_bytes), colours, 0, true)
     }
 
     /// This platform with every task's scheduling state on its one hot line, both list
     /// links included, as schedlab's runtime lays it out (`TaskLayout::KernelBlocks`):
-    /// a [`Line::TaskLink`] is then the task's hot line (machine key
-    /// `task_struct = "runtime"`). Without it, a 2.4 task's `run_list.prev` line is a
-    /// line of its own wherever the kernel's layout makes it one.
+    /// a [`Line::TaskLink`] is then the task's hot line, and the kernel's state words
+    /// are not priced (machine key `task_struct = "runtime"`). Without it, a 2.4 task's
+    /// `run_list.prev` line and its state line are lines of their own wherever the
+    /// kernel's layout makes them so.
     pub fn with_one_line_tasks(self) -> SimPlatform {
-        if self.link_lines == 0 {
+        if !self.kernel_layout {
             return self;
         }
         let l2 = self.l2_geometry();
@@ -231,8 +241,8 @@ impl SimPlatform {
             return self;
         }
         let l2 = self.l2_geometry();
-        let links = self.link_lines > 0;
-        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines, links)
+        let kernel = self.kernel_layout;
+        SimPlatform::build(self.cost, self.node_of, self.task_lines, l2, self.colours, lines, kernel)
     }
 
     pub(super) fn build(
@@ -242,25 +252,31 @@ impl SimPlatform {
         (l2_kb, l2_assoc, line_bytes): (u32, u32, u32),
         colours: u32,
         ws_lines: usize,
-        links: bool,
+        kernel_layout: bool,
     ) -> SimPlatform {
         let ncpus = node_of.len();
         let mlp = cost.mlp;
         let store_buffer = cost.store_buffer;
         // Queue lines: enough for one run queue per CPU plus a global one; as many
         // tree lines (`Line::Tree`) after the CPUs' data, then `Line::IdleMap`; then
-        // the tasks' `run_list.prev` lines (`Line::TaskLink`) where they are lines of
-        // their own.
+        // the tasks' `run_list.prev` lines (`Line::TaskLink`) and state lines
+        // (`Line::TaskState`) where they are lines of their own, and the idle tasks'
+        // state lines, in the kernel's layout.
         let queue_lines = ncpus + 1;
         let link_base = task_capacity + queue_lines + ncpus + queue_lines + 1;
-        let link_lines = if links { task_capacity } else { 0 };
-        let ws_base = link_base + link_lines;
+        let apart = |on_hot: fn(u32) -> bool| kernel_layout && !on_hot(line_bytes);
+        let link_lines = if apart(schedlab_core::layout::prev_link_on_hot_line) { task_capacity } else { 0 };
+        let state_base = link_base + link_lines;
+        let state_task_lines = if apart(schedlab_core::layout::state_on_hot_line) { task_capacity } else { 0 };
+        let idle_lines = if kernel_layout { ncpus } else { 0 };
+        let ws_base = state_base + state_task_lines + idle_lines;
         let nlines = ws_base + task_capacity * ws_lines;
         // One bit per node in `LineState::remote` (remote cache or LLC).
         let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
         let remote_cache_ns = if bit_per_node { cost.remote_cache_ns } else { 0 };
         let llc_ns = if bit_per_node { cost.llc_ns } else { 0 };
-        let geo = Geometry { task_lines: task_capacity, link_base, ws_base, ws_lines, colours, line_bytes };
+        let geo =
+            Geometry { task_lines: task_capacity, link_base, state_base, state_task_lines, ws_base, ws_lines, colours, line_bytes };
         let ways = l2_assoc.max(1) as usize;
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
@@ -329,8 +345,11 @@ impl SimPlatform {
                 })
                 .collect(),
             task_lines: task_capacity,
+            kernel_layout,
             link_base,
             link_lines,
+            state_base,
+            state_task_lines,
             queue_lines,
             ws_base,
             ws_lines,
@@ -465,6 +484,10 @@ impl Platform for SimPlatform {
     #[inline]
     fn prev_link_apart(&self) -> bool {
         self.link_lines > 0
+    }
+    #[inline]
+    fn task_state_priced(&self) -> bool {
+        self.kernel_layout
     }
     /// A request for another CPU sends its IPI here, at the policy's cursor, as 2.4's
     /// `reschedule_idle` does from inside `wake_up_process` under the run-queue lock:

@@ -92,6 +92,7 @@ use crate::policy::{InvariantViolation, Policy, PrevState};
 use crate::runlist::{PrevLink, RunList};
 use crate::spec::SpecError;
 use crate::task::{SchedClass, TaskId, TaskParams, TaskTable};
+use crate::task_state;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -809,7 +810,7 @@ impl<P: Platform> O1<P> {
         self.enqueue(p, here, t, here.active);
         self.set_nr_running(here, here.nr_running + 1);
         if kick && self.task(t).prio.load(Relaxed) < self.curr_prio(p, here) {
-            p.resched(here.cpu);
+            task_state::resched_task(p, here.cpu, here.curr);
         }
     }
 
@@ -841,7 +842,7 @@ impl<P: Platform> O1<P> {
             let child = ((slice + 1) >> 1, avg * self.tun.child_penalty / 100);
             pt.time_slice.store((slice >> 1).max(1), Relaxed);
             if slice >> 1 == 0 && rq.curr == Some(parent) && self.slice_tick(p, rq, parent, jiffies) {
-                p.resched(rq.cpu);
+                task_state::resched_task(p, rq.cpu, rq.curr);
             }
             child
         })
@@ -975,7 +976,7 @@ impl<P: Platform> Policy<P> for O1<P> {
             }
             let preempt = if forked { rq.curr.is_none() } else { ot.prio.load(Relaxed) < self.curr_prio(p, rq) };
             if preempt {
-                p.resched(rq.cpu);
+                task_state::resched_task(p, rq.cpu, rq.curr);
             }
         });
     }
@@ -988,10 +989,16 @@ impl<P: Platform> Policy<P> for O1<P> {
         let jiffies = self.jiffies(p);
         let mut first = true;
         let mut balanced = self.common.ncpus() < 2;
+        // `release_kernel_lock(prev)` reads `prev->lock_depth` before the lock is taken.
+        task_state::touch_state(p, prev, cpu, Access::Read);
         loop {
             let put_prev = prev.filter(|_| first);
             let picked = self.rqs[cpu].with(p, |rq| {
                 p.touch(Line::Queue(cpu), Access::Write);
+                if first {
+                    // The switch on `prev->state`, `clear_tsk_need_resched(prev)`.
+                    task_state::touch_state(p, prev, cpu, Access::Write);
+                }
                 if let Some(t) = put_prev {
                     self.put_prev(p, rq, t, prev_state, jiffies);
                 }
@@ -1020,7 +1027,11 @@ impl<P: Platform> Policy<P> for O1<P> {
         let jiffies = self.jiffies(p);
         self.rqs[cpu].with(p, |rq| {
             p.touch(Line::Queue(cpu), Access::Write);
-            rq.curr == Some(t) && self.slice_tick(p, rq, t, jiffies)
+            let need_resched = rq.curr == Some(t) && self.slice_tick(p, rq, t, jiffies);
+            if need_resched {
+                task_state::touch_state(p, curr, cpu, Access::Write);
+            }
+            need_resched
         })
     }
 
@@ -1051,7 +1062,7 @@ impl<P: Platform> Policy<P> for O1<P> {
         // 2002's `sys_sched_yield` ends in `schedule()` unconditionally; the engines
         // call it when asked (without this, a yield under o1 did nothing in the
         // simulator until the next tick).
-        p.resched(p.this_cpu());
+        task_state::resched_task(p, p.this_cpu(), Some(curr));
     }
 
     fn nr_queues(&self) -> usize {
