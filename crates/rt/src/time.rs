@@ -24,8 +24,10 @@ pub struct Timer {
     when: Option<Instant>,
     /// Zero: one-shot.
     period: Duration,
-    /// The registration in the reactor's map: its key and the waker it holds.
-    registered: Option<(Instant, u64, Waker)>,
+    /// The registration in the reactor's map: its key, and which waker the map holds
+    /// (its data and vtable addresses, what `Waker::will_wake` compares; the map's
+    /// clone keeps that task alive while it is registered).
+    registered: Option<(Instant, u64, WakerId)>,
 }
 
 impl Timer {
@@ -81,9 +83,23 @@ impl Timer {
     }
 
     /// The next deadline now, or `Pending` with the waker registered for it.
+    ///
+    /// A timer polled for the first time with this waker compares its deadline with
+    /// the clock reading this thread last took for the timers (a worker's look before
+    /// each pick: `reactor::timers::seen_now`), as Tokio's timers compare with their
+    /// driver's last time: never ahead of the clock, so a timer it finds due is due,
+    /// and one it finds not yet due is registered and fired by the next look if it is
+    /// due already. A timer polled again with the same waker may have fired meanwhile
+    /// (its registration is then gone): it reads the clock.
     fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         let Some(when) = self.when else { return Poll::Pending };
-        if Instant::now() >= when {
+        let waker = WakerId::of(cx.waker());
+        let same = matches!(self.registered, Some((w, _, id)) if w == when && id == waker);
+        let now = match reactor::timers::seen_now() {
+            Some(seen) if !same => seen,
+            _ => Instant::now(),
+        };
+        if now >= when {
             self.deregister();
             if self.period.is_zero() {
                 // Fired: a one-shot timer stays pending if polled again.
@@ -95,19 +111,27 @@ impl Timer {
             }
             return Poll::Ready(when);
         }
-        match &self.registered {
-            Some((w, _, waker)) if *w == when && waker.will_wake(cx.waker()) => {}
-            _ => {
-                self.deregister();
-                // A timer needs a running reactor; if none could start, it never fires.
-                if let Ok(r) = reactor::get() {
-                    let id = r.timers.next_id();
-                    r.timers.insert(when, id, cx.waker().clone());
-                    self.registered = Some((when, id, cx.waker().clone()));
-                }
+        if !same {
+            self.deregister();
+            // A timer needs a running reactor; if none could start, it never fires.
+            if let Ok(r) = reactor::get() {
+                let id = r.timers.next_id();
+                r.timers.insert(when, id, cx.waker().clone());
+                self.registered = Some((when, id, waker));
             }
         }
         Poll::Pending
+    }
+}
+
+/// Which waker a registration holds: the addresses `Waker::will_wake` compares, kept
+/// as integers so that a `Timer` stays `Send` and `Sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WakerId(usize, usize);
+
+impl WakerId {
+    fn of(w: &Waker) -> WakerId {
+        WakerId(w.data() as usize, w.vtable() as *const _ as usize)
     }
 }
 

@@ -240,6 +240,35 @@ fn timer_wakes_within_2ms_under_load_every_scheduler() {
     }
 }
 
+/// A timer already due at its first poll resolves, whether the poll finds it due (the
+/// thread's latest clock reading is past the deadline) or registers it for the next
+/// look: sleeps of zero and deadlines in the past, in a row, and an interval whose ticks
+/// fall due while its task runs.
+#[test]
+fn timers_due_at_their_first_poll_resolve_every_scheduler() {
+    for p in policies() {
+        let rt = rt(p);
+        let run = rt.spawn(async {
+            for i in 0..500u32 {
+                if i % 2 == 0 {
+                    sleep(Duration::ZERO).await;
+                } else {
+                    schedlab_rt::time::sleep_until(Instant::now() - Duration::from_millis(1)).await;
+                }
+            }
+            let mut ticks = interval(Duration::from_micros(50));
+            for _ in 0..200 {
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_micros(80) {
+                    std::hint::spin_loop();
+                }
+                ticks.tick().await;
+            }
+        });
+        rt.block_on(timeout(LIMIT, run)).unwrap_or_else(|_| panic!("{p}: the timers did not all resolve")).unwrap();
+    }
+}
+
 /// Under a core policy a task waiting on a timer is asleep in the policy's terms: off
 /// every run queue while it waits, and back through the policy's `wake_up`.
 #[test]

@@ -7,10 +7,29 @@
 //! either seen by that computation or sees the driver's deadline and wakes it.
 
 use parking_lot::Mutex;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::task::Waker;
 use std::time::{Duration, Instant};
+
+thread_local! {
+    /// The latest clock reading this thread took for the timers: a worker's look before
+    /// a pick ([`Timers::due_now`], [`Timers::due`]) or a firing ([`Timers::fire`]).
+    static SEEN: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// This thread's latest clock reading for the timers, if it took one: never ahead of
+/// the clock (`crate::time::Timer` compares a new timer's deadline with it).
+#[inline]
+pub(crate) fn seen_now() -> Option<Instant> {
+    SEEN.with(Cell::get)
+}
+
+#[inline]
+fn saw(now: Instant) {
+    SEEN.with(|s| s.set(Some(now)));
+}
 
 #[derive(Default)]
 struct State {
@@ -53,14 +72,24 @@ impl Timers {
     #[inline]
     pub(crate) fn due(&self, origin: Instant, at_ns: u64) -> bool {
         let e = self.earliest.load(Relaxed);
-        e != u64::MAX && origin + Duration::from_nanos(at_ns) >= self.base + Duration::from_nanos(e)
+        if e == u64::MAX {
+            return false;
+        }
+        let now = origin + Duration::from_nanos(at_ns);
+        saw(now);
+        now >= self.base + Duration::from_nanos(e)
     }
 
     /// Whether a timer is due now: one load, and a clock reading only if a timer is set.
     #[inline]
     pub(crate) fn due_now(&self) -> bool {
         let e = self.earliest.load(Relaxed);
-        e != u64::MAX && Instant::now() >= self.base + Duration::from_nanos(e)
+        if e == u64::MAX {
+            return false;
+        }
+        let now = Instant::now();
+        saw(now);
+        now >= self.base + Duration::from_nanos(e)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -130,6 +159,7 @@ impl Timers {
             return;
         }
         let now = Instant::now();
+        saw(now);
         let mut s = self.state.lock();
         while let Some(e) = s.map.first_entry() {
             if e.key().0 > now {
