@@ -24,10 +24,9 @@ pub struct Timer {
     when: Option<Instant>,
     /// Zero: one-shot.
     period: Duration,
-    /// The registration in the reactor's map: its key, and which waker the map holds
-    /// (its data and vtable addresses, what `Waker::will_wake` compares; the map's
-    /// clone keeps that task alive while it is registered).
-    registered: Option<(Instant, u64, WakerId)>,
+    /// The registration in the reactor's timers (the entry's clone of the waker keeps
+    /// that task alive while it is registered).
+    registered: Option<Registration>,
 }
 
 impl Timer {
@@ -75,9 +74,9 @@ impl Timer {
     }
 
     fn deregister(&mut self) {
-        if let Some((when, id, _)) = self.registered.take() {
+        if let Some(Registration { when, id, slot, .. }) = self.registered.take() {
             if let Some(r) = reactor::started() {
-                r.timers.remove(when, id);
+                r.timers.remove(when, id, slot);
             }
         }
     }
@@ -94,7 +93,7 @@ impl Timer {
     fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         let Some(when) = self.when else { return Poll::Pending };
         let waker = WakerId::of(cx.waker());
-        let same = matches!(self.registered, Some((w, _, id)) if w == when && id == waker);
+        let same = matches!(self.registered, Some(r) if r.when == when && r.waker == waker);
         let now = match reactor::timers::seen_now() {
             Some(seen) if !same => seen,
             _ => Instant::now(),
@@ -116,12 +115,22 @@ impl Timer {
             // A timer needs a running reactor; if none could start, it never fires.
             if let Ok(r) = reactor::get() {
                 let id = r.timers.next_id();
-                r.timers.insert(when, id, cx.waker().clone());
-                self.registered = Some((when, id, waker));
+                let slot = r.timers.insert(when, id, cx.waker().clone());
+                self.registered = Some(Registration { when, id, slot, waker });
             }
         }
         Poll::Pending
     }
+}
+
+/// A timer's entry in the reactor's timers: its key, the slab slot of a far timer (a
+/// hint: it may have moved into the map), and which waker the entry holds.
+#[derive(Clone, Copy, Debug)]
+struct Registration {
+    when: Instant,
+    id: u64,
+    slot: Option<usize>,
+    waker: WakerId,
 }
 
 /// Which waker a registration holds: the addresses `Waker::will_wake` compares, kept
