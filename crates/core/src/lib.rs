@@ -48,8 +48,8 @@ pub mod policy;
 pub mod runlist;
 pub mod spec;
 pub mod task;
-pub mod task_state;
 mod task_blocks;
+pub mod task_state;
 pub mod trace;
 
 pub use cpu::{CpuId, CpuMask, Topology};

@@ -8,9 +8,9 @@
 //! (`coherence.rs`).
 
 use super::SimPlatform;
+use schedlab_core::layout::idle_block;
 #[cfg(doc)]
 use schedlab_core::layout::{TASK_PREV_LINK_OFFSET, TASK_STATE_OFFSET};
-use schedlab_core::layout::idle_block;
 use schedlab_core::{Line, TaskId};
 
 pub use schedlab_core::layout::{TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET};

@@ -275,8 +275,16 @@ impl SimPlatform {
         let bit_per_node = node_of.iter().max().is_some_and(|&n| n < 16);
         let remote_cache_ns = if bit_per_node { cost.remote_cache_ns } else { 0 };
         let llc_ns = if bit_per_node { cost.llc_ns } else { 0 };
-        let geo =
-            Geometry { task_lines: task_capacity, link_base, state_base, state_task_lines, ws_base, ws_lines, colours, line_bytes };
+        let geo = Geometry {
+            task_lines: task_capacity,
+            link_base,
+            state_base,
+            state_task_lines,
+            ws_base,
+            ws_lines,
+            colours,
+            line_bytes,
+        };
         let ways = l2_assoc.max(1) as usize;
         let sets = ((l2_kb as u64 * 1024) / (ways as u64 * line_bytes as u64)).max(1);
         let line_shift = line_bytes.max(1).trailing_zeros();
