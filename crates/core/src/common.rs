@@ -355,8 +355,7 @@ pub fn schedule<P: Platform, H: Hooks24<P>>(
     let common = h.common();
     p.charge(Work::ScheduleEntry);
     let this_mm = h.this_mm(p, cpu, prev);
-    // `release_kernel_lock(prev)` reads `prev->lock_depth` before the lock is taken.
-    task_state::touch_state(p, prev, cpu, Access::Read);
+    task_state::schedule_before_lock(p, prev, cpu);
     let mut first_pass = true;
     let picked = loop {
         let picked = h.lock_local(p, cpu, |rq| {
@@ -368,7 +367,7 @@ pub fn schedule<P: Platform, H: Hooks24<P>>(
             let leaves = p.overlapped(|| {
                 p.touch(Line::Queue(H::list(rq).queue()), Access::Write);
                 if first_pass {
-                    task_state::touch_state(p, prev, cpu, Access::Write);
+                    task_state::schedule_under_lock(p, prev, cpu);
                 }
                 prev.filter(|_| first_pass).filter(|&t| common.put_prev(p, H::list(rq), t, prev_state))
             });

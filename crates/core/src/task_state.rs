@@ -32,6 +32,20 @@ pub fn touch_state<P: Platform>(p: &P, task: Option<TaskId>, cpu: CpuId, access:
     }
 }
 
+/// `schedule()` on `cpu` before it takes the run-queue lock: `release_kernel_lock(prev)`
+/// reads `prev->lock_depth` (`prev` none: the idle task).
+#[inline]
+pub fn schedule_before_lock<P: Platform>(p: &P, prev: Option<TaskId>, cpu: CpuId) {
+    touch_state(p, prev, cpu, Access::Read);
+}
+
+/// `schedule()` on `cpu` under the lock, once per call: the switch on `prev->state` and
+/// `prev->need_resched = 0` (`clear_tsk_need_resched` in the O(1) patches).
+#[inline]
+pub fn schedule_under_lock<P: Platform>(p: &P, prev: Option<TaskId>, cpu: CpuId) {
+    touch_state(p, prev, cpu, Access::Write);
+}
+
 /// Ask `cpu`, which runs `curr` (its idle task when none), to reschedule: store
 /// `curr->need_resched = 1`, then [`Platform::resched`] (the IPI to another CPU).
 #[inline]

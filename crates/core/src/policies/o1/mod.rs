@@ -989,15 +989,13 @@ impl<P: Platform> Policy<P> for O1<P> {
         let jiffies = self.jiffies(p);
         let mut first = true;
         let mut balanced = self.common.ncpus() < 2;
-        // `release_kernel_lock(prev)` reads `prev->lock_depth` before the lock is taken.
-        task_state::touch_state(p, prev, cpu, Access::Read);
+        task_state::schedule_before_lock(p, prev, cpu);
         loop {
             let put_prev = prev.filter(|_| first);
             let picked = self.rqs[cpu].with(p, |rq| {
                 p.touch(Line::Queue(cpu), Access::Write);
                 if first {
-                    // The switch on `prev->state`, `clear_tsk_need_resched(prev)`.
-                    task_state::touch_state(p, prev, cpu, Access::Write);
+                    task_state::schedule_under_lock(p, prev, cpu);
                 }
                 if let Some(t) = put_prev {
                     self.put_prev(p, rq, t, prev_state, jiffies);
