@@ -73,6 +73,14 @@
 //! does the server's main thread once it has sent the start (the real one sleeps until
 //! the end): `expected_tasks = 4·users·R + 2` (80R + 2 with the default 20 users).
 //! The two start channels are `accept = 5·users·R` and `start = 5·users·R + 1`.
+//!
+//! `threads=root` is an ablation of the start: the root creates every thread of
+//! both programs (the server's in the server's address space, under SCHED_OTHER as
+//! its main thread would), no `server_main` runs, and the root reads its clock and
+//! releases the clients as soon as the last thread exists (`expected_tasks = 4·users·R
+//! + 1`; the two start channels stay unused). It isolates what the server creating
+//! its own threads changes: which threads hold the larger 2.4 counters at the release
+//! (`docs/fidelity.md`, chat-smp).
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Buffer, Footprint, Metric, Op, Program, Workload};
@@ -110,6 +118,10 @@ pub struct ChatParams {
     /// Unread messages a connection holds before its sender blocks, replacing the
     /// kernel's bound (0: the kernel's).
     pub window: u32,
+    /// `true` (default): each program creates its own threads, as `chat_c` and
+    /// `chat_s` do; `false`: the root creates every thread of both programs
+    /// (option `threads=own|root`).
+    pub own_threads: bool,
 }
 
 impl Default for ChatParams {
@@ -123,6 +135,7 @@ impl Default for ChatParams {
             work: DEFAULT_WORK,
             bounded: true,
             window: 0,
+            own_threads: true,
         }
     }
 }
@@ -145,6 +158,13 @@ impl Options for ChatParams {
         ),
         int_param!(window, 0, 1_000_000, "unread messages a connection holds, replacing the kernel's bound (0: the kernel's)")
             .unit("messages"),
+        Param::choice(
+            "threads",
+            &["own", "root"],
+            "own: each program creates its own threads, as chat_c and chat_s do; root: the client's main thread (SCHED_FIFO) creates every thread of both programs and no server main thread runs",
+            |p| Value::Word(if p.own_threads { "own" } else { "root" }),
+            |p, v| p.own_threads = v.word() == "own",
+        ),
     ];
 }
 
@@ -157,14 +177,16 @@ impl WorkloadKind for ChatParams {
         let nu = self.rooms as u64 * self.users as u64;
         // client_send 4, server_receive 3, server_send 3 + users, client_receive 3.
         let per_user = 4 + 3 + (3 + self.users as u64) + 3;
-        // The root 5·nu + 5 (its Exit explicit), server_main 3·nu + 2.
-        Footprint { tasks: 4 * nu + 2, channels: 5 * nu + 2, ops: 8 * nu + 7 + nu * per_user }
+        // Own threads: the root 5·nu + 5 (its Exit explicit), server_main 3·nu + 2.
+        // Root's threads: the root 6·nu + 2 and no server_main.
+        let (mains, setup_ops) = if self.own_threads { (2, 8 * nu + 7) } else { (1, 6 * nu + 2) };
+        Footprint { tasks: 4 * nu + mains, channels: 5 * nu + 2, ops: setup_ops + nu * per_user }
     }
 
     /// Build the workload (see the module documentation for its shape).
     fn build(&self) -> Result<Workload, SpecError> {
         WorkloadKind::check(self)?;
-        let &ChatParams { rooms, messages: m, users, bytes, think, work, bounded, window } = self;
+        let &ChatParams { rooms, messages: m, users, bytes, think, work, bounded, window, own_threads } = self;
         let nusers = rooms * users; // ≤ 10^6
         let c2s = |u: u32| 5 * u;
         let wake = |u: u32| 5 * u + 1;
@@ -191,17 +213,27 @@ impl WorkloadKind for ChatParams {
 
         // Root, `chat_c`'s main thread: start the server, connect the control
         // connection, then each user's connection with its two threads; wait for the
-        // server's start, read the clock, release every client thread.
-        let mut root = Vec::with_capacity(5 * nusers as usize + 5);
-        root.push(Op::Spawn { program: server_main, params: in_mm(SERVER_MM) });
-        root.push(Op::Send { chan: accept, bytes: 0 });
-        for u in 0..nusers {
+        // server's start, read the clock, release every client thread. With
+        // `threads=root` it creates the server's threads too, and starts at once.
+        let mut root = Vec::with_capacity(6 * nusers as usize + 5);
+        if own_threads {
+            root.push(Op::Spawn { program: server_main, params: in_mm(SERVER_MM) });
             root.push(Op::Send { chan: accept, bytes: 0 });
-            for role in [CLIENT_SEND, CLIENT_RECEIVE] {
-                root.push(Op::Spawn { program: prog(u, role), params: in_mm(CLIENT_MM) });
+            for u in 0..nusers {
+                root.push(Op::Send { chan: accept, bytes: 0 });
+                for role in [CLIENT_SEND, CLIENT_RECEIVE] {
+                    root.push(Op::Spawn { program: prog(u, role), params: in_mm(CLIENT_MM) });
+                }
+            }
+            root.push(Op::Recv { chan: start });
+        } else {
+            for u in 0..nusers {
+                for role in [CLIENT_SEND, SERVER_RECEIVE, SERVER_SEND, CLIENT_RECEIVE] {
+                    let mm = if matches!(role, CLIENT_SEND | CLIENT_RECEIVE) { CLIENT_MM } else { SERVER_MM };
+                    root.push(Op::Spawn { program: prog(u, role), params: in_mm(mm) });
+                }
             }
         }
-        root.push(Op::Recv { chan: start });
         root.push(Op::StartClock);
         for u in 0..nusers {
             root.push(Op::Send { chan: go_send(u), bytes: 0 });
@@ -251,16 +283,18 @@ impl WorkloadKind for ChatParams {
 
         // `chat_s`'s main thread: accept the control connection, then each user's
         // connection, creating its receive and send threads; then tell the client.
-        let mut server = Vec::with_capacity(3 * nusers as usize + 2);
-        server.push(Op::Recv { chan: accept });
-        for u in 0..nusers {
+        if own_threads {
+            let mut server = Vec::with_capacity(3 * nusers as usize + 2);
             server.push(Op::Recv { chan: accept });
-            for role in [SERVER_RECEIVE, SERVER_SEND] {
-                server.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
+            for u in 0..nusers {
+                server.push(Op::Recv { chan: accept });
+                for role in [SERVER_RECEIVE, SERVER_SEND] {
+                    server.push(Op::Spawn { program: prog(u, role), params: in_mm(SERVER_MM) });
+                }
             }
+            server.push(Op::Send { chan: start, bytes: 0 });
+            programs.push(Program { role: "server_main".into(), ops: server });
         }
-        server.push(Op::Send { chan: start, bytes: 0 });
-        programs.push(Program { role: "server_main".into(), ops: server });
 
         let channels = 5 * nusers + 2;
         // A user's two connections: counted, and bounded as the connection reading says.
@@ -274,8 +308,8 @@ impl WorkloadKind for ChatParams {
             root: 0,
             root_params: TaskParams { class: SchedClass::Fifo, rt_priority: START_RT_PRIORITY, ..in_mm(CLIENT_MM) },
             metric: Metric::counting("messages/s", counted),
-            expected_messages: nu * (m * (users + 1) + 3) + 2,
-            expected_tasks: 4 * nu + 2,
+            expected_messages: if own_threads { nu * (m * (users + 1) + 3) + 2 } else { nu * (m * (users + 1) + 2) },
+            expected_tasks: if own_threads { 4 * nu + 2 } else { 4 * nu + 1 },
             bound: Vec::new(),
             working_set: Vec::new(),
             buffers: {

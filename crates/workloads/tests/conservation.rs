@@ -130,6 +130,34 @@ fn chat_starts_every_thread_before_releasing_the_clients() {
 }
 
 #[test]
+fn chat_with_the_root_creating_every_thread() {
+    let w = parse_workload("chat:rooms=2,messages=3,users=3,threads=root").unwrap();
+    let t = check_static(&w);
+    assert_eq!(w.expected_tasks, 4 * 6 + 1);
+    assert!(w.programs.iter().all(|p| p.role != "server_main"));
+    // The root creates all four threads of each user, each in its own program's
+    // address space, then reads its clock and releases the client threads.
+    let root = &w.programs[w.root as usize].ops;
+    let roles = spawned_roles(&w, root);
+    assert_eq!(roles.len(), 24);
+    for role in ["client_send", "server_receive", "server_send", "client_receive"] {
+        assert_eq!(roles.iter().filter(|r| **r == role).count(), 6, "{role}");
+    }
+    for op in root {
+        if let Op::Spawn { program, params } = op {
+            let role = &w.programs[*program as usize].role;
+            assert_eq!(params.mm, if role.starts_with("client") { 1 } else { 2 }, "{role}");
+        }
+    }
+    let clock = root.iter().position(|op| *op == Op::StartClock).expect("chat starts its clock");
+    assert!(root[..clock].iter().all(|op| matches!(op, Op::Spawn { .. })));
+    assert_eq!(root[clock + 1..].iter().filter(|op| matches!(op, Op::Send { .. })).count(), 12);
+    // The same messages are counted as when each program creates its own threads.
+    let own = static_totals(&parse_workload("chat:rooms=2,messages=3,users=3").unwrap());
+    assert_eq!(t.counted, own.counted);
+}
+
+#[test]
 fn chat_compute_options() {
     let w = parse_workload("chat:rooms=1,messages=2,users=2,think=500,work=0").unwrap();
     check_static(&w);

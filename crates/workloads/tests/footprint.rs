@@ -10,6 +10,7 @@ fn the_estimate_matches_the_built_workload() {
     let mut specs = Vec::new();
     for (r, u, t, w) in [(1, 2, 0, 0), (3, 5, 10, 0), (2, 20, 0, 300), (4, 7, 5, 5)] {
         specs.push(format!("chat:rooms={r},users={u},messages=3,think={t},work={w}"));
+        specs.push(format!("chat:rooms={r},users={u},messages=3,think={t},work={w},threads=root"));
     }
     for (g, f) in [(1, 1), (2, 3), (3, 20), (1, 40)] {
         specs.push(format!("hackbench:groups={g},fds={f},loops=2"));
