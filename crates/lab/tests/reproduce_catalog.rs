@@ -33,3 +33,19 @@ fn catalog_and_experiment_files_agree() {
         );
     }
 }
+
+/// Every link a report makes into `fidelity.md` (one per section, one per claim) finds
+/// its anchor there.
+#[test]
+fn every_section_and_claim_has_its_fidelity_entry() {
+    let doc = schedlab_lab::reproduce::FIDELITY_MD;
+    let claims = std::fs::read_to_string(Path::new(ROOT).join("experiments/published/claims.toml")).unwrap();
+    let claim_ids: Vec<&str> =
+        claims.lines().filter_map(|l| l.strip_prefix("id = \"")).map(|l| l.trim_end_matches('"')).collect();
+    assert!(claim_ids.len() > 20, "claims.toml: {} ids", claim_ids.len());
+    for id in CATALOG.iter().map(|e| e.name).chain(claim_ids) {
+        let link = schedlab_lab::reproduce::fidelity_link(id);
+        let anchor = link.split_once('#').expect("a link with an anchor").1;
+        assert!(doc.contains(&format!("<a id=\"{anchor}\"></a>")), "docs/fidelity.md has no entry for {anchor}");
+    }
+}

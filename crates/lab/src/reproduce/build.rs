@@ -216,7 +216,7 @@ fn summary(rep: &Reproduction) -> Block {
     let count = |v: ClaimVerdict| rep.claims.iter().filter(|j| j.verdict == v).count();
     let mut blocks = vec![Block::Heading { level: 2, text: "Summary: the sources' claims, judged".into(), id: None }];
     blocks.push(Block::Para(format!(
-        "{} claims the sources make in words, each a predicate over the runs of this report (`experiments/published/claims.toml`): **{} hold, {} fail, {} cannot be checked**. A claim that cannot be checked says why (a cell not run at `--quick` sizes, a real-machine figure, a quantity the model does not report). The [why] links lead to the explanation in the repository's `docs/fidelity.md`.",
+        "{} claims the sources make in words, each a predicate over the runs of this report (`experiments/published/claims.toml`): **{} hold, {} fail, {} cannot be checked**. A claim that cannot be checked says why (a cell not run at `--quick` sizes, a real-machine figure, a quantity the model does not report). The [why] links lead to the explanation in `fidelity.md` beside this report (the repository's `docs/fidelity.md`).",
         rep.claims.len(),
         count(ClaimVerdict::Holds),
         count(ClaimVerdict::Fails),
@@ -362,8 +362,8 @@ fn section(rep: &Reproduction, s: &Section, i: usize) -> Block {
         (
             "Fidelity".into(),
             format!(
-                "[docs/fidelity.md#{0}](docs/fidelity.md#{0}): why this section differs from its source, where it does",
-                e.name
+                "[{0}]({0}): why this section differs from its source, where it does (`docs/fidelity.md`, copied beside this report)",
+                super::fidelity_link(e.name)
             ),
         ),
     ];

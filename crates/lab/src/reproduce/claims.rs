@@ -61,7 +61,7 @@ pub struct Judged {
     pub detail: String,
     /// The published tables the predicate reads.
     pub tables: Vec<String>,
-    /// The explanation's anchor in docs/fidelity.md.
+    /// The link to the explanation in `fidelity.md` (written beside the report).
     pub fidelity: String,
 }
 
@@ -574,7 +574,7 @@ pub fn judge(claim: &Claim, cells: &Cells) -> Judged {
         verdict,
         detail,
         tables: claim.tables.clone(),
-        fidelity: format!("docs/fidelity.md#{}", claim.id),
+        fidelity: super::fidelity_link(&claim.id),
     }
 }
 

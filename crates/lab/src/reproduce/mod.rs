@@ -110,7 +110,17 @@ pub fn section(entry: &'static Entry, sweep: Sweep, published: &[PubTable]) -> R
     Ok(Section { entry, sweep, views })
 }
 
-/// Write `report.md`, `index.html`, `results.json` and `plots/*.svg` into `dir`.
+/// `docs/fidelity.md` as this binary was built with it: written beside the report,
+/// whose "why" links point into it, so they resolve wherever the report is written.
+pub const FIDELITY_MD: &str = include_str!("../../../../docs/fidelity.md");
+
+/// The link from a report (or `results.json`) to an entry of [`FIDELITY_MD`].
+pub fn fidelity_link(anchor: &str) -> String {
+    format!("fidelity.md#{anchor}")
+}
+
+/// Write `report.md`, `index.html`, `results.json`, `fidelity.md` and `plots/*.svg`
+/// into `dir`.
 pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
     let io = |p: &Path, e: std::io::Error| LabError::Io(format!("{}: {e}", p.display()));
     let plots = dir.join("plots");
@@ -141,6 +151,7 @@ pub fn write(rep: &Reproduction, dir: &Path) -> Result<Vec<PathBuf>, LabError> {
         ("report.md", doc::markdown(&report)),
         ("index.html", doc::html(&report)),
         ("results.json", results::render(rep)),
+        ("fidelity.md", FIDELITY_MD.to_string()),
     ];
     // Not in results.json: that file is deterministic, these numbers are not.
     if let Some(m) = &rep.measured {

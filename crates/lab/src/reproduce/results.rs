@@ -20,7 +20,7 @@ pub fn render(rep: &Reproduction) -> String {
                 "source": s.entry.source,
                 "form": s.entry.form,
                 "command": s.command(),
-                "fidelity": format!("docs/fidelity.md#{}", s.entry.name),
+                "fidelity": super::fidelity_link(s.entry.name),
                 "tally": Tally::of(mine.iter().copied()),
                 "comparison": mine,
                 "machines": s.sweep.plan.machines,
