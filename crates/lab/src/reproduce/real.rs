@@ -47,7 +47,7 @@ impl Sizes {
                 seeds: vec![1, 2],
                 workloads: vec!["chat:rooms=2,messages=40", "pingpong:rounds=20000", "hackbench:groups=1,loops=50"],
                 sized_round_trips: 5_000,
-                netbench: "netbench:clients=24,ops=25,probes=2,probe_every_ns=500000000",
+                netbench: "netbench:clients=24,ops=25,probes=2,probe_every_ns=500000000,fork=daemon",
             }
         } else {
             Sizes {
@@ -62,7 +62,7 @@ impl Sizes {
                     "hackbench:groups=2,loops=50",
                 ],
                 sized_round_trips: 50_000,
-                netbench: "netbench:clients=24,ops=100,probes=4,probe_every_ns=500000000",
+                netbench: "netbench:clients=24,ops=100,probes=4,probe_every_ns=500000000,fork=daemon",
             }
         }
     }
@@ -418,14 +418,17 @@ fn size_label(b: usize) -> String {
     super::plots::size_label(b as f64)
 }
 
-/// Policies of the starvation probe: the 2.4 scheduler, O(1) and its two fix options,
-/// and `cfs` (S10 in docs/sources.md; docs/policies.md, "The NetBench starvation").
-const STARVATION_POLICIES: [&str; 5] = ["dss", "o1", "o1:scale=off", "o1:expired_prio_guard=on", "cfs"];
+/// Policies of the starvation probe: the 2.4 scheduler, O(1) as the report ran it (the
+/// -J7 kernel) and its two fix options, and `cfs` — the policies of the simulated
+/// `netbench-starvation` experiment, whose smbds are likewise forked by a sleeping
+/// daemon (S10 in docs/sources.md; docs/policies.md, "The NetBench starvation").
+const STARVATION_POLICIES: [&str; 5] =
+    ["dss", "o1:era=j7", "o1:era=j7,scale=off", "o1:era=j7,expired_prio_guard=on", "cfs"];
 
 /// NetBench on one real worker, saturated: the longest wait for a response (the
 /// report's starved smbds) and the `ps` probe's longest wait to first run, per policy.
 fn starvation(s: &Sizes, quick: bool) -> (MeasuredPart, serde_json::Value) {
-    let title = "NetBench starvation on the uniprocessor (S5): one real worker beside the simulated UP".to_string();
+    let title = "NetBench starvation on the uniprocessor (S10): one real worker beside the simulated UP".to_string();
     let w = match schedlab_workloads::parse_workload(s.netbench) {
         Ok(w) => w,
         Err(e) => {
