@@ -68,7 +68,8 @@ pub struct RealRun {
     /// spawn to first poll.
     pub first_run: Vec<RoleFirstRun>,
     /// Workloads with a client time-out: responses timed, the longest, and how many
-    /// came later than the time-out.
+    /// came later than the time-out (with the requests still unanswered at the
+    /// benchmark's stop that were already older than it).
     pub responses: u64,
     pub response_max_ns: u64,
     pub timed_out: u64,
@@ -265,7 +266,16 @@ fn interpret(
                 }
                 Op::Recv { chan } => {
                     if ctx.rx[chan as usize].recv().await.is_err() {
-                        break; // closed by the benchmark's stop
+                        // Closed by the benchmark's stop. A request still unanswered
+                        // then and already older than the time-out is one its client
+                        // has reported as an error (as the simulator counts it).
+                        if let (Some(timeout), Some(&(stop, _))) = (ctx.w.metric.timeout_ns, ctx.clock_stop.get()) {
+                            if ctx.w.metric.counted[chan as usize] {
+                                let ns = stop.saturating_duration_since(last_send).as_nanos() as u64;
+                                ctx.timed_out.fetch_add((ns > timeout) as u64, Relaxed);
+                            }
+                        }
+                        break;
                     }
                     received += 1;
                     if ctx.w.metric.counted[chan as usize] {

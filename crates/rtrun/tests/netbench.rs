@@ -25,6 +25,22 @@ fn netbench_runs_on_the_runtime_under_every_policy() {
     }
 }
 
+/// A measured case on the runtime ends at its span, and the requests still
+/// unanswered then and already older than the time-out count as time-outs, as on the
+/// simulator: two operations of 0.5 s of compute against a 100 ms span and a 20 ms
+/// time-out.
+#[test]
+fn a_measured_case_counts_the_requests_it_leaves_late() {
+    let w =
+        parse_workload("netbench:clients=2,span=100ms,think_ns=1ms,probes=0,work=500000000,timeout_ns=20ms").unwrap();
+    for policy in ["dss", "cfs"] {
+        let rt = schedlab_rt::Builder::new().workers(1).policy(policy).build().unwrap();
+        let r = run_on_runtime(&rt, &w, 1.0, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        assert_eq!((r.responses, r.timed_out), (0, 2), "{policy}");
+        rt.shutdown();
+    }
+}
+
 /// One real worker, saturated (24 clients of 1 ms operations every 20 ms, 100 operations
 /// each, about 5 s per policy): `o1` leaves smbds unserved for seconds where `fair`
 /// answers within a fraction of a second — the model's starvation (docs/policies.md,

@@ -156,6 +156,15 @@ impl Recorder {
         }
     }
 
+    /// A request still unanswered `ns` after it was made when the benchmark stops its
+    /// clock: a time-out if it is already late (its client has reported the error);
+    /// it has no response time to record.
+    pub fn outstanding(&mut self, ns: u64, timeout_ns: u64) {
+        if let Some((_, late)) = self.responses.as_mut() {
+            *late += (ns > timeout_ns) as u64;
+        }
+    }
+
     /// Sample every run queue's length at time `t` (and record a row of the series when
     /// one is due).
     pub fn sample_queues(&mut self, policy: &dyn Policy<SimPlatform>, t: u64) {

@@ -44,7 +44,9 @@ pub struct Responses {
     pub p99_ns: u64,
     pub max_ns: u64,
     pub timeout_ns: u64,
-    /// Responses later than `timeout_ns` (the benchmark's client errors).
+    /// Responses later than `timeout_ns` (the benchmark's client errors), and the
+    /// requests still unanswered at the benchmark's stop (`StopClock`) that are
+    /// already older than it.
     pub timed_out: u64,
 }
 

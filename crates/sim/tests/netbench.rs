@@ -115,3 +115,35 @@ fn idle_cpus_woken_for_nothing_stay_idle_in_the_busy_share() {
     let busy_ns = r.cpu_busy_pct / 100.0 * r.virtual_ns as f64 * r.cpus as f64;
     assert!(busy_ns >= work_ns && busy_ns < 1.5 * work_ns, "busy {busy_ns} ns for {work_ns} ns of work");
 }
+
+fn run_stopped(policy: &str, workload: &str) -> Report {
+    let w = parse_workload(workload).unwrap();
+    let cfg = SimConfig { seed: 1, check_invariants: true, ..SimConfig::default() };
+    simulate(&Machine::preset("up").unwrap(), &PolicySpec::parse(policy).unwrap(), &w, &cfg).unwrap()
+}
+
+#[test]
+fn a_measured_case_counts_its_span_and_the_requests_it_leaves_late() {
+    for p in ["dss", "o1:era=j7"] {
+        // Unloaded: the run ends at the span's end, and the throughput is what the span
+        // delivered (about 2 s / 21 ms operations per client).
+        let r = run_stopped(p, "netbench:clients=4,span=2s,probes=0");
+        let window = r.virtual_ns - r.clock_start_ns;
+        assert!(
+            (2_000_000_000..2_000_100_000).contains(&window),
+            "{p}: the span and the controller's wake-up: {window}"
+        );
+        let expect = (r.completed * 16384 * 8) as f64 / 1e6 / (window as f64 / 1e9);
+        assert!((r.throughput - expect).abs() < 0.01, "{p}: {} vs {expect}", r.throughput);
+        assert!((360..=400).contains(&r.completed), "{p}: {} operations", r.completed);
+        assert_eq!(r.responses.as_ref().unwrap().timed_out, 0, "{p}");
+        // Two operations of 2.9 s each against a 1 s span and a 100 ms time-out: neither
+        // is answered, and both are late when the clock stops.
+        let r = run_stopped(p, "netbench:clients=2,span=1s,probes=0,work=2000000000,timeout_ns=100ms");
+        let resp = r.responses.as_ref().unwrap();
+        assert_eq!((r.completed, resp.count, resp.timed_out), (0, 0, 2), "{p}");
+        // A time-out longer than the span: still outstanding, not late.
+        let r = run_stopped(p, "netbench:clients=2,span=1s,probes=0,work=2000000000,timeout_ns=5s");
+        assert_eq!(r.responses.as_ref().unwrap().timed_out, 0, "{p}");
+    }
+}

@@ -1,7 +1,7 @@
 //! NetBench: an SMB file server under throttled clients, with a `ps` probe — the
 //! workload of the January 2002 O(1) starvation report (S10 in docs/sources.md).
 //!
-//! `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,io_ns=..,bytes=..,timeout_ns=..,probes=..,probe_every_ns=..,ps=..,fork=root|daemon,idle_ns=..,accept_ns=..,mode=fresh|live,case_ns=..,per_case=..]`
+//! `netbench:clients=N[,ops=..,think_ns=..,work=..,irq=..,io_ns=..,bytes=..,timeout_ns=..,probes=..,probe_every_ns=..,ps=..,fork=root|daemon,idle_ns=..,accept_ns=..,mode=fresh|live,case_ns=..,per_case=..,span=..]`
 //!
 //! | task | process | program |
 //! |------|---------|---------|
@@ -10,6 +10,7 @@
 //! | `nic` c | kernel (mm 0), SCHED_FIFO | `Loop ops { Sleep think; Compute irq; Send req_c 128; Recv reply_c }` — receives **counted** and **timed** |
 //! | `probe` | shell (mm 1) | `Loop probes { Sleep probe_every; Spawn ps }` |
 //! | `ps` | mm 2 + N | `Compute ps; Exit` |
+//! | `controller` (with `span`) | kernel (mm 0), SCHED_FIFO | `Recv started; StartClock; Sleep span; StopClock; Exit` |
 //!
 //! **What the clients are.** The clients are other machines: they cost the server
 //! nothing but the network interrupt work their packets cause. A `nic` task stands for
@@ -30,6 +31,19 @@
 //! throughput is reported in **Mbit/s** (`per_count = (8·bytes, 10⁶)`). Every operation
 //! is timed from the client's request to its reply; those later than `timeout_ns` are
 //! the report's **client errors** (failed SMB operations).
+//!
+//! **A measured case** (`span`). NetBench runs each test case for a fixed time (3
+//! minutes) with every client active and reports the throughput over it. With
+//! `span` > 0 (`mode=fresh`) the run does the same: the task that forks the clients
+//! sends `started` after its last fork, and a `controller` (NetBench's controller, a
+//! machine of its own: SCHED_FIFO above the `nic`s, so its clock never waits behind the
+//! server) starts the clock, sleeps `span` and stops it, which ends the run. Each
+//! client does `span / think_ns + 2` operations, more than it can make in the span
+//! (`ops` is not used), so every client is active for all of it; an operation still
+//! outstanding at the stop that is already older than `timeout_ns` counts as a
+//! time-out, as the client would have reported it. With `span=0` (the default) each
+//! client does `ops` operations and the whole run is measured, to the last client's
+//! end.
 //!
 //! **Probe.** Every `probe_every_ns` the `probe` shell forks a `ps` that computes `ps`
 //! cycles and exits: its wait from fork to first run is the report's "starting any new
@@ -76,8 +90,8 @@
 //! The batches are timed by the forking task (the daemon, or the root with
 //! `fork=root`), which sleeps `case_ns` between them.
 //!
-//! `expected_tasks = 1 + 2N + (probes > 0) + probes (+ 1 with the daemon)`,
-//! `expected_messages = 2 · Σ ops per client`.
+//! `expected_tasks = 1 + 2N + (probes > 0) + probes (+ 1 with the daemon, + 1 with
+//! a span)`, `expected_messages = 2 · Σ ops per client (+ 1 with a span)`.
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
@@ -113,6 +127,9 @@ pub const REQUEST_BYTES: u32 = 128;
 /// Real-time priority of the `nic` tasks (interrupt stand-ins): above every
 /// time-shared task, the value itself only orders them among real-time tasks.
 pub const NIC_RT_PRIORITY: u8 = 50;
+/// Real-time priority of the `controller` (the benchmark's controller, outside the
+/// server).
+pub const CONTROLLER_RT_PRIORITY: u8 = NIC_RT_PRIORITY + 1;
 
 /// Parameters of a NetBench run (see the module documentation for the defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +151,9 @@ pub struct NetbenchParams {
     pub mode: Mode,
     pub case_ns: u64,
     pub per_case: u32,
+    /// Length of the measured case in ns (mode=fresh); 0: every client does `ops`
+    /// operations and the whole run is measured.
+    pub span: u64,
 }
 
 impl Default for NetbenchParams {
@@ -156,6 +176,7 @@ impl Default for NetbenchParams {
             mode: Mode::Fresh,
             case_ns: 180_000_000_000,
             per_case: 4,
+            span: 0,
         }
     }
 }
@@ -208,9 +229,22 @@ impl Options for NetbenchParams {
         ),
         time_param!(case_ns, 1, 3_600_000_000_000, "mode=live: time between cases").bare_ns(),
         int_param!(per_case, 1, 4096, "mode=live: clients joining per case"),
+        time_param!(
+            span,
+            0,
+            3_600_000_000_000,
+            "mode=fresh: the measured case, during which every client keeps making requests (0: every client does `ops` operations and the whole run is measured)"
+        )
+        .bare_ns(),
     ];
 
     fn check_across(&self) -> Result<(), String> {
+        if self.span > 0 && self.mode == Mode::Live {
+            return Err("span applies to mode=fresh (a live run's cases are case_ns apart)".into());
+        }
+        if self.span > 0 && self.think_ns == 0 {
+            return Err("span needs think_ns > 0 (it sets how many operations a client can make in the span)".into());
+        }
         let ops = self.client_ops();
         if let Some(c) = ops.iter().position(|&o| !(1..=MAX_CLIENT_OPS).contains(&o)) {
             return Err(format!(
@@ -236,13 +270,15 @@ impl WorkloadKind for NetbenchParams {
         let n = self.clients as u64;
         let probe = (self.probes > 0) as u64;
         let daemon = (self.fork == Fork::Daemon) as u64;
+        let span = (self.span > 0) as u64;
         let cases = self.cases() as u64;
         Footprint {
-            tasks: 1 + 2 * n + probe + self.probes as u64 + daemon,
-            channels: 2 * n,
+            tasks: 1 + 2 * n + probe + self.probes as u64 + daemon + span,
+            channels: 2 * n + span,
             // 12 per client (smbd, nic), 6 for probe and ps, and the forks: 2 per
-            // client and a sleep between cases, plus the daemon's sleeps.
-            ops: if daemon == 1 { 15 * n + cases + 10 } else { 14 * n + cases + 7 },
+            // client and a sleep between cases, plus the daemon's sleeps; with a
+            // span, the controller's 5, its fork and the `started` send.
+            ops: if daemon == 1 { 15 * n + cases + 10 } else { 14 * n + cases + 7 } + 7 * span,
         }
     }
 
@@ -259,6 +295,9 @@ impl WorkloadKind for NetbenchParams {
         let nic_params = TaskParams { class: SchedClass::Fifo, rt_priority: NIC_RT_PRIORITY, mm: 0, ..in_mm(0) };
 
         let daemon = 3 + 2 * n;
+        let controller = 3 + 2 * n + (p.fork == Fork::Daemon) as u32;
+        let started = 2 * n;
+        let spanned = p.span > 0;
         let client_ops = p.client_ops();
         // The forks of the smbds and nics, batch by batch (one batch when fresh); the
         // daemon sleeps in accept() before each fork, the root does not sleep.
@@ -277,8 +316,15 @@ impl WorkloadKind for NetbenchParams {
             forks.push(Op::Spawn { program: smbd(c), params: in_mm(2 + c) });
             forks.push(Op::Spawn { program: nic(c), params: nic_params });
         }
+        if spanned {
+            forks.push(Op::Send { chan: started, bytes: 0 });
+        }
         let probe_fork = (p.probes > 0).then_some(Op::Spawn { program: probe, params: in_mm(1) });
-        let mut root = Vec::with_capacity(forks.len() + 3);
+        let mut root = Vec::with_capacity(forks.len() + 4);
+        if spanned {
+            let params = TaskParams { class: SchedClass::Fifo, rt_priority: CONTROLLER_RT_PRIORITY, ..in_mm(0) };
+            root.push(Op::Spawn { program: controller, params });
+        }
         if by_daemon {
             root.push(Op::Spawn { program: daemon, params: in_mm(3 + n) });
             root.extend(probe_fork);
@@ -345,14 +391,19 @@ impl WorkloadKind for NetbenchParams {
         if by_daemon {
             programs.push(Program { role: "daemon".into(), ops: forks });
         }
+        if spanned {
+            let ops =
+                vec![Op::Recv { chan: started }, Op::StartClock, Op::Sleep { ns: p.span }, Op::StopClock, Op::Exit];
+            programs.push(Program { role: "controller".into(), ops });
+        }
 
-        let counted = (0..2 * n).map(|ch| ch % 2 == 1).collect();
+        let counted = (0..2 * n + spanned as u32).map(|ch| ch < 2 * n && ch % 2 == 1).collect();
         let (n64, probes) = (n as u64, p.probes as u64);
         let total_ops: u64 = client_ops.iter().map(|&o| o as u64).sum();
         Ok(Workload {
             spec: options::canonical(Self::NAME, self),
             programs,
-            channels: 2 * n,
+            channels: 2 * n + spanned as u32,
             root: 0,
             root_params: in_mm(1),
             metric: Metric {
@@ -361,8 +412,8 @@ impl WorkloadKind for NetbenchParams {
                 per_count: (8 * p.bytes as u64, 1_000_000),
                 timeout_ns: Some(p.timeout_ns),
             },
-            expected_messages: 2 * total_ops,
-            expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes + by_daemon as u64,
+            expected_messages: 2 * total_ops + spanned as u64,
+            expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes + by_daemon as u64 + spanned as u64,
             bound,
             working_set: Vec::new(),
             buffers: Vec::new(),
@@ -387,9 +438,14 @@ impl NetbenchParams {
         }
     }
 
-    /// Operations of each client: `ops` (fresh), or `case_ns / think_ns` per case the
+    /// Operations of each client: `ops` (fresh), `span / think_ns + 2` (fresh with a
+    /// span: more than a client can make in it), or `case_ns / think_ns` per case the
     /// client is present in (live; `ops` per case when `think_ns = 0`).
     pub fn client_ops(&self) -> Vec<u32> {
+        if self.span > 0 && self.mode == Mode::Fresh && self.think_ns > 0 {
+            let n = (self.span / self.think_ns).saturating_add(2).min(u32::MAX as u64) as u32;
+            return vec![n; self.clients as usize];
+        }
         let per_case = match self.think_ns {
             0 => self.ops as u64,
             t => (self.case_ns / t).max(1),

@@ -24,7 +24,13 @@ fn the_estimate_matches_the_built_workload() {
     for (n, probes, io) in [(1, 0, 0), (4, 30, 0), (7, 3, 500)] {
         specs.push(format!("netbench:clients={n},ops=3,probes={probes},io_ns={io}"));
     }
-    for extra in ["fork=daemon", "mode=live,case_ns=100000000", "fork=daemon,mode=live,case_ns=100000000,per_case=3"] {
+    for extra in [
+        "fork=daemon",
+        "mode=live,case_ns=100000000",
+        "fork=daemon,mode=live,case_ns=100000000,per_case=3",
+        "span=100000000",
+        "fork=daemon,span=100000000",
+    ] {
         specs.push(format!("netbench:clients=7,ops=3,probes=2,{extra}"));
     }
     for (n, c, d) in [(1, 1, 1), (256, 256, 2), (10, 3, 4)] {

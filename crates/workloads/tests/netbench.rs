@@ -79,3 +79,56 @@ fn bad_netbench_structure_options_are_named() {
         assert!(e.contains(word), "{spec}: {e}");
     }
 }
+
+#[test]
+fn a_measured_case_is_clocked_by_the_controller_after_the_last_fork() {
+    let s = "netbench:clients=3,fork=daemon,span=1s";
+    let w = parse_workload(s).unwrap();
+    let spec = WorkloadSpec::parse(s).unwrap();
+    let p = spec.params::<NetbenchParams>().unwrap();
+    // 1 s at 20 ms think: at most 50 operations fit in the span; each client has 52.
+    assert_eq!(p.client_ops(), [52, 52, 52]);
+    let controller = program(&w, "controller");
+    assert_eq!(controller.len(), 1);
+    let started = 6;
+    assert_eq!(
+        controller[0],
+        [Op::Recv { chan: started }, Op::StartClock, Op::Sleep { ns: 1_000_000_000 }, Op::StopClock, Op::Exit]
+    );
+    // The daemon says `started` after its last fork, and nothing else does.
+    let daemon = program(&w, "daemon")[0];
+    assert_eq!(&daemon[daemon.len() - 2..], [Op::Send { chan: started, bytes: 0 }, Op::Exit]);
+    let senders = w
+        .programs
+        .iter()
+        .filter(|p| p.ops.iter().any(|o| matches!(o, Op::Send { chan, .. } if *chan == started)))
+        .count();
+    assert_eq!(senders, 1);
+    // The controller is forked first, as a real-time task outside every process.
+    let root = &w.programs[w.root as usize].ops;
+    let Op::Spawn { program: first, params } = root[0] else { panic!("the root starts with {:?}", root[0]) };
+    assert_eq!(w.programs[first as usize].role, "controller");
+    assert_eq!((params.class, params.mm), (schedlab_core::SchedClass::Fifo, 0));
+    // The started channel is not counted: the metric is the clients' replies.
+    assert_eq!(w.channels, 7);
+    assert!(!w.metric.counted[started as usize]);
+    let plain = parse_workload("netbench:clients=3,fork=daemon,ops=52").unwrap();
+    assert_eq!(w.expected_tasks, plain.expected_tasks + 1);
+    assert_eq!(w.expected_messages, plain.expected_messages + 1);
+    // With fork=root the root sends it after its own last fork.
+    let w = parse_workload("netbench:clients=2,span=1s").unwrap();
+    let root = &w.programs[w.root as usize].ops;
+    let at = root.iter().position(|o| *o == Op::Send { chan: 4, bytes: 0 }).expect("the root says started");
+    assert!(root[..at].iter().filter(|o| matches!(o, Op::Spawn { .. })).count() == 5, "{root:?}");
+}
+
+#[test]
+fn a_span_needs_a_fresh_server_and_a_throttle() {
+    for (s, what) in [
+        ("netbench:clients=4,span=1s,mode=live", "mode=fresh"),
+        ("netbench:clients=4,span=1s,think_ns=0", "think_ns > 0"),
+    ] {
+        let e = parse_workload(s).unwrap_err().to_string();
+        assert!(e.contains(what), "{s}: {e}");
+    }
+}

@@ -154,6 +154,20 @@ impl Engine<'_> {
         self.plat.trace_at(at, cpu, || Event::Wakeup { task, waker, target });
     }
 
+    /// At the benchmark's stop, every request still unanswered (its client blocked in
+    /// the receive of a timed, counted channel) that is already older than the
+    /// workload's time-out is one its client has reported as an error.
+    fn outstanding_at_stop(&mut self, now: u64) {
+        let Some(timeout) = self.w.metric.timeout_ns else { return };
+        for (c, ch) in self.chans.iter().enumerate() {
+            if self.w.metric.counted[c] {
+                for &t in &ch.waiters {
+                    self.rec.outstanding(now - self.tasks[t as usize].last_send, timeout);
+                }
+            }
+        }
+    }
+
     /// The running `task` blocks in a receive (it is on its channel's waiters):
     /// `schedule()` it out.
     pub(super) fn block(&mut self, cpu: CpuId, task: TaskId) {
@@ -381,6 +395,7 @@ impl Engine<'_> {
                 } else if !self.stopped {
                     self.stopped = true;
                     self.end_time = now;
+                    self.outstanding_at_stop(now);
                 }
                 self.op_done();
                 let at = self.plat.cursor();
