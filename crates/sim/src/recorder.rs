@@ -22,6 +22,9 @@ pub(crate) struct Recorder {
     pub send_blocks: u64,
     /// Units of the workload's metric (receives on counted channels).
     pub completed: u64,
+    /// `completed` when the benchmark started its clock: the units before it (a
+    /// warm-up, a set-up) are not the measured span's.
+    pub completed_at_start: u64,
     pub ctx_switches: u64,
     pub migrations: u64,
     pub ipis: u64,
@@ -94,6 +97,7 @@ impl Recorder {
             received: 0,
             send_blocks: 0,
             completed: 0,
+            completed_at_start: 0,
             ctx_switches: 0,
             migrations: 0,
             ipis: 0,
@@ -213,7 +217,8 @@ impl Recorder {
             workload: run.workload.spec.clone(),
             seed: run.seed,
             throughput: round3(
-                run.workload.metric.units(self.completed) * 1e9 / (virtual_ns - run.clock_start_ns) as f64,
+                run.workload.metric.units(self.completed - self.completed_at_start) * 1e9
+                    / (virtual_ns - run.clock_start_ns) as f64,
             ),
             throughput_unit: run.workload.metric.unit.clone(),
             completed: self.completed,

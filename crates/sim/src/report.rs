@@ -105,11 +105,13 @@ pub struct Report {
     pub policy: String,
     pub workload: String,
     pub seed: u64,
-    /// The workload's metric per virtual second of the measured span: from the
-    /// benchmark's clock start (`clock_start_ns`) to the end of the run.
+    /// The workload's metric per virtual second of the measured span: the units
+    /// completed from the benchmark's clock start (`clock_start_ns`) to the end of the
+    /// run, over that time.
     pub throughput: f64,
     pub throughput_unit: String,
-    /// Counted units (messages, round trips) completed.
+    /// Counted units (messages, round trips) completed in the whole run, before the
+    /// clock start too.
     pub completed: u64,
     pub messages_sent: u64,
     pub messages_received: u64,

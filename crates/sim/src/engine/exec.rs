@@ -391,7 +391,10 @@ impl Engine<'_> {
                 self.advance_pc(cpu);
                 let now = self.plat.cursor();
                 if op == Op::StartClock {
-                    self.clock_start.get_or_insert(now);
+                    if self.clock_start.is_none() {
+                        self.clock_start = Some(now);
+                        self.rec.completed_at_start = self.rec.completed;
+                    }
                 } else if !self.stopped {
                     self.stopped = true;
                     self.end_time = now;
