@@ -7,10 +7,10 @@
 //! |------|---------|---------|
 //! | root | shell (mm 1) | `Spawn smbd_c, nic_c` for every client c; `Spawn probe`; `Exit` |
 //! | `smbd` c | mm 2 + c | `Loop ops { Recv req_c; Compute work; [Sleep io]; Send reply_c bytes }` |
-//! | `nic` c | kernel (mm 0), SCHED_FIFO | `Loop ops { Sleep think; Compute irq; Send req_c 128; Recv reply_c }` — receives **counted** and **timed** |
+//! | `nic` c | kernel (mm 0), SCHED_FIFO | (with `span`: `Recv go_c`;) `Loop ops { Sleep think; Compute irq; Send req_c 128; Recv reply_c }` — receives **counted** and **timed** |
 //! | `probe` | shell (mm 1) | `Loop probes { Sleep probe_every; Spawn ps }` |
 //! | `ps` | mm 2 + N | `Compute ps; Exit` |
-//! | `controller` (with `span`) | kernel (mm 0), SCHED_FIFO | `Recv started; StartClock; Sleep span; StopClock; Exit` |
+//! | `controller` (with `span`) | kernel (mm 0), SCHED_FIFO | `Recv started; StartClock; Send go_c` for every client c`; Sleep span; StopClock; Exit` |
 //!
 //! **What the clients are.** The clients are other machines: they cost the server
 //! nothing but the network interrupt work their packets cause. A `nic` task stands for
@@ -34,10 +34,12 @@
 //!
 //! **A measured case** (`span`). NetBench runs each test case for a fixed time (3
 //! minutes) with every client active and reports the throughput over it. With
-//! `span` > 0 (`mode=fresh`) the run does the same: the task that forks the clients
-//! sends `started` after its last fork, and a `controller` (NetBench's controller, a
-//! machine of its own: SCHED_FIFO above the `nic`s, so its clock never waits behind the
-//! server) starts the clock, sleeps `span` and stops it, which ends the run. Each
+//! `span` > 0 (`mode=fresh`) the run does the same: every client connects (its smbd
+//! and `nic` are forked) and waits for the start; the task that forks them sends
+//! `started` after its last fork, and a `controller` (NetBench's controller, a machine
+//! of its own: SCHED_FIFO above the `nic`s, so its clock never waits behind the
+//! server) starts the clock, starts every client at once, sleeps `span` and stops the
+//! clock, which ends the run. Each
 //! client does `span / think_ns + 2` operations, more than it can make in the span
 //! (`ops` is not used), so every client is active for all of it; an operation still
 //! outstanding at the stop that is already older than `timeout_ns` counts as a
@@ -91,7 +93,7 @@
 //! `fork=root`), which sleeps `case_ns` between them.
 //!
 //! `expected_tasks = 1 + 2N + (probes > 0) + probes (+ 1 with the daemon, + 1 with
-//! a span)`, `expected_messages = 2 · Σ ops per client (+ 1 with a span)`.
+//! a span)`, `expected_messages = 2 · Σ ops per client (+ 1 + N with a span)`.
 
 use crate::spec::WorkloadKind;
 use crate::{in_mm, push_loop, Footprint, Metric, Op, Program, Workload};
@@ -274,11 +276,12 @@ impl WorkloadKind for NetbenchParams {
         let cases = self.cases() as u64;
         Footprint {
             tasks: 1 + 2 * n + probe + self.probes as u64 + daemon + span,
-            channels: 2 * n + span,
+            channels: 2 * n + span * (1 + n),
             // 12 per client (smbd, nic), 6 for probe and ps, and the forks: 2 per
             // client and a sleep between cases, plus the daemon's sleeps; with a
-            // span, the controller's 5, its fork and the `started` send.
-            ops: if daemon == 1 { 15 * n + cases + 10 } else { 14 * n + cases + 7 } + 7 * span,
+            // span, the controller's 5 and a start per client, its fork, the
+            // `started` send and each nic's wait for its start.
+            ops: if daemon == 1 { 15 * n + cases + 10 } else { 14 * n + cases + 7 } + span * (7 + 2 * n),
         }
     }
 
@@ -297,6 +300,7 @@ impl WorkloadKind for NetbenchParams {
         let daemon = 3 + 2 * n;
         let controller = 3 + 2 * n + (p.fork == Fork::Daemon) as u32;
         let started = 2 * n;
+        let go = |c: u32| 2 * n + 1 + c;
         let spanned = p.span > 0;
         let client_ops = p.client_ops();
         // The forks of the smbds and nics, batch by batch (one batch when fresh); the
@@ -368,7 +372,10 @@ impl WorkloadKind for NetbenchParams {
             }
             body.push(Op::Send { chan: req(c), bytes: REQUEST_BYTES });
             body.push(Op::Recv { chan: reply(c) });
-            let mut ops = Vec::with_capacity(body.len() + 2);
+            let mut ops = Vec::with_capacity(body.len() + 3);
+            if spanned {
+                ops.push(Op::Recv { chan: go(c) });
+            }
             push_loop(&mut ops, ops_c, &body);
             ops.push(Op::Exit);
             programs.push(Program { role: "nic".into(), ops });
@@ -392,18 +399,20 @@ impl WorkloadKind for NetbenchParams {
             programs.push(Program { role: "daemon".into(), ops: forks });
         }
         if spanned {
-            let ops =
-                vec![Op::Recv { chan: started }, Op::StartClock, Op::Sleep { ns: p.span }, Op::StopClock, Op::Exit];
+            let mut ops = Vec::with_capacity(n as usize + 5);
+            ops.extend([Op::Recv { chan: started }, Op::StartClock]);
+            ops.extend((0..n).map(|c| Op::Send { chan: go(c), bytes: 0 }));
+            ops.extend([Op::Sleep { ns: p.span }, Op::StopClock, Op::Exit]);
             programs.push(Program { role: "controller".into(), ops });
         }
 
-        let counted = (0..2 * n + spanned as u32).map(|ch| ch < 2 * n && ch % 2 == 1).collect();
+        let counted = (0..2 * n + spanned as u32 * (1 + n)).map(|ch| ch < 2 * n && ch % 2 == 1).collect();
         let (n64, probes) = (n as u64, p.probes as u64);
         let total_ops: u64 = client_ops.iter().map(|&o| o as u64).sum();
         Ok(Workload {
             spec: options::canonical(Self::NAME, self),
             programs,
-            channels: 2 * n + spanned as u32,
+            channels: 2 * n + spanned as u32 * (1 + n),
             root: 0,
             root_params: in_mm(1),
             metric: Metric {
@@ -412,7 +421,7 @@ impl WorkloadKind for NetbenchParams {
                 per_count: (8 * p.bytes as u64, 1_000_000),
                 timeout_ns: Some(p.timeout_ns),
             },
-            expected_messages: 2 * total_ops + spanned as u64,
+            expected_messages: 2 * total_ops + spanned as u64 * (1 + n64),
             expected_tasks: 1 + 2 * n64 + (probes > 0) as u64 + probes + by_daemon as u64 + spanned as u64,
             bound,
             working_set: Vec::new(),

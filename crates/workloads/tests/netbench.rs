@@ -91,10 +91,23 @@ fn a_measured_case_is_clocked_by_the_controller_after_the_last_fork() {
     let controller = program(&w, "controller");
     assert_eq!(controller.len(), 1);
     let started = 6;
+    // It starts the clock and every client (`go` channels 7, 8, 9), then measures.
     assert_eq!(
         controller[0],
-        [Op::Recv { chan: started }, Op::StartClock, Op::Sleep { ns: 1_000_000_000 }, Op::StopClock, Op::Exit]
+        [
+            Op::Recv { chan: started },
+            Op::StartClock,
+            Op::Send { chan: 7, bytes: 0 },
+            Op::Send { chan: 8, bytes: 0 },
+            Op::Send { chan: 9, bytes: 0 },
+            Op::Sleep { ns: 1_000_000_000 },
+            Op::StopClock,
+            Op::Exit
+        ]
     );
+    for (c, nic) in program(&w, "nic").iter().enumerate() {
+        assert_eq!(nic[0], Op::Recv { chan: 7 + c as u32 }, "client {c} waits for its start");
+    }
     // The daemon says `started` after its last fork, and nothing else does.
     let daemon = program(&w, "daemon")[0];
     assert_eq!(&daemon[daemon.len() - 2..], [Op::Send { chan: started, bytes: 0 }, Op::Exit]);
@@ -110,11 +123,11 @@ fn a_measured_case_is_clocked_by_the_controller_after_the_last_fork() {
     assert_eq!(w.programs[first as usize].role, "controller");
     assert_eq!((params.class, params.mm), (schedlab_core::SchedClass::Fifo, 0));
     // The started channel is not counted: the metric is the clients' replies.
-    assert_eq!(w.channels, 7);
+    assert_eq!(w.channels, 10);
     assert!(!w.metric.counted[started as usize]);
     let plain = parse_workload("netbench:clients=3,fork=daemon,ops=52").unwrap();
     assert_eq!(w.expected_tasks, plain.expected_tasks + 1);
-    assert_eq!(w.expected_messages, plain.expected_messages + 1);
+    assert_eq!(w.expected_messages, plain.expected_messages + 1 + 3);
     // With fork=root the root sends it after its own last fork.
     let w = parse_workload("netbench:clients=2,span=1s").unwrap();
     let root = &w.programs[w.root as usize].ops;

@@ -154,10 +154,18 @@ impl Engine<'_> {
         self.plat.trace_at(at, cpu, || Event::Wakeup { task, waker, target });
     }
 
-    /// At the benchmark's stop, every request still unanswered (its client blocked in
-    /// the receive of a timed, counted channel) that is already older than the
-    /// workload's time-out is one its client has reported as an error.
-    fn outstanding_at_stop(&mut self, now: u64) {
+    /// What the benchmark's stop leaves unfinished. A task still waiting to run has
+    /// waited at least this long: its wait counts with its length so far (a task
+    /// starved to the end of the measurement is the longest wait of all, not none).
+    /// Every request still unanswered (its client blocked in the receive of a timed,
+    /// counted channel) that is already older than the workload's time-out is one its
+    /// client has reported as an error.
+    fn close_at_stop(&mut self, now: u64) {
+        for (id, t) in self.tasks.iter().enumerate() {
+            if t.ready_at != u64::MAX {
+                self.rec.ready_wait(t.role as usize, id as TaskId, now - t.ready_at);
+            }
+        }
         let Some(timeout) = self.w.metric.timeout_ns else { return };
         for (c, ch) in self.chans.iter().enumerate() {
             if self.w.metric.counted[c] {
@@ -398,7 +406,7 @@ impl Engine<'_> {
                 } else if !self.stopped {
                     self.stopped = true;
                     self.end_time = now;
-                    self.outstanding_at_stop(now);
+                    self.close_at_stop(now);
                 }
                 self.op_done();
                 let at = self.plat.cursor();
