@@ -147,3 +147,18 @@ fn a_measured_case_counts_its_span_and_the_requests_it_leaves_late() {
         assert_eq!(r.responses.as_ref().unwrap().timed_out, 0, "{p}");
     }
 }
+
+/// In a measured case under the report's O(1), some smbds wait out the whole case: a
+/// wait still in progress at the stop counts with its length so far (the case's),
+/// and their clients' requests are time-outs; under DSS every smbd runs within seconds.
+#[test]
+fn a_wait_in_progress_at_the_stop_counts() {
+    let o1 = run_stopped("o1:era=j7", "netbench:clients=24,fork=daemon,span=180s");
+    let window = o1.virtual_ns - o1.clock_start_ns;
+    let smbd = role(&o1, "smbd").max_ns;
+    assert!(smbd > 170_000_000_000 && smbd <= window, "o1: longest smbd wait {smbd} in a case of {window}");
+    assert!(o1.responses.as_ref().unwrap().timed_out > 0);
+    let dss = run_stopped("dss", "netbench:clients=24,fork=daemon,span=180s");
+    assert!(role(&dss, "smbd").max_ns < 5_000_000_000, "dss: {}", role(&dss, "smbd").max_ns);
+    assert_eq!(dss.responses.as_ref().unwrap().timed_out, 0);
+}
