@@ -382,13 +382,15 @@ pub fn schedule<P: Platform, H: Hooks24<P>>(
             None => common.recalculate(p),
         }
     };
-    let yielded = common.switch_to(p, prev, prev_state, picked.next);
-    // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
-    if let Some(t) = prev.filter(|_| prev_state == PrevState::Runnable) {
-        if picked.next != Some(t) && (!yielded || picked.displaced) {
-            h.place_prev(p, t, picked.displaced);
+    p.after_pick(|| {
+        let yielded = common.switch_to(p, prev, prev_state, picked.next);
+        // schedule_tail: a preempted (not yielding) task may be pushed to another CPU.
+        if let Some(t) = prev.filter(|_| prev_state == PrevState::Runnable) {
+            if picked.next != Some(t) && (!yielded || picked.displaced) {
+                h.place_prev(p, t, picked.displaced);
+            }
         }
-    }
+    });
     picked.next
 }
 

@@ -152,6 +152,16 @@ pub trait Platform: Sized + 'static {
     fn overlapped<R>(&self, f: impl FnOnce() -> R) -> R {
         f()
     }
+    /// Run `f`, the part of `schedule()` after its pick: the switch bookkeeping and
+    /// `schedule_tail`'s placement of a preempted `prev`. An observation mark only,
+    /// with no cost on any platform: the simulator reports the task structures a
+    /// `schedule()` reads under a run-queue lock as its run-queue walk, less those
+    /// read in here (the placement reads the preempted task and the tasks running
+    /// elsewhere, which walks no queue). Everywhere else this just runs `f`.
+    #[inline]
+    fn after_pick<R>(&self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
     /// How the policy's task table lays out per-task state in host memory (read once,
     /// when the policy is built). Dense unless the engine wants real addresses to
     /// follow the kernel layout: the runtime returns kernel blocks with the spec's

@@ -137,6 +137,10 @@ struct Engine<'w> {
     /// at `end_time`.
     stopped: bool,
     rec: Recorder,
+    /// The policy's number of run queues: one shared by every CPU, or one per CPU
+    /// (queue `q` is CPU `q`'s), so a `schedule()` on CPU `c` picks from queue
+    /// `c % queues`.
+    queues: usize,
     /// Role names, by the engine's numbering (labels of a trace's tasks).
     roles: Vec<String>,
 }
@@ -254,6 +258,7 @@ impl<'w> Engine<'w> {
         let topo = Topology { node_of: m.node_of.clone(), distance: m.distance.clone() };
         let env = BuildEnv { topo: &topo, capacity, hz: m.hz };
         let policy = spec.build(&plat, &env).map_err(|e| SimError::Policy(e.0))?;
+        let queues = policy.nr_queues().max(1);
         let cpus = CpuTable::new(
             m.cpus,
             CpuRt {
@@ -305,6 +310,7 @@ impl<'w> Engine<'w> {
             clock_start: None,
             stopped: false,
             rec: Recorder::new(cfg, m.cpus, &roles, w),
+            queues,
             roles,
         })
     }
@@ -541,7 +547,10 @@ impl<'w> Engine<'w> {
         if self.defer_waits {
             self.plat.begin_schedule(std::mem::replace(&mut self.lock_asked[cpu], NEVER));
         }
+        self.rec.schedule_on(self.policy.queue_len(cpu % self.queues));
+        let walk = self.plat.walk_start();
         let next = self.policy.schedule(&self.plat, prev, prev_state);
+        self.rec.walked(self.plat.walked_since(walk));
         if self.defer_waits {
             if let Some(id) = self.plat.schedule_lock() {
                 self.sched_lock[cpu] = id as u32;

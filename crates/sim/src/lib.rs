@@ -36,7 +36,7 @@
 //! | `platform/overlap.rs` | overlapped misses (`mlp`) and the store buffer |
 //! | `platform/locks.rs` | virtual-time locks, a waiter's back-off, Lockmeter statistics |
 //! | `platform/trace.rs` | the scheduling trace of a traced run |
-//! | `recorder.rs` | counters, run-queue sampling, wake-up latencies; builds the [`Report`] |
+//! | `recorder.rs` | counters, run-queue sampling, each `schedule()`'s queue length and walk, wake-up latencies; builds the [`Report`] |
 //! | `report.rs` | [`Report`]: JSON and text output |
 
 pub mod cachecheck;

@@ -1,13 +1,14 @@
 //! What a run measures, and the [`Report`] built from it.
 //!
 //! The engine bumps the counters and records wake-up latencies as events happen; the
-//! run-queue lengths are sampled at CPU 0's timer ticks. Nothing here feeds back into
+//! run-queue lengths are sampled at CPU 0's timer ticks, and the length of the queue a
+//! `schedule()` picks from and its walk at every call. Nothing here feeds back into
 //! the simulation: it only observes.
 
 use crate::config::SimConfig;
 use crate::machine::Machine;
 use crate::platform::{LockStats, SimPlatform};
-use crate::report::{round3, BusReport, Latency, QueueLen, Report, Responses, RoleWait, RqSeries};
+use crate::report::{round3, AtSchedule, BusReport, Latency, QueueLen, Report, Responses, RoleWait, RqSeries};
 use hdrhistogram::Histogram;
 use schedlab_core::Policy;
 use schedlab_workloads::Workload;
@@ -29,6 +30,12 @@ pub(crate) struct Recorder {
     pub migrations: u64,
     pub ipis: u64,
     pub schedule_calls: u64,
+    /// Task structures walked by `schedule()` calls, summed, and the longest walk.
+    walk_sum: u64,
+    walk_max: u64,
+    /// `schedule()` calls by the length of the queue they pick from (index: length):
+    /// exact counts, lengths being small, for exact percentiles.
+    at_schedule: Vec<u64>,
     /// From wake-up to being dispatched, in ns.
     wake_lat: Histogram<u64>,
     /// Wait to run per role (index: the engine's role numbering).
@@ -102,6 +109,9 @@ impl Recorder {
             migrations: 0,
             ipis: 0,
             schedule_calls: 0,
+            walk_sum: 0,
+            walk_max: 0,
+            at_schedule: Vec::with_capacity(64),
             wake_lat: Histogram::new(3).expect("histogram"),
             roles: roles
                 .iter()
@@ -160,6 +170,7 @@ impl Recorder {
         }
     }
 
+<<<<<<< HEAD
     /// A request still unanswered `ns` after it was made when the benchmark stops its
     /// clock: a time-out if it is already late (its client has reported the error);
     /// it has no response time to record.
@@ -167,6 +178,22 @@ impl Recorder {
         if let Some((_, late)) = self.responses.as_mut() {
             *late += (ns > timeout_ns) as u64;
         }
+=======
+    /// A `schedule()` call begins on a queue of `len` tasks.
+    #[inline]
+    pub fn schedule_on(&mut self, len: usize) {
+        if len >= self.at_schedule.len() {
+            self.at_schedule.resize(len + 1, 0);
+        }
+        self.at_schedule[len] += 1;
+    }
+
+    /// The `schedule()` call walked `tasks` task structures.
+    #[inline]
+    pub fn walked(&mut self, tasks: u64) {
+        self.walk_sum += tasks;
+        self.walk_max = self.walk_max.max(tasks);
+>>>>>>> h-instr
     }
 
     /// Sample every run queue's length at time `t` (and record a row of the series when
@@ -210,6 +237,8 @@ impl Recorder {
         let spin: u64 = run.locks.iter().map(|s| s.wait_total_ns).sum();
         let h = &self.wake_lat;
         let samples = self.rq_samples.max(1) as f64;
+        let calls = self.schedule_calls.max(1) as f64;
+        let per_message = |n: u64| (self.received > 0).then(|| round3(n as f64 / self.received as f64));
         Report {
             machine: run.machine.name.clone(),
             cpus: run.machine.cpus,
@@ -235,6 +264,10 @@ impl Recorder {
             migrations: self.migrations,
             ipis: self.ipis,
             schedule_calls: self.schedule_calls,
+            switches_per_message: per_message(self.ctx_switches),
+            migrations_per_message: per_message(self.migrations),
+            walk_len_mean: round3(self.walk_sum as f64 / calls),
+            walk_len_max: self.walk_max,
             cpu_busy_pct: round3(100.0 * (1.0 - run.idle_ns as f64 / total)),
             lock_spin_ns: spin,
             wakeup_latency_ns: Latency {
@@ -271,6 +304,7 @@ impl Recorder {
                 stddev_mean: round3(self.rq_sd_sum / samples),
                 samples: self.rq_samples,
             },
+            rq_at_schedule: AtSchedule::from_counts(&self.at_schedule),
             locks: Report::lock_reports(&run.locks, virtual_ns),
             policy_stats: run.policy_stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             role_stats: run.role_stats,

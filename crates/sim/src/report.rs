@@ -81,6 +81,50 @@ pub struct QueueLen {
     pub samples: u64,
 }
 
+/// The length of the queue a `schedule()` picks from (tasks linked on it, a running
+/// task the policy keeps linked included), taken as each call begins: over calls, not
+/// over time, so it is the length the calls' walks start from. Percentiles are exact
+/// (nearest rank over every call); 0 throughout when no call was made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AtSchedule {
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl AtSchedule {
+    /// From `counts[len]`, the calls that began on a queue of `len` tasks.
+    pub fn from_counts(counts: &[u64]) -> AtSchedule {
+        let n: u64 = counts.iter().sum();
+        if n == 0 {
+            return AtSchedule::default();
+        }
+        let total: u64 = counts.iter().enumerate().map(|(len, &c)| len as u64 * c).sum();
+        // The smallest length at or below which at least pct % of the calls began
+        // (rank ⌈pct·n/100⌉, integer arithmetic: no rounding at the bucket edges).
+        let at = |pct: u64| {
+            let rank = (pct * n).div_ceil(100).max(1);
+            let mut seen = 0;
+            counts
+                .iter()
+                .position(|&c| {
+                    seen += c;
+                    seen >= rank
+                })
+                .unwrap_or(0) as u64
+        };
+        AtSchedule {
+            mean: round3(total as f64 / n as f64),
+            p50: at(50),
+            p90: at(90),
+            p99: at(99),
+            max: counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u64,
+        }
+    }
+}
+
 /// Lockmeter-style report of one lock (instances with one name are aggregated).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockReport {
@@ -133,6 +177,19 @@ pub struct Report {
     pub migrations: u64,
     pub ipis: u64,
     pub schedule_calls: u64,
+    /// `context_switches` / `messages_received` (null without messages).
+    pub switches_per_message: Option<f64>,
+    /// `migrations` / `messages_received` (null without messages).
+    pub migrations_per_message: Option<f64>,
+    /// Task structures a `schedule()` reads under a run-queue lock before its pick,
+    /// mean over calls and the longest walk: DSS's goodness loop over its whole list,
+    /// MQS's local scan, an idle pull's look at another queue's tasks; 0 for O(1)'s
+    /// bitmap pick. The reads `rq_traversal_miss_ratio` is taken over, less those
+    /// `schedule_tail` makes to place a preempted task.
+    /// Required when a report is read back (as is `rq_at_schedule`): a sweep journal
+    /// written before them is run again rather than read as walks of 0.
+    pub walk_len_mean: f64,
+    pub walk_len_max: u64,
     /// Non-idle CPU time (user + kernel + spinning) over CPUs × virtual time, in percent.
     pub cpu_busy_pct: f64,
     /// Time CPUs spent spinning on locks, summed over CPUs.
@@ -145,6 +202,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responses: Option<Responses>,
     pub runqueue_len: QueueLen,
+    /// The length of the queue each `schedule()` picks from, as the call begins.
+    pub rq_at_schedule: AtSchedule,
     pub locks: Vec<LockReport>,
     /// The policy's own counters ([`schedlab_core::Policy::stats`]), when it has any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -322,6 +381,14 @@ impl Report {
             "  context switches  {}   migrations {}   IPIs {}   schedule() calls {}",
             self.context_switches, self.migrations, self.ipis, self.schedule_calls
         );
+        match (self.switches_per_message, self.migrations_per_message) {
+            (Some(sw), Some(mg)) => {
+                let _ = writeln!(s, "  per message       {sw:.3} context switches   {mg:.3} migrations");
+            }
+            _ => {
+                let _ = writeln!(s, "  per message       - (no messages)");
+            }
+        }
         let _ = writeln!(
             s,
             "  CPU busy          {:.1} %   lock spinning {:.3} ms (all CPUs)",
@@ -334,6 +401,11 @@ impl Report {
             "  rq-walk L2 miss   {:.3}   bus transactions {} (task {}, sched {}, workload {}; \
              read {}, rfo {}, write-back {}, c2c {})",
             self.rq_traversal_miss_ratio, b.total, b.task, b.sched, b.workload, b.read_miss, b.rfo, b.writeback, b.c2c
+        );
+        let _ = writeln!(
+            s,
+            "  rq walk length    mean {:.2}  max {}  (tasks read per schedule() before its pick)",
+            self.walk_len_mean, self.walk_len_max
         );
         let l = &self.wakeup_latency_ns;
         let _ = writeln!(
@@ -387,6 +459,12 @@ impl Report {
         let q = &self.runqueue_len;
         let _ =
             writeln!(s, "  run-queue length  mean {:.2}  max {}  per-queue stddev {:.2}", q.mean, q.max, q.stddev_mean);
+        let a = &self.rq_at_schedule;
+        let _ = writeln!(
+            s,
+            "  at schedule()     mean {:.2}  p50 {}  p90 {}  p99 {}  max {}  (length of the queue it picks from)",
+            a.mean, a.p50, a.p90, a.p99, a.max
+        );
         let _ = writeln!(
             s,
             "  locks             {:<16} {:>5} {:>12} {:>9} {:>10} {:>10} {:>10} {:>7}",

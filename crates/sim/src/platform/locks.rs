@@ -23,6 +23,13 @@ pub struct LockStats {
     pub wait_max_ns: u64,
 }
 
+/// Where a `schedule()` call's walk is measured from ([`SimPlatform::walk_start`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WalkMark {
+    locked: u64,
+    after_pick: u64,
+}
+
 #[derive(Debug)]
 pub(super) struct LockState {
     pub(super) stats: LockStats,
@@ -84,6 +91,33 @@ impl SimPlatform {
     pub fn schedule_lock(&self) -> Option<usize> {
         self.schedule_open.set(false);
         Some(self.first_lock.get()).filter(|&id| id != usize::MAX)
+    }
+
+    /// Task-line reads made under a lock so far, those of a critical section still
+    /// open included (the walk counters take them in at its release).
+    #[inline]
+    pub(super) fn locked_task_reads(&self) -> u64 {
+        let open = if self.locks_held.get() > 0 { self.task_reads.get() - self.walk_mark.get().0 } else { 0 };
+        self.walk_reads.get() + open
+    }
+
+    /// A mark to measure a `schedule()` call's run-queue walk from
+    /// ([`walked_since`](Self::walked_since)).
+    #[inline]
+    pub fn walk_start(&self) -> WalkMark {
+        WalkMark { locked: self.locked_task_reads(), after_pick: self.after_pick_reads.get() }
+    }
+
+    /// The run-queue walk of the `schedule()` call made since `mark`: the task
+    /// structures it read under a run-queue lock — its own queue's walk, and any look
+    /// at other queues that reads their tasks (a steal, an idle pull) — less those read
+    /// after its pick ([`schedlab_core::Platform::after_pick`]: the placement of a
+    /// preempted task reads it and the tasks running elsewhere). The same reads as
+    /// [`BusStats::locked_task_reads`](super::BusStats), so the walk the miss ratio is
+    /// taken over and the walk whose length is reported are one.
+    #[inline]
+    pub fn walked_since(&self, mark: WalkMark) -> u64 {
+        (self.locked_task_reads() - mark.locked) - (self.after_pick_reads.get() - mark.after_pick)
     }
 
     pub(super) fn lock_acquire(&self, id: usize, try_only: bool) -> bool {

@@ -39,7 +39,7 @@ pub use coherence::{BusStats, KIND_C2C, KIND_READ_MISS, KIND_RFO, KIND_WRITEBACK
 pub use layout::{
     CLASS_SCHED, CLASS_TASK, CLASS_WORKLOAD, KDATA_BASE, KDATA_SLOT, TASK_BASE, TASK_BLOCK, TASK_HOT_OFFSET, USER_BASE,
 };
-pub use locks::{LockStats, SimLock};
+pub use locks::{LockStats, SimLock, WalkMark};
 
 use crate::cost::CostModel;
 use cache::NO_LRU;
@@ -174,6 +174,9 @@ pub struct SimPlatform {
     walk_mark: Cell<(u64, u64)>,
     walk_reads: Cell<u64>,
     walk_misses: Cell<u64>,
+    /// Of those, the reads made inside [`Platform::after_pick`] scopes: `schedule()`'s
+    /// work after its pick, which walks no run queue ([`SimPlatform::walked_since`]).
+    after_pick_reads: Cell<u64>,
     /// The first lock the current `schedule()` call acquired (`usize::MAX`: none yet),
     /// and when its waiter began to ask if the engine deferred the call
     /// ([`SimPlatform::lock_seen_free_at`]; `u64::MAX`: not deferred).
@@ -385,6 +388,7 @@ impl SimPlatform {
             walk_mark: Cell::new((0, 0)),
             walk_reads: Cell::new(0),
             walk_misses: Cell::new(0),
+            after_pick_reads: Cell::new(0),
             locks_held: Cell::new(0),
             first_lock: Cell::new(usize::MAX),
             asked_at: Cell::new(u64::MAX),
@@ -525,6 +529,14 @@ impl Platform for SimPlatform {
             return self.in_overlap(f);
         }
         f()
+    }
+    /// Counts the task-line reads `f` makes under a lock as no walk's.
+    #[inline]
+    fn after_pick<R>(&self, f: impl FnOnce() -> R) -> R {
+        let start = self.locked_task_reads();
+        let r = f();
+        self.after_pick_reads.set(self.after_pick_reads.get() + self.locked_task_reads() - start);
+        r
     }
 }
 #[cfg(test)]
