@@ -170,7 +170,6 @@ impl Recorder {
         }
     }
 
-<<<<<<< HEAD
     /// A request still unanswered `ns` after it was made when the benchmark stops its
     /// clock: a time-out if it is already late (its client has reported the error);
     /// it has no response time to record.
@@ -178,7 +177,8 @@ impl Recorder {
         if let Some((_, late)) = self.responses.as_mut() {
             *late += (ns > timeout_ns) as u64;
         }
-=======
+    }
+
     /// A `schedule()` call begins on a queue of `len` tasks.
     #[inline]
     pub fn schedule_on(&mut self, len: usize) {
@@ -193,7 +193,6 @@ impl Recorder {
     pub fn walked(&mut self, tasks: u64) {
         self.walk_sum += tasks;
         self.walk_max = self.walk_max.max(tasks);
->>>>>>> h-instr
     }
 
     /// Sample every run queue's length at time `t` (and record a row of the series when
