@@ -596,6 +596,12 @@ fn task_stats_report_sleep_avg_and_the_longest_wait_with_its_array() {
     assert_eq!((get(0, "max_wait_ns"), get(0, "max_wait_expired")), (m * JIFFY, 1));
     assert_eq!((get(1, "max_wait_ns"), get(1, "max_wait_expired")), ((3 + n) * JIFFY, 0));
     assert_eq!(get(0, "sleep_avg_ticks"), pol.task_view(0).sleep_avg);
+    // The time waited in all, by the array each wait began in: task 0's fork wait and
+    // its wait in the expired array; task 1's one wait, in the active array.
+    assert_eq!((get(0, "wait_active_ns"), get(0, "wait_expired_ns")), (3 * JIFFY, m * JIFFY));
+    assert_eq!((get(1, "wait_active_ns"), get(1, "wait_expired_ns")), ((3 + n) * JIFFY, 0));
+    // The sleep_avg each brought to its first run: forked by no one who slept, none.
+    assert_eq!((get(0, "first_sleep_avg_ticks"), get(1, "first_sleep_avg_ticks")), (0, 0));
 }
 
 #[test]

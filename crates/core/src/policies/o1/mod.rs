@@ -170,9 +170,15 @@ struct O1Task {
     ready_expired: AtomicBool,
     /// Wait from the fork's wake-up to the first run, + 1 (0: never ran).
     first_wait: AtomicU64,
+    /// `sleep_avg` when the task first ran, + 1 (0: never ran): what a task joining a
+    /// loaded run queue brings to it.
+    first_sleep_avg: AtomicU64,
     /// Longest wait on a run queue, and whether it began in the expired array.
     max_wait: AtomicU64,
     max_wait_expired: AtomicBool,
+    /// Time waited on a run queue in all, by the array each wait began in.
+    wait_active_ns: AtomicU64,
+    wait_expired_ns: AtomicU64,
 }
 
 /// A `prio_array`: 140 FIFO lists, a bitmap of the non-empty ones, their total.
@@ -475,7 +481,10 @@ impl<P: Platform> O1<P> {
         let wait = p.now().saturating_sub(since - 1);
         if ot.first_wait.load(Relaxed) == 0 {
             ot.first_wait.store(wait + 1, Relaxed);
+            ot.first_sleep_avg.store(ot.sleep_avg.load(Relaxed) + 1, Relaxed);
         }
+        let by_array = if ot.ready_expired.load(Relaxed) { &ot.wait_expired_ns } else { &ot.wait_active_ns };
+        by_array.fetch_add(wait, Relaxed);
         if wait > ot.max_wait.load(Relaxed) {
             ot.max_wait.store(wait, Relaxed);
             ot.max_wait_expired.store(ot.ready_expired.load(Relaxed), Relaxed);
@@ -948,9 +957,18 @@ impl<P: Platform> Policy<P> for O1<P> {
         ot.sleep_avg.store(avg, Relaxed);
         ot.sleep_timestamp.store(jiffies, Relaxed);
         ot.forked.store(true, Relaxed);
-        for field in
-            [&ot.ran_since, &ot.woke_at, &ot.charge_rem, &ot.credit_rem, &ot.ready_at, &ot.first_wait, &ot.max_wait]
-        {
+        for field in [
+            &ot.ran_since,
+            &ot.woke_at,
+            &ot.charge_rem,
+            &ot.credit_rem,
+            &ot.ready_at,
+            &ot.first_wait,
+            &ot.first_sleep_avg,
+            &ot.max_wait,
+            &ot.wait_active_ns,
+            &ot.wait_expired_ns,
+        ] {
             field.store(0, Relaxed);
         }
         ot.ready_expired.store(false, Relaxed);
@@ -1085,15 +1103,20 @@ impl<P: Platform> Policy<P> for O1<P> {
     }
 
     /// `sleep_avg_ticks` now; `first_wait_ns` from the fork's wake-up to the first run
-    /// (0 if it never ran); `max_wait_ns`, the longest wait on a run queue, and
-    /// `max_wait_expired`, 1 if that wait began in the expired array.
+    /// (0 if it never ran) and `first_sleep_avg_ticks`, the `sleep_avg` it then had;
+    /// `max_wait_ns`, the longest wait on a run queue, and `max_wait_expired`, 1 if that
+    /// wait began in the expired array; `wait_active_ns` and `wait_expired_ns`, the time
+    /// waited on a run queue in all by the array each wait began in.
     fn task_stats(&self, t: TaskId) -> Vec<(&'static str, u64)> {
         let Some(ot) = self.o1.get(t as usize) else { return Vec::new() };
         vec![
             ("sleep_avg_ticks", ot.sleep_avg.load(Relaxed)),
             ("first_wait_ns", ot.first_wait.load(Relaxed).saturating_sub(1)),
+            ("first_sleep_avg_ticks", ot.first_sleep_avg.load(Relaxed).saturating_sub(1)),
             ("max_wait_ns", ot.max_wait.load(Relaxed)),
             ("max_wait_expired", ot.max_wait_expired.load(Relaxed) as u64),
+            ("wait_active_ns", ot.wait_active_ns.load(Relaxed)),
+            ("wait_expired_ns", ot.wait_expired_ns.load(Relaxed)),
         ]
     }
 
