@@ -564,6 +564,33 @@ fn busy_pull(spec: &str, bind_tail: bool) -> Vec<TaskId> {
     (0..7).filter(|&t| pol.tasks().get(t).processor() == 1).collect()
 }
 
+/// The policy counts the tasks `load_balance` pulled that have run since, and the mean
+/// wait from the pull to that run.
+#[test]
+fn pulled_tasks_report_how_soon_they_run() {
+    let (mut p, pol) = build(2, "o1:era=j7");
+    for t in 0..4 {
+        fork(&pol, &mut p, 0, t, &nice(0), None);
+    }
+    assert_eq!(sched(&pol, &mut p, 0, None, PrevState::Runnable), Some(0));
+    p.cpu = 1;
+    let stat = |k: &str| pol.stats().into_iter().find(|(n, _)| *n == k).unwrap().1;
+    // CPU 1 is idle: its rebalance pulls from CPU 0's queue of three waiting tasks.
+    p.set_now(pol.tunables().idle_rebalance.max(1) * JIFFY);
+    pol.balance(&p);
+    check(&pol);
+    let pulled: Vec<TaskId> = (1..4).filter(|&t| pol.tasks().get(t).processor() == 1).collect();
+    assert!(!pulled.is_empty() && stat("pulled") == pulled.len() as u64, "{pulled:?}");
+    assert_eq!((stat("pulled_then_ran"), stat("pull_to_run_mean_ns")), (0, 0));
+    // The first of them runs on CPU 1 two ticks after the pull.
+    let pulled_at = p.clock.load(std::sync::atomic::Ordering::Relaxed);
+    p.set_now(pulled_at / JIFFY * JIFFY + 2 * JIFFY);
+    let ran = sched(&pol, &mut p, 1, None, PrevState::Runnable).expect("CPU 1 runs a pulled task");
+    assert!(pulled.contains(&ran));
+    let now = p.clock.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!((stat("pulled_then_ran"), stat("pull_to_run_mean_ns")), (1, now - pulled_at));
+}
+
 #[test]
 fn the_early_2002_load_balance_pulls_one_task_per_array_from_list_tails() {
     // Loads 7 vs 1: imbalance 3. The July 2002 walk pulls three: the expired task,

@@ -179,6 +179,8 @@ struct O1Task {
     /// Time waited on a run queue in all, by the array each wait began in.
     wait_active_ns: AtomicU64,
     wait_expired_ns: AtomicU64,
+    /// Platform time + 1 of the `load_balance` pull the task has not run since (0: none).
+    pulled_at: AtomicU64,
 }
 
 /// A `prio_array`: 140 FIFO lists, a bitmap of the non-empty ones, their total.
@@ -299,6 +301,10 @@ pub struct O1<P: Platform> {
     /// Tasks moved by `load_balance` and array swaps (observations).
     pulled: AtomicU64,
     swaps: AtomicU64,
+    /// Pulled tasks that have run since, and their waits from the pull to that run
+    /// (observations: does a balanced task run soon where it was moved?).
+    pulled_ran: AtomicU64,
+    pull_to_run_ns: AtomicU64,
     /// Why tasks sat in the expired array (observations, see [`Policy::stats`]).
     trace: Trace,
 }
@@ -360,6 +366,8 @@ impl<P: Platform> O1<P> {
             tun,
             pulled: AtomicU64::new(0),
             swaps: AtomicU64::new(0),
+            pulled_ran: AtomicU64::new(0),
+            pull_to_run_ns: AtomicU64::new(0),
             trace: Trace::default(),
         })
     }
@@ -474,6 +482,11 @@ impl<P: Platform> O1<P> {
     /// Observation: `t` is dispatched now; its wait ends.
     fn note_run(&self, p: &P, t: TaskId) {
         let ot = self.task(t);
+        let pulled_at = ot.pulled_at.swap(0, Relaxed);
+        if pulled_at != 0 {
+            self.pulled_ran.fetch_add(1, Relaxed);
+            self.pull_to_run_ns.fetch_add(p.now().saturating_sub(pulled_at - 1), Relaxed);
+        }
         let since = ot.ready_at.swap(0, Relaxed);
         if since == 0 {
             return;
@@ -814,6 +827,7 @@ impl<P: Platform> O1<P> {
     /// `pull_task`: move `t` into `here`'s active array.
     fn pull_task(&self, p: &P, here: &mut Runqueue, there: &mut Runqueue, t: TaskId, kick: bool) {
         p.touch(Line::Task(t), Access::Write);
+        self.task(t).pulled_at.store(p.now() + 1, Relaxed);
         self.deactivate(p, there, t);
         self.common.tasks.get(t).set_processor(here.cpu);
         self.enqueue(p, here, t, here.active);
@@ -968,6 +982,7 @@ impl<P: Platform> Policy<P> for O1<P> {
             &ot.max_wait,
             &ot.wait_active_ns,
             &ot.wait_expired_ns,
+            &ot.pulled_at,
         ] {
             field.store(0, Relaxed);
         }
@@ -1093,6 +1108,11 @@ impl<P: Platform> Policy<P> for O1<P> {
         vec![
             ("array_swaps", self.swaps()),
             ("pulled", self.pulled()),
+            ("pulled_then_ran", self.pulled_ran.load(Relaxed)),
+            (
+                "pull_to_run_mean_ns",
+                self.pull_to_run_ns.load(Relaxed).checked_div(self.pulled_ran.load(Relaxed)).unwrap_or(0),
+            ),
             ("expired_not_interactive", tr.expired_not_interactive.load(Relaxed)),
             ("expired_starving", tr.expired_starving.load(Relaxed)),
             ("reinserted_interactive", tr.reinserted.load(Relaxed)),
