@@ -119,7 +119,25 @@ const fn abs(metric: &'static str, label: &'static str, unit: Unit, panel: Dim, 
 }
 
 const POOL_BARS: Plot = Plot::Bars { groups_are_cols: true };
-const PMQS_CHAT: &[View] = &[pct("throughput", "Chat throughput", Dim::Workload, Dim::Balancer, Dim::Pool, POOL_BARS)];
+
+/// What a Chat run does inside the scheduler, per policy (rows) and load (columns): the
+/// intermediate quantities behind its throughput (docs/fidelity.md, chat-numa).
+const fn chat_inside(metric: &'static str, label: &'static str, unit: Unit) -> View {
+    View { lower_is_better: true, ..abs(metric, label, unit, Dim::Machine, Dim::Policy, Dim::Workload) }
+}
+const CHAT_WALK: View = chat_inside("walk_len_mean", "task structures read per schedule() (walk)", Unit::Count);
+const CHAT_HOLD: View = chat_inside("locks.runqueue_lock.hold_mean_ns", "run-queue lock mean hold time", Unit::Time);
+const CHAT_CONTENTION: View =
+    chat_inside("locks.runqueue_lock.contention_pct", "run-queue lock contention", Unit::Percent);
+const CHAT_SWITCHES: View = chat_inside("switches_per_message", "context switches per message received", Unit::Count);
+
+const PMQS_CHAT: &[View] = &[
+    pct("throughput", "Chat throughput", Dim::Workload, Dim::Balancer, Dim::Pool, POOL_BARS),
+    CHAT_WALK,
+    CHAT_HOLD,
+    CHAT_CONTENTION,
+    CHAT_SWITCHES,
+];
 const PMQS_MK: &[View] = &[View {
     lower_is_better: true,
     ..pct("virtual_ns", "Mkbench completion time", Dim::Workload, Dim::Balancer, Dim::Pool, POOL_BARS)
@@ -132,7 +150,7 @@ pub const CATALOG: &[Entry] = &[
         name: "chat-numa",
         file: "experiments/chat-numa.toml",
         source: "S1 (Franke et al., PMQS, ALS 2001), section \"Chat Evaluation\", on the 4 × 4 NUMA-Q",
-        form: "% difference of Chat throughput from MQS, 100·(T_X − T_MQS)/T_MQS, higher is better; rows: load balancer, columns: pool size (4 = a quad, 8 = two quads, 16 = the machine), one table per Chat (rooms, messages); DSS vs MQS under the table.",
+        form: "% difference of Chat throughput from MQS, 100·(T_X − T_MQS)/T_MQS, higher is better; rows: load balancer, columns: pool size (4 = a quad, 8 = two quads, 16 = the machine), one table per Chat (rooms, messages); DSS vs MQS under the table. Then, per policy (rows) and load (columns), what the runs do inside the scheduler: task structures read per `schedule()`, the run-queue lock's mean hold time and contention, context switches per message received.",
         aliases: &[],
         views: PMQS_CHAT,
     },
@@ -140,7 +158,7 @@ pub const CATALOG: &[Entry] = &[
         name: "chat-smp",
         file: "experiments/chat-smp.toml",
         source: "S1 (Franke et al., PMQS, ALS 2001), section \"Chat Evaluation\", on the 8-way SMP",
-        form: "% difference of Chat throughput from MQS, higher is better; rows: load balancer, columns: pool size (1, 2, 4, 8 CPUs), one table per Chat (rooms, messages); DSS vs MQS under the table.",
+        form: "% difference of Chat throughput from MQS, higher is better; rows: load balancer, columns: pool size (1, 2, 4, 8 CPUs), one table per Chat (rooms, messages); DSS vs MQS under the table. Then, per policy (rows) and load (columns), what the runs do inside the scheduler: task structures read per `schedule()`, the run-queue lock's mean hold time and contention, context switches per message received.",
         aliases: &[],
         views: PMQS_CHAT,
     },
@@ -256,17 +274,23 @@ pub const CATALOG: &[Entry] = &[
         name: "chat-colours",
         file: "experiments/chat-colours.toml",
         source: "S6 (Yamamura et al., cache colouring, FREENIX 2002) §5.2.2: Chat on the 8-way (vanilla, c32, MQ; the paper ran (30,300); its values were not recovered)",
-        form: "% difference of Chat throughput from MQ, higher is better; rows: Chat (rooms, messages), columns: kernel.",
+        form: "% difference of Chat throughput from MQ, higher is better; rows: Chat (rooms, messages), columns: kernel. Then, per policy (rows) and load (columns), what the runs do inside the scheduler: task structures read per `schedule()`, the run-queue lock's mean hold time and contention, context switches per message received.",
         aliases: VANILLA,
-        views: &[pct("throughput", "Chat throughput", Dim::Machine, Dim::Workload, Dim::Policy, Plot::Bars {
-            groups_are_cols: false,
-        })],
+        views: &[
+            pct("throughput", "Chat throughput", Dim::Machine, Dim::Workload, Dim::Policy, Plot::Bars {
+                groups_are_cols: false,
+            }),
+            CHAT_WALK,
+            CHAT_HOLD,
+            CHAT_CONTENTION,
+            CHAT_SWITCHES,
+        ],
     },
     Entry {
         name: "netbench-up",
         file: "experiments/netbench-up.toml",
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): uniprocessor",
-        form: "Throughput per client count (rows 4..48), one column per scheduler, and the peak over the sweep (the source's headline figure; its peaks are set beside the table's peak row).",
+        form: "Throughput per client count (rows 4..48), one column per scheduler, and the peak over the sweep (the source's headline figure; its peaks are set beside the table's peak row). Then the CPU's busy share and the mean run-queue length at `schedule()`.",
         aliases: &[("dss", "2.4 (DSS)")],
         views: NETBENCH_THROUGHPUT,
     },
@@ -274,7 +298,7 @@ pub const CATALOG: &[Entry] = &[
         name: "netbench-4way",
         file: "experiments/netbench-4way.toml",
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): 4-way PIII Xeon 700, with and without IRQ + process affinity",
-        form: "Throughput per client count (rows), one column per scheduler, one table per machine (without / with affinity), and the peak over the sweep.",
+        form: "Throughput per client count (rows), one column per scheduler, one table per machine (without / with affinity), and the peak over the sweep. Then the CPUs' busy share and the mean run-queue length at `schedule()`.",
         aliases: &[("dss", "2.4 (DSS)")],
         views: NETBENCH_THROUGHPUT,
     },
@@ -282,7 +306,7 @@ pub const CATALOG: &[Entry] = &[
         name: "netbench-starvation",
         file: "experiments/netbench-starvation.toml",
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor symptom, smbds and new tasks that cannot get a CPU under O(1)",
-        form: "Longest time an smbd waited to run (runnable → dispatched) per client count (rows), one column per scheduler, and the worst over the sweep. The report saw client errors from 20 clients on under O(1) and > 2 min to start `ps`, sub-second under 2.4.",
+        form: "Longest time an smbd waited to run (runnable → dispatched) per client count (rows), one column per scheduler, and the worst over the sweep. The report saw client errors from 20 clients on under O(1) and > 2 min to start `ps`, sub-second under 2.4. Then the longest `ps` wait to run and the timed-out operations (a wait or request unfinished when the case ends counts with its length so far).",
         aliases: &[("dss", "2.4 (DSS)")],
         views: SMBD_WAIT,
     },
@@ -290,7 +314,7 @@ pub const CATALOG: &[Entry] = &[
         name: "netbench-live",
         file: "experiments/netbench-live.toml",
         source: "S10 (Theurer, \"(O)1 Netbench results\", LKML 31 Jan 2002): the uniprocessor cases as the report ran them, clients joining one live server 4 at a time, each case 3 minutes",
-        form: "Longest time an smbd that a case adds waited to run (runnable → dispatched), per client count (rows), one column per scheduler, and the worst over the sweep; the smbds of earlier cases keep running beside them.",
+        form: "Longest time an smbd that a case adds waited to run (runnable → dispatched), per client count (rows), one column per scheduler, and the worst over the sweep; the smbds of earlier cases keep running beside them. Then the longest `ps` wait to run (the probe runs in the first case) and the timed-out operations.",
         aliases: &[("dss", "2.4 (DSS)")],
         views: SMBD_WAIT,
     },
@@ -308,17 +332,38 @@ pub fn names() -> Vec<&'static str> {
 
 /// NetBench throughput per client count, one line per scheduler, with the peak over the
 /// sweep: the report's form on the uniprocessor and on the 4-way alike.
-const NETBENCH_THROUGHPUT: &[View] = &[View {
-    summary: Summary::Peak,
-    plot: Plot::Lines { x_label: "clients" },
-    ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
-}];
+const NETBENCH_THROUGHPUT: &[View] = &[
+    View {
+        summary: Summary::Peak,
+        plot: Plot::Lines { x_label: "clients" },
+        ..abs("throughput", "NetBench throughput", Unit::Throughput, Dim::Machine, Dim::Workload, Dim::Policy)
+    },
+    abs("cpu_busy_pct", "CPU busy", Unit::Percent, Dim::Machine, Dim::Workload, Dim::Policy),
+    abs(
+        "rq_at_schedule.mean",
+        "run-queue length at schedule(), mean",
+        Unit::Count,
+        Dim::Machine,
+        Dim::Workload,
+        Dim::Policy,
+    ),
+];
 
 /// The longest wait of an smbd to run per client count, one line per scheduler, with the
 /// worst over the sweep: the starvation's form, for fresh and live servers alike.
-const SMBD_WAIT: &[View] = &[View {
-    summary: Summary::Worst,
-    plot: Plot::Lines { x_label: "clients" },
-    lower_is_better: true,
-    ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
-}];
+const SMBD_WAIT: &[View] = &[
+    View {
+        summary: Summary::Worst,
+        plot: Plot::Lines { x_label: "clients" },
+        lower_is_better: true,
+        ..abs("waits.smbd.max_ns", "longest smbd wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
+    },
+    View {
+        lower_is_better: true,
+        ..abs("waits.ps.max_ns", "longest `ps` wait to run", Unit::Time, Dim::Machine, Dim::Workload, Dim::Policy)
+    },
+    View {
+        lower_is_better: true,
+        ..abs("responses.timed_out", "timed-out operations", Unit::Count, Dim::Machine, Dim::Workload, Dim::Policy)
+    },
+];
