@@ -100,6 +100,8 @@ pub struct SchedCommon {
     /// preemption, as opposed to waking an idle CPU).
     recalculations: AtomicU64,
     wakeup_preemptions: AtomicU64,
+    /// Observation (uncharged): the counter each task got from `do_fork`, in ticks.
+    fork_counter: Box<[AtomicU32]>,
 }
 
 impl SchedCommon {
@@ -127,6 +129,7 @@ impl SchedCommon {
             preempt_threshold: PREEMPTION_THRESHOLD,
             recalculations: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
+            fork_counter: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -189,6 +192,17 @@ impl SchedCommon {
         };
         p.touch(Line::Task(id), Access::Write);
         self.tasks.init(id, params, self.fork_cpu(p, params), counter);
+        if let Some(f) = self.fork_counter.get(id as usize) {
+            f.store(counter as u32, Relaxed);
+        }
+    }
+
+    /// The 2.4 family's per-task observations ([`crate::Policy::task_stats`]):
+    /// `fork_counter_ticks`, the counter `do_fork` gave the task (half its parent's),
+    /// and `counter_ticks`, its counter now.
+    pub fn task_stats24(&self, t: TaskId) -> Vec<(&'static str, u64)> {
+        let Some(f) = self.fork_counter.get(t as usize) else { return Vec::new() };
+        vec![("fork_counter_ticks", f.load(Relaxed) as u64), ("counter_ticks", self.tasks.get(t).counter() as u64)]
     }
 
     /// The CPU a new task starts on: the forking CPU if allowed, else the first

@@ -69,6 +69,25 @@ fn spawn<P: Policy<NullPlatform> + ?Sized>(
 
 // ---------------------------------------------------------------- DSS ------------
 
+/// The 2.4 family reports the counter `do_fork` gave each task (half its parent's,
+/// rounded up; a full quantum without a parent) and its counter now.
+#[test]
+fn the_2_4_family_reports_each_tasks_fork_counter() {
+    for spec in ["dss", "mqs", "pmqs:pool=1,lb=lbc"] {
+        let (mut p, pol) = from_spec(spec, 2);
+        spawn(&*pol, &mut p, 0, 0, &params(0, 1), Some(7), false);
+        p.cpu = 0;
+        pol.task_new(&p, 1, &params(0, 1), Some(0));
+        let get = |t: TaskId, k: &str| pol.task_stats(t).into_iter().find(|(n, _)| *n == k).unwrap().1;
+        assert_eq!((get(1, "fork_counter_ticks"), get(1, "counter_ticks")), (4, 4), "{spec}");
+        assert_eq!(
+            (get(0, "fork_counter_ticks"), get(0, "counter_ticks")),
+            (6, 3),
+            "{spec}: HZ 100, nice 0: 6 ticks, then halved by the fork"
+        );
+    }
+}
+
 #[test]
 fn dss_schedule_picks_max_goodness() {
     let (mut p, pol) = dss(1);

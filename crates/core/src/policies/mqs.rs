@@ -919,6 +919,9 @@ impl<P: Platform> Policy<P> for Mqs<P> {
     fn stats(&self) -> Vec<(&'static str, u64)> {
         self.common.stats24()
     }
+    fn task_stats(&self, t: TaskId) -> Vec<(&'static str, u64)> {
+        self.common.task_stats24(t)
+    }
     fn nr_queues(&self) -> usize {
         self.common.ncpus()
     }

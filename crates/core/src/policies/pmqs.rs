@@ -593,6 +593,9 @@ impl<P: Platform> Policy<P> for Pmqs<P> {
     fn nr_queues(&self) -> usize {
         self.inner.nr_queues()
     }
+    fn task_stats(&self, t: TaskId) -> Vec<(&'static str, u64)> {
+        self.inner.common().task_stats24(t)
+    }
     fn stats(&self) -> Vec<(&'static str, u64)> {
         let ran = self.moved_ran.load(Relaxed);
         let mut stats = self.inner.common().stats24();
