@@ -79,7 +79,7 @@ pub fn run(
     match schedlab_lab::reproduce::write(&rep, &out) {
         Ok(_) => {
             println!(
-                "{} experiments, {} runs in {:.1} s wall on {} threads{}; report in {}/ (report.md, index.html, results.json, plots/{})",
+                "{} experiments, {} runs in {:.1} s wall on {} threads{}; report in {}/ (report.md, index.html, results.json, fidelity.md, plots/{})",
                 rep.sections.len(),
                 rep.sections.iter().map(|s| s.sweep.plan.runs().len()).sum::<usize>(),
                 rep.wall_s,
