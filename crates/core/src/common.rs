@@ -102,6 +102,22 @@ pub struct SchedCommon {
     wakeup_preemptions: AtomicU64,
     /// Observation (uncharged): the counter each task got from `do_fork`, in ticks.
     fork_counter: Box<[AtomicU32]>,
+    /// Observation (uncharged), per task: where its counter stood among the others'
+    /// at its fork.
+    fork_ahead: Box<[ForkAhead]>,
+}
+
+/// Where a new task's counter stood among the other SCHED_OTHER tasks' (queued or
+/// asleep, its parent aside) at its fork. Between equal-niced tasks `goodness()` ranks
+/// by counter, and no recalculation comes while the child has counter left, so on one
+/// busy CPU the child's first run waits until the tasks ahead have run their excess
+/// down, as far as they are runnable to spend it; a task level with it wins the tie
+/// when it comes first on the list, where every task woken after the fork stands.
+#[derive(Debug, Default)]
+struct ForkAhead {
+    ahead: AtomicU32,
+    ticks: AtomicU32,
+    level: AtomicU32,
 }
 
 impl SchedCommon {
@@ -130,6 +146,7 @@ impl SchedCommon {
             recalculations: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
             fork_counter: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
+            fork_ahead: (0..capacity).map(|_| ForkAhead::default()).collect(),
         }
     }
 
@@ -195,14 +212,50 @@ impl SchedCommon {
         if let Some(f) = self.fork_counter.get(id as usize) {
             f.store(counter as u32, Relaxed);
         }
+        if let Some(f) = self.fork_ahead.get(id as usize) {
+            self.note_counters_ahead(f, counter, id, parent);
+        }
+    }
+
+    /// Fill `f` from the SCHED_OTHER tasks other than `id` and `parent`: those whose
+    /// counter exceeds `counter` (how many, by how many ticks in all) and those level
+    /// with it. An uncharged observation.
+    fn note_counters_ahead(&self, f: &ForkAhead, counter: i32, id: TaskId, parent: Option<TaskId>) {
+        let (mut ahead, mut ticks, mut level) = (0u32, 0u32, 0u32);
+        for t in self.tasks.live_ids() {
+            let ts = self.tasks.get(t);
+            if t == id || Some(t) == parent || ts.class() != SchedClass::Other {
+                continue;
+            }
+            let excess = ts.counter() - counter;
+            if excess > 0 {
+                ahead += 1;
+                ticks += excess as u32;
+            } else if excess == 0 {
+                level += 1;
+            }
+        }
+        f.ahead.store(ahead, Relaxed);
+        f.ticks.store(ticks, Relaxed);
+        f.level.store(level, Relaxed);
     }
 
     /// The 2.4 family's per-task observations ([`crate::Policy::task_stats`]):
     /// `fork_counter_ticks`, the counter `do_fork` gave the task (half its parent's),
-    /// and `counter_ticks`, its counter now.
+    /// `counter_ticks`, its counter now, and at its fork the other tasks whose counter
+    /// was higher (`fork_ahead_tasks`), by how much in all (`fork_ahead_ticks`), and
+    /// those level with it (`fork_level_tasks`).
     pub fn task_stats24(&self, t: TaskId) -> Vec<(&'static str, u64)> {
-        let Some(f) = self.fork_counter.get(t as usize) else { return Vec::new() };
-        vec![("fork_counter_ticks", f.load(Relaxed) as u64), ("counter_ticks", self.tasks.get(t).counter() as u64)]
+        let (Some(c), Some(f)) = (self.fork_counter.get(t as usize), self.fork_ahead.get(t as usize)) else {
+            return Vec::new();
+        };
+        vec![
+            ("fork_counter_ticks", c.load(Relaxed) as u64),
+            ("counter_ticks", self.tasks.get(t).counter() as u64),
+            ("fork_ahead_tasks", f.ahead.load(Relaxed) as u64),
+            ("fork_ahead_ticks", f.ticks.load(Relaxed) as u64),
+            ("fork_level_tasks", f.level.load(Relaxed) as u64),
+        ]
     }
 
     /// The CPU a new task starts on: the forking CPU if allowed, else the first

@@ -70,7 +70,8 @@ fn spawn<P: Policy<NullPlatform> + ?Sized>(
 // ---------------------------------------------------------------- DSS ------------
 
 /// The 2.4 family reports the counter `do_fork` gave each task (half its parent's,
-/// rounded up; a full quantum without a parent) and its counter now.
+/// rounded up; a full quantum without a parent), its counter now, and where that
+/// counter stood among the others' at the fork.
 #[test]
 fn the_2_4_family_reports_each_tasks_fork_counter() {
     for spec in ["dss", "mqs", "pmqs:pool=1,lb=lbc"] {
@@ -84,6 +85,28 @@ fn the_2_4_family_reports_each_tasks_fork_counter() {
             (get(0, "fork_counter_ticks"), get(0, "counter_ticks")),
             (6, 3),
             "{spec}: HZ 100, nice 0: 6 ticks, then halved by the fork"
+        );
+        assert_eq!(
+            [get(1, "fork_ahead_tasks"), get(1, "fork_ahead_ticks"), get(1, "fork_level_tasks")],
+            [0, 0, 0],
+            "{spec}: the parent is not counted"
+        );
+        // Task 0 has 3 ticks; add task 2, queued with 6, and task 3, asleep with 4.
+        // A child of task 1 (4 ticks: the child gets 2) has tasks 0, 2 and 3 ahead, by
+        // 1 + 4 + 2 ticks. A child of task 2 (then 3 ticks: the child gets 2, task 2
+        // keeps 1) has tasks 0 and 3 ahead, by 1 + 2, and tasks 1 and 4 level.
+        spawn(&*pol, &mut p, 0, 2, &params(0, 1), Some(6), false);
+        pol.task_new(&p, 3, &params(0, 1), None);
+        pol.tasks().get(3).set_counter(4);
+        pol.task_new(&p, 4, &params(0, 1), Some(1));
+        assert_eq!([get(4, "fork_ahead_tasks"), get(4, "fork_ahead_ticks"), get(4, "fork_level_tasks")], [3, 7, 0]);
+        pol.tasks().get(2).set_counter(3);
+        pol.task_new(&p, 5, &params(0, 1), Some(2));
+        assert_eq!(get(5, "fork_counter_ticks"), 2);
+        assert_eq!(
+            [get(5, "fork_ahead_tasks"), get(5, "fork_ahead_ticks"), get(5, "fork_level_tasks")],
+            [2, 3, 2],
+            "{spec}"
         );
     }
 }
