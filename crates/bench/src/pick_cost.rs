@@ -204,6 +204,18 @@ mod tests {
         assert_eq!((ns, k), (10_000.0, 800));
     }
 
+    /// The runtime's platform keeps no observation that scans every task at a fork
+    /// (the 2.4 family's counters ahead): forking `N` tasks stays linear in `N`.
+    #[test]
+    fn the_runtime_platform_keeps_no_per_fork_scan() {
+        let spec: PolicySpec = "dss".parse().expect("a policy spec");
+        let names = with_full_queue(&spec, TaskLayout::Dense, 3, |_, policy, curr| {
+            Ok(policy.task_stats(curr).into_iter().map(|(name, _)| name).collect::<Vec<_>>())
+        })
+        .expect("dss on the runtime's platform");
+        assert_eq!(names, ["fork_counter_ticks", "counter_ticks"]);
+    }
+
     #[test]
     fn bad_input_is_an_error() {
         assert!(measure("nope", 10, Duration::from_millis(1)).is_err());

@@ -103,7 +103,8 @@ pub struct SchedCommon {
     /// Observation (uncharged): the counter each task got from `do_fork`, in ticks.
     fork_counter: Box<[AtomicU32]>,
     /// Observation (uncharged), per task: where its counter stood among the others'
-    /// at its fork.
+    /// at its fork. Empty unless the platform wants observations that scan every
+    /// task ([`Platform::observes_task_population`]).
     fork_ahead: Box<[ForkAhead]>,
 }
 
@@ -146,7 +147,10 @@ impl SchedCommon {
             recalculations: AtomicU64::new(0),
             wakeup_preemptions: AtomicU64::new(0),
             fork_counter: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
-            fork_ahead: (0..capacity).map(|_| ForkAhead::default()).collect(),
+            fork_ahead: match p.observes_task_population() {
+                true => (0..capacity).map(|_| ForkAhead::default()).collect(),
+                false => Box::new([]),
+            },
         }
     }
 
@@ -242,20 +246,22 @@ impl SchedCommon {
 
     /// The 2.4 family's per-task observations ([`crate::Policy::task_stats`]):
     /// `fork_counter_ticks`, the counter `do_fork` gave the task (half its parent's),
-    /// `counter_ticks`, its counter now, and at its fork the other tasks whose counter
-    /// was higher (`fork_ahead_tasks`), by how much in all (`fork_ahead_ticks`), and
-    /// those level with it (`fork_level_tasks`).
+    /// `counter_ticks`, its counter now, and, where the platform observes the task
+    /// population, at its fork the other tasks whose counter was higher
+    /// (`fork_ahead_tasks`), by how much in all (`fork_ahead_ticks`), and those level
+    /// with it (`fork_level_tasks`).
     pub fn task_stats24(&self, t: TaskId) -> Vec<(&'static str, u64)> {
-        let (Some(c), Some(f)) = (self.fork_counter.get(t as usize), self.fork_ahead.get(t as usize)) else {
-            return Vec::new();
-        };
-        vec![
-            ("fork_counter_ticks", c.load(Relaxed) as u64),
-            ("counter_ticks", self.tasks.get(t).counter() as u64),
-            ("fork_ahead_tasks", f.ahead.load(Relaxed) as u64),
-            ("fork_ahead_ticks", f.ticks.load(Relaxed) as u64),
-            ("fork_level_tasks", f.level.load(Relaxed) as u64),
-        ]
+        let Some(c) = self.fork_counter.get(t as usize) else { return Vec::new() };
+        let mut stats =
+            vec![("fork_counter_ticks", c.load(Relaxed) as u64), ("counter_ticks", self.tasks.get(t).counter() as u64)];
+        if let Some(f) = self.fork_ahead.get(t as usize) {
+            stats.extend([
+                ("fork_ahead_tasks", f.ahead.load(Relaxed) as u64),
+                ("fork_ahead_ticks", f.ticks.load(Relaxed) as u64),
+                ("fork_level_tasks", f.level.load(Relaxed) as u64),
+            ]);
+        }
+        stats
     }
 
     /// The CPU a new task starts on: the forking CPU if allowed, else the first

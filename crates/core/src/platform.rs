@@ -186,6 +186,14 @@ pub trait Platform: Sized + 'static {
     fn task_state_priced(&self) -> bool {
         false
     }
+    /// Whether the policy keeps observations whose cost grows with the number of
+    /// tasks (a look over every task at each fork, for the simulator's per-task
+    /// reports). Off by default: the runtime's spawns, and a micro-benchmark that
+    /// forks 100,000 tasks, must not pay a scan each.
+    #[inline]
+    fn observes_task_population(&self) -> bool {
+        false
+    }
 }
 
 /// The free platform for tests and micro-benchmarks (policy unit tests, the
@@ -276,5 +284,9 @@ impl Platform for NullPlatform {
     fn touch(&self, _: Line, _: Access) {}
     fn resched(&self, cpu: CpuId) {
         self.resched_log.lock().push(cpu);
+    }
+    /// Policy tests read every observation.
+    fn observes_task_population(&self) -> bool {
+        true
     }
 }

@@ -501,6 +501,10 @@ impl Platform for SimPlatform {
     fn task_state_priced(&self) -> bool {
         self.kernel_layout
     }
+    /// The simulator reports per-task figures (`role_stats`), uncharged.
+    fn observes_task_population(&self) -> bool {
+        true
+    }
     /// A request for another CPU sends its IPI here, at the policy's cursor, as 2.4's
     /// `reschedule_idle` does from inside `wake_up_process` under the run-queue lock:
     /// the send's cost lengthens the caller's lock hold, and the target's IPI starts
