@@ -7,6 +7,10 @@
 //! * One lock per channel guards the queue, the receiver's waker and the close flags.
 //!   A send is one uncontended lock, a `push_back`, and, only if the receiver is
 //!   waiting, taking its waker (the wake happens after the unlock).
+//! * **One message inline.** A message sent to an empty channel waits in a slot of the
+//!   channel's own state, next to the lock: a request-reply hand-off then moves the
+//!   lock's cache line and no line of a queue's heap buffer (which the two sides
+//!   would otherwise trade at every message). Later messages queue behind it.
 //! * **Batched receive.** The receiver owns a private buffer. When that runs dry it
 //!   swaps it with the shared queue under the lock, so a burst of `k` queued messages
 //!   costs one lock acquisition, not `k`, and the two `VecDeque`s trade capacity back
@@ -45,20 +49,30 @@ use std::task::{Context, Poll, RawWakerVTable, Waker};
 /// A new unbounded channel.
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     let chan = Arc::new(Chan {
-        state: ChanMutex::new(State { queue: VecDeque::new(), waker: None, senders_gone: false, receiver_gone: false }),
-        senders: AtomicUsize::new(1),
         events: AtomicUsize::new(0),
+        state: ChanMutex::new(State {
+            first: None,
+            queue: VecDeque::new(),
+            waker: None,
+            senders_gone: false,
+            receiver_gone: false,
+        }),
+        senders: AtomicUsize::new(1),
     });
     (Sender { chan: chan.clone() }, Receiver { chan, buf: VecDeque::new(), registered: None })
 }
 
+/// Laid out so that what a hand-off touches, `events`, the lock, the inline message
+/// and the waker, shares one cache line (for a small message); the queue and the
+/// sender count come after.
+#[repr(C, align(64))]
 struct Chan<T> {
-    state: ChanMutex<State<T>>,
-    /// Live senders; the last one to drop closes the channel.
-    senders: AtomicUsize,
     /// Sends and closes so far. Written only under the lock (a load and a store, no
     /// read-modify-write); read without it by the receiver (see the module docs).
     events: AtomicUsize,
+    state: ChanMutex<State<T>>,
+    /// Live senders; the last one to drop closes the channel.
+    senders: AtomicUsize,
 }
 
 impl<T> Chan<T> {
@@ -68,12 +82,29 @@ impl<T> Chan<T> {
     }
 }
 
+#[repr(C)]
 struct State<T> {
-    queue: VecDeque<T>,
+    /// The oldest message queued, if any: `queue` holds only messages sent after it
+    /// (so an empty `first` means an empty queue, and a send reads nothing else).
+    first: Option<T>,
     /// The receiver, if it is waiting for a message.
     waker: Option<Waker>,
     senders_gone: bool,
     receiver_gone: bool,
+    queue: VecDeque<T>,
+}
+
+impl<T> State<T> {
+    /// Take every queued message: the oldest is returned, the rest land in `buf`
+    /// (empty: the receiver looks here only once its buffer is drained).
+    fn take_all(&mut self, buf: &mut VecDeque<T>) -> Option<T> {
+        debug_assert!(buf.is_empty());
+        let first = self.first.take()?;
+        if !self.queue.is_empty() {
+            std::mem::swap(&mut self.queue, buf);
+        }
+        Some(first)
+    }
 }
 
 /// The sending half; clone it for more producers. Sending never waits.
@@ -133,7 +164,12 @@ impl<T> Sender<T> {
         if s.receiver_gone {
             return Err(SendError(msg));
         }
-        s.queue.push_back(msg);
+        if s.first.is_none() {
+            debug_assert!(s.queue.is_empty());
+            s.first = Some(msg);
+        } else {
+            s.queue.push_back(msg);
+        }
         let waker = s.waker.take();
         self.chan.bump_events();
         drop(s);
@@ -185,12 +221,11 @@ impl<T> Receiver<T> {
             return Ok(v);
         }
         let mut s = chan_lock(&self.chan.state);
-        if s.queue.is_empty() {
-            return Err(if s.senders_gone { TryRecvError::Disconnected } else { TryRecvError::Empty });
+        match s.take_all(&mut self.buf) {
+            Some(v) => Ok(v),
+            None if s.senders_gone => Err(TryRecvError::Disconnected),
+            None => Err(TryRecvError::Empty),
         }
-        std::mem::swap(&mut s.queue, &mut self.buf);
-        drop(s);
-        Ok(self.buf.pop_front().expect("swapped in a non-empty queue"))
     }
 
     /// Poll for the next message; registers `cx`'s waker when there is none.
@@ -214,7 +249,7 @@ impl<T> Receiver<T> {
     #[inline(never)]
     fn poll_locked(&mut self, w: &Waker) -> Poll<Option<T>> {
         let mut s = chan_lock(&self.chan.state);
-        if s.senders_gone || s.queue.len() > 1 {
+        if s.senders_gone || (s.first.is_some() && !s.queue.is_empty()) {
             // No event will come any more: never wait without the lock (found by loom:
             // a batch taken after the close, then a lock-free wait for nothing).
             // Or a stream: a batch of several messages says more are likely on the way
@@ -233,10 +268,8 @@ impl<T> Receiver<T> {
             let (data, vtable) = identity(w);
             self.registered = Some((data, vtable, self.chan.events.load(Ordering::Relaxed)));
         }
-        if !s.queue.is_empty() {
-            std::mem::swap(&mut s.queue, &mut self.buf);
-            drop(s);
-            return Poll::Ready(self.buf.pop_front());
+        if let Some(v) = s.take_all(&mut self.buf) {
+            return Poll::Ready(Some(v));
         }
         if s.senders_gone {
             return Poll::Ready(None);
@@ -246,7 +279,8 @@ impl<T> Receiver<T> {
 
     /// Messages queued and not yet received.
     pub fn len(&self) -> usize {
-        self.buf.len() + chan_lock(&self.chan.state).queue.len()
+        let s = chan_lock(&self.chan.state);
+        self.buf.len() + s.queue.len() + usize::from(s.first.is_some())
     }
 
     /// Whether nothing is queued.
@@ -262,7 +296,7 @@ impl<T> Drop for Receiver<T> {
             let mut s = chan_lock(&self.chan.state);
             s.receiver_gone = true;
             s.waker = None;
-            std::mem::take(&mut s.queue)
+            (s.first.take(), std::mem::take(&mut s.queue))
         };
         drop(queued);
     }

@@ -1,5 +1,5 @@
 //! loom model checks of the park/unpark protocol, the task state machine, the
-//! runtime's channel and the fast scheduler's mailbox.
+//! runtime's channel and the fast scheduler's mailbox and watch slot.
 //! Run with `crates/rt/loom.sh`.
 #![cfg(loom)]
 
@@ -8,7 +8,7 @@ use loom::sync::Arc;
 use loom::thread;
 use schedlab_rt::park::{Idle, Mailbox, Parker};
 use schedlab_rt::resched::Resched;
-use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED};
+use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED, WATCHED};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
 /// A sleeper that parks with `park` until a flag is set, against a thread that sets
@@ -250,6 +250,91 @@ fn mailbox_wake_not_lost_by_a_worker_going_to_sleep() {
             idle.sleep(0);
         }
         producer.join().unwrap();
+    });
+}
+
+/// A watched task (`scheduler/fast/worker.rs`, the watch slot) woken from another
+/// thread while its worker goes from spinning (loads of the task's state) to
+/// sleeping: the waker queues nothing and wakes the worker only if it is registered
+/// as a sleeper, so the worker's look after registering must see the state its
+/// loads missed (loom reports a deadlock otherwise), and the published message.
+#[test]
+fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(1));
+        let st = Arc::new(TaskState::new(WATCHED));
+        let msg = Arc::new(AtomicUsize::new(0));
+        let (i2, s2, m2) = (idle.clone(), st.clone(), msg.clone());
+        let waker = thread::spawn(move || {
+            m2.store(7, Relaxed);
+            assert_eq!(s2.wake(), WakeAction::Watched);
+            i2.wake_worker(0);
+        });
+        let woken = |st: &TaskState| st.load() != WATCHED;
+        loop {
+            idle.start_spinning(0);
+            let found = woken(&st);
+            idle.stop_spinning(0);
+            if found {
+                break;
+            }
+            idle.register(0);
+            if woken(&st) {
+                idle.unregister(0);
+                break;
+            }
+            idle.sleep(0);
+        }
+        assert!(st.start_poll(), "the worker owns the scheduled task");
+        assert_eq!(msg.load(Relaxed), 7, "the poll sees what the waker published");
+        waker.join().unwrap();
+    });
+}
+
+/// The worker gives up its watched task (`WATCHED → IDLE`) while a waker wakes it:
+/// exactly one side ends up owning the scheduled task (the waker queues it, or the
+/// worker finds it scheduled), never both, never neither.
+#[test]
+fn unwatch_racing_a_wake_schedules_once() {
+    loom::model(|| {
+        let st = Arc::new(TaskState::new(WATCHED));
+        let s2 = st.clone();
+        let waker = thread::spawn(move || s2.wake());
+        let worker_owns = st.unwatch() == Some(SCHEDULED);
+        let waker_queues = match waker.join().unwrap() {
+            WakeAction::Schedule => true,
+            WakeAction::Watched => false,
+            WakeAction::Nothing => panic!("a wake of an idle task did nothing"),
+        };
+        assert!(worker_owns != waker_queues, "owned by both or by neither");
+        assert!(st.start_poll());
+    });
+}
+
+/// A wake racing with the end of a watched task's poll (`finish_pending_watched`):
+/// the task is re-queued by the worker, or woken in the watch slot, exactly once,
+/// and only if the poll may have missed the event.
+#[test]
+fn watched_task_wake_during_poll_reschedules_once() {
+    loom::model(|| {
+        let st = Arc::new(TaskState::new(SCHEDULED));
+        let event = Arc::new(AtomicBool::new(false));
+        let (s2, e2) = (st.clone(), event.clone());
+        let waker = thread::spawn(move || {
+            e2.store(true, Release);
+            s2.wake()
+        });
+        assert!(st.start_poll());
+        let saw_event = event.load(Acquire); // the "poll"
+        let requeue = st.finish_pending_watched();
+        let action = waker.join().unwrap();
+        assert_ne!(action, WakeAction::Schedule, "a watched task is never queued by a waker");
+        let in_slot = action == WakeAction::Watched;
+        assert!(!(in_slot && requeue), "scheduled twice");
+        if !saw_event {
+            assert!(in_slot || requeue, "lost wake-up");
+        }
+        assert_eq!(st.load() == SCHEDULED, in_slot || requeue);
     });
 }
 

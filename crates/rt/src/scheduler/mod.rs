@@ -92,6 +92,27 @@ impl Schedule for Arc<Handle> {
             }
         }
     }
+
+    /// # Safety
+    /// As [`Schedule::watched_woken`].
+    unsafe fn watched_woken(this: *const Self, home: usize, id: *const ()) {
+        // SAFETY: the task's allocation, which holds `this`, is alive (see above).
+        let handle: &Handle = unsafe { &*this };
+        match &handle.scheduler {
+            Scheduler::Fast(f) => {
+                let local = match context::get() {
+                    Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, handle) => {
+                        // SAFETY: the worker's `Local` outlives its installed context.
+                        Some(unsafe { &*l })
+                    }
+                    _ => None,
+                };
+                f.watched_woken(home, id, local)
+            }
+            // Only the fast scheduler watches tasks.
+            Scheduler::Policy(_) => debug_assert!(false, "a policy worker watched a task"),
+        }
+    }
 }
 
 impl Handle {

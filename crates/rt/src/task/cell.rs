@@ -13,6 +13,10 @@ use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
+/// `repr(C)`, header first: the header (the state word a wake writes) then sits right
+/// after the `Arc`'s reference counts, which a wake by value also writes, most often
+/// in the same cache line.
+#[repr(C, align(64))]
 pub(crate) struct Cell<F: Future, S> {
     header: Header,
     /// Where a waker sends this task. Here rather than in the type-erased [`Header`]:
@@ -70,20 +74,36 @@ where
     /// `p` comes from `Arc::<Self>::into_raw`; the call consumes the waker's count.
     unsafe fn waker_wake(p: *const ()) {
         let me = Arc::from_raw(p as *const Self);
-        if me.header.state.wake() == WakeAction::Schedule {
-            let scheduler: *const S = &me.scheduler;
-            // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
-            S::schedule_woken(scheduler, me);
+        match me.header.state.wake() {
+            WakeAction::Schedule => {
+                let scheduler: *const S = &me.scheduler;
+                // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
+                S::schedule_woken(scheduler, me);
+            }
+            WakeAction::Watched => Self::watched_woken(&me),
+            WakeAction::Nothing => {}
         }
+    }
+    /// The task was watched by its home worker: tell that worker (`me` is alive
+    /// through the call).
+    #[inline]
+    fn watched_woken(me: &Self) {
+        let home = me.header.home as usize;
+        // SAFETY: `me` is the task's allocation and outlives the call.
+        unsafe { S::watched_woken(&me.scheduler, home, me as *const Self as *const ()) }
     }
     /// # Safety
     /// `p` comes from `Arc::<Self>::into_raw` and the waker keeps its count.
     unsafe fn waker_wake_by_ref(p: *const ()) {
         let me = ManuallyDrop::new(Arc::from_raw(p as *const Self));
-        if me.header.state.wake() == WakeAction::Schedule {
-            let t: Arc<Self> = Arc::clone(&me);
-            // SAFETY: the waker's own reference keeps the allocation alive.
-            S::schedule_woken(&me.scheduler, t);
+        match me.header.state.wake() {
+            WakeAction::Schedule => {
+                let t: Arc<Self> = Arc::clone(&me);
+                // SAFETY: the waker's own reference keeps the allocation alive.
+                S::schedule_woken(&me.scheduler, t);
+            }
+            WakeAction::Watched => Self::watched_woken(&me),
+            WakeAction::Nothing => {}
         }
     }
     /// # Safety

@@ -24,7 +24,7 @@ mod state;
 
 pub(crate) use cell::Cell;
 pub use join::{JoinError, JoinHandle};
-pub use state::{TaskState, WakeAction, COMPLETE, IDLE, NOTIFIED, RUNNING, SCHEDULED};
+pub use state::{TaskState, WakeAction, COMPLETE, IDLE, NOTIFIED, RUNNING, SCHEDULED, WATCHED};
 
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -52,6 +52,14 @@ pub(crate) trait Schedule: Clone + Send + Sync + 'static {
         let s = unsafe { (*this).clone() };
         s.schedule(task)
     }
+
+    /// A waker moved a watched task (`id`, pinned to worker `home`) from `WATCHED` to
+    /// `SCHEDULED`: the worker holding it will run it; make sure it is not asleep.
+    ///
+    /// # Safety
+    /// `this` must point into the allocation of the task `id`, which the caller keeps
+    /// alive through the call.
+    unsafe fn watched_woken(this: *const Self, home: usize, id: *const ());
 }
 
 /// The part of a task every scheduler sees.

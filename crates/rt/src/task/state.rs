@@ -14,6 +14,14 @@
 //! Only `IDLE → SCHEDULED` hands the task to the scheduler, so a task is on at most one
 //! queue and a wake during a poll re-schedules it exactly once (by the worker, after
 //! the poll). Only the worker that won `SCHEDULED → RUNNING` leaves `RUNNING`/`NOTIFIED`.
+//!
+//! `WATCHED` is an idle task whose worker kept it (the fast scheduler's watch slot
+//! for a task pinned to it: `scheduler/fast/worker.rs`): `RUNNING → WATCHED` instead
+//! of `→ IDLE` at the end of its poll. A wake then moves it `WATCHED → SCHEDULED` and
+//! queues nothing ([`WakeAction::Watched`]): the worker that holds it sees the state
+//! and runs it. The worker gives it up with `WATCHED → IDLE` (or, if a wake came
+//! first, owns a scheduled task). A cross-worker wake so touches the task's line and
+//! no queue's.
 
 use crate::sync::AtomicU8;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
@@ -23,6 +31,7 @@ pub const SCHEDULED: u8 = 1;
 pub const RUNNING: u8 = 2;
 pub const NOTIFIED: u8 = 3;
 pub const COMPLETE: u8 = 4;
+pub const WATCHED: u8 = 5;
 
 /// What a wake must do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +40,9 @@ pub enum WakeAction {
     Schedule,
     /// Already queued, running (now marked notified) or complete: nothing to do.
     Nothing,
+    /// The task was watched by its worker (now scheduled there): the waker queues
+    /// nothing, and makes sure that worker is not asleep.
+    Watched,
 }
 
 /// The task state word (see the module documentation).
@@ -59,14 +71,15 @@ impl TaskState {
             // the waker published before waking. A plain load that returns early can
             // miss that ordering and lose the wake-up (found by loom:
             // `task_wake_during_poll_reschedules_once`).
-            let next = match cur {
-                IDLE => SCHEDULED,
-                RUNNING => NOTIFIED,
-                SCHEDULED | NOTIFIED => cur,
+            let (next, action) = match cur {
+                IDLE => (SCHEDULED, WakeAction::Schedule),
+                WATCHED => (SCHEDULED, WakeAction::Watched),
+                RUNNING => (NOTIFIED, WakeAction::Nothing),
+                SCHEDULED | NOTIFIED => (cur, WakeAction::Nothing),
                 _ => return WakeAction::Nothing,
             };
             match self.0.compare_exchange_weak(cur, next, AcqRel, Acquire) {
-                Ok(_) => return if cur == IDLE { WakeAction::Schedule } else { WakeAction::Nothing },
+                Ok(_) => return action,
                 Err(c) => cur = c,
             }
         }
@@ -92,6 +105,24 @@ impl TaskState {
             }
         }
     }
+    /// [`TaskState::finish_pending`] for a task the worker keeps watching:
+    /// `RUNNING → WATCHED` and `false`, or `NOTIFIED → SCHEDULED` and `true`.
+    pub fn finish_pending_watched(&self) -> bool {
+        match self.0.compare_exchange(RUNNING, WATCHED, AcqRel, Acquire) {
+            Ok(_) => false,
+            Err(s) => {
+                debug_assert_eq!(s, NOTIFIED);
+                self.0.swap(SCHEDULED, AcqRel);
+                true
+            }
+        }
+    }
+    /// The watching worker gives the task up: `WATCHED → IDLE` and `None`, or the
+    /// state a wake or a cancel left (`SCHEDULED`: the worker now owns a runnable
+    /// task; `COMPLETE`).
+    pub fn unwatch(&self) -> Option<u8> {
+        self.0.compare_exchange(WATCHED, IDLE, AcqRel, Acquire).err()
+    }
     /// The worker keeps the task runnable: `RUNNING|NOTIFIED → SCHEDULED`.
     pub fn requeue(&self) {
         self.0.swap(SCHEDULED, AcqRel);
@@ -99,12 +130,12 @@ impl TaskState {
     pub fn complete(&self) {
         self.0.store(COMPLETE, Release);
     }
-    /// Cancel a task that is not running: `IDLE|SCHEDULED → COMPLETE`. True if this
+    /// Cancel a task that is not running: `IDLE|WATCHED|SCHEDULED → COMPLETE`. True if this
     /// call did it (the caller then drops the future).
     pub fn cancel(&self) -> bool {
         let mut cur = self.0.load(Acquire);
         loop {
-            if cur != IDLE && cur != SCHEDULED {
+            if cur != IDLE && cur != WATCHED && cur != SCHEDULED {
                 return false;
             }
             match self.0.compare_exchange_weak(cur, COMPLETE, AcqRel, Acquire) {

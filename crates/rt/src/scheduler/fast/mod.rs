@@ -28,8 +28,12 @@
 //!   elsewhere they go to that worker's **mailbox** (one slot, one cache line:
 //!   `mailbox.rs`) if it is free and the worker's **home** queue is empty, else to the
 //!   home queue; on their worker they leave the LIFO slot for a private queue
-//!   (`Local::pinned`), not the deque. The mailbox is what a cross-worker message
-//!   hand-off goes through: one line moved each way, where a queue moves three.
+//!   (`Local::pinned`), not the deque.
+//! * **Watch slot**: the pinned task that last went idle on its worker stays in that
+//!   worker's watch slot in the `WATCHED` state (`task/state.rs`). A wake from
+//!   another thread only flips its state to `SCHEDULED` and queues nothing; the
+//!   worker sees the state where it would look at its mailbox. A cross-worker
+//!   message hand-off so moves the task's line and the message's, and no queue's.
 //! * Every [`GLOBAL_INTERVAL`] picks the worker looks at its inbox and the injector
 //!   first, so a busy local queue cannot starve placement hints and outside spawns.
 //! * Stealing starts at a random victim (xorshift per worker).
@@ -187,6 +191,19 @@ impl Fast {
         }
         self.injector.push(task);
         self.idle.notify_one();
+    }
+
+    /// A task pinned to worker `home` and watched there (`Local::watched`) was woken.
+    /// From `home` itself: into the LIFO slot, as any wake on the worker. From
+    /// elsewhere: `home` will see its state; wake it if it sleeps (it re-checks the
+    /// watched task after registering as a sleeper, so the wake cannot be lost).
+    pub fn watched_woken(&self, home: usize, id: *const (), local: Option<&Local>) {
+        if let Some(l) = local.filter(|l| l.index == home) {
+            if let Some(t) = l.take_watched_task(id) {
+                return self.schedule(t, Some(l));
+            }
+        }
+        self.idle.wake_worker(home);
     }
 
     /// Placement hint: `task` should start on worker `w`.

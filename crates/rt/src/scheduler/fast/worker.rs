@@ -5,7 +5,7 @@
 use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES, SPIN_STEAL_EVERY};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
-use crate::task::{lend, Polled, Task};
+use crate::task::{lend, Polled, Task, SCHEDULED, WATCHED};
 use crossbeam_deque::{Steal, Worker};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -26,6 +26,14 @@ pub(crate) struct Local {
     /// back through the inbox, and a non-empty inbox makes the LIFO cap demote the
     /// running pair, which a thief steals again (a loop seen under callgrind).
     pinned: RefCell<VecDeque<Task>>,
+    /// The watch slot: a task pinned here that went idle, in the `WATCHED` state, its
+    /// reference kept here (`task/state.rs`; the module documentation).
+    watched: Cell<Option<Task>>,
+    /// Whether the task being picked was handed here by another thread (mailbox,
+    /// home queue, watch slot): only such a task is watched when it goes idle. A task
+    /// woken on its own worker goes to the LIFO slot anyway, and watching it would
+    /// only add reference-count traffic to a same-worker hand-off.
+    picked_remote: Cell<bool>,
     lifo_streak: Cell<u32>,
     /// Consecutive picks from the runnext queue by this worker (see [`RUNNEXT_CAP`]).
     runnext_streak: Cell<u32>,
@@ -66,6 +74,58 @@ impl Local {
     fn pop_pinned(&self) -> Option<Task> {
         self.pinned.borrow_mut().pop_front()
     }
+
+    /// The watched task if a wake has scheduled it (or drop it if it was cancelled).
+    #[inline]
+    fn take_watched(&self) -> Option<Task> {
+        let t = self.watched.take()?;
+        match t.header().state.load() {
+            SCHEDULED => {
+                self.picked_remote.set(true);
+                Some(t)
+            }
+            WATCHED => {
+                self.watched.set(Some(t));
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the watched task is no longer waiting (woken, or cancelled): a load of
+    /// its state, for the spinning rounds and the LIFO cap's look.
+    #[inline]
+    fn watched_changed(&self) -> bool {
+        let t = self.watched.take();
+        let changed = t.as_ref().is_some_and(|t| t.header().state.load() != WATCHED);
+        self.watched.set(t);
+        changed
+    }
+
+    /// The watched task if it is `id` (a wake of it on this worker). Its state is
+    /// already `SCHEDULED`.
+    pub(super) fn take_watched_task(&self, id: *const ()) -> Option<Task> {
+        let t = self.watched.take()?;
+        if Arc::as_ptr(&t) as *const () == id {
+            return Some(t);
+        }
+        self.watched.set(Some(t));
+        None
+    }
+
+    /// Watch `t` (its state just became `WATCHED`), giving up the task watched before.
+    fn watch(&self, t: Task) {
+        if let Some(old) = self.watched.replace(Some(t)) {
+            match old.header().state.unwatch() {
+                // Woken meanwhile: a runnable task of this worker.
+                Some(SCHEDULED) => {
+                    self.queue_local(old);
+                }
+                // Now idle (a later wake queues it) or cancelled.
+                _ => drop(old),
+            }
+        }
+    }
 }
 
 impl Fast {
@@ -78,6 +138,8 @@ impl Fast {
             deque,
             lifo: Cell::new(None),
             pinned: RefCell::new(VecDeque::new()),
+            watched: Cell::new(None),
+            picked_remote: Cell::new(false),
             lifo_streak: Cell::new(0),
             runnext_streak: Cell::new(0),
             rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
@@ -89,7 +151,7 @@ impl Fast {
         if let Some(t) = local.lifo.take() {
             local.deque.push(t);
         }
-        for t in local.pinned.take() {
+        for t in local.pinned.take().into_iter().chain(local.watched.take()) {
             local.deque.push(t);
         }
         self.deques.lock()[index] = Some(local.deque);
@@ -210,6 +272,7 @@ impl Fast {
                 && self.inboxes[l.index].is_empty()
                 && self.homes[l.index].is_empty()
                 && !self.mailboxes[l.index].is_full()
+                && !l.watched_changed()
                 && self.runnext.is_empty()
                 && self.injector.is_empty()
             {
@@ -257,19 +320,24 @@ impl Fast {
     fn take_mailbox(&self, l: &Local) -> Option<Task> {
         // SAFETY: a worker's mailbox is taken from only by that worker while it runs
         // (here) and by `Fast::drain` after every worker has stopped.
-        unsafe { self.mailboxes[l.index].take() }
+        let t = unsafe { self.mailboxes[l.index].take() };
+        l.picked_remote.set(t.is_some());
+        t
     }
 
     fn steal_global(&self, l: &Local) -> Option<Task> {
         // Pinned arrivals one at a time: a batch would land in the stealable deque.
         // (`is_empty` first: a steal from an empty injector still costs a fence.)
-        if let Some(t) = self.take_mailbox(l) {
+        if let Some(t) = self.take_mailbox(l).or_else(|| l.take_watched()) {
             return Some(t);
         }
         let home = &self.homes[l.index];
         while !home.is_empty() {
             match home.steal() {
-                Steal::Success(t) => return Some(t),
+                Steal::Success(t) => {
+                    l.picked_remote.set(true);
+                    return Some(t);
+                }
                 Steal::Retry => continue,
                 Steal::Empty => break,
             }
@@ -295,6 +363,7 @@ impl Fast {
     fn work_visible(&self, l: &Local, steal: bool) -> bool {
         !self.runnext.is_empty()
             || self.mailboxes[l.index].is_full()
+            || l.watched_changed()
             || !self.homes[l.index].is_empty()
             || !self.inboxes[l.index].is_empty()
             || !self.injector.is_empty()
@@ -306,7 +375,7 @@ impl Fast {
 
     /// Look everywhere: own queues, the global queues, then steal from the others.
     fn find_work(&self, l: &Local) -> Option<Task> {
-        if let Some(t) = l.lifo.take().or_else(|| self.take_mailbox(l)) {
+        if let Some(t) = l.lifo.take().or_else(|| self.take_mailbox(l)).or_else(|| l.take_watched()) {
             return Some(t);
         }
         // The runnext queue regardless of the streak: a worker about to sleep must see
@@ -356,6 +425,7 @@ impl Fast {
     }
 
     fn run_task(&self, l: &Local, t: Task) {
+        let watch = l.picked_remote.replace(false);
         let h = t.header();
         // A pinned task taken by another worker (stolen with a batch): hand it back.
         if let Some(home) = h.home() {
@@ -380,6 +450,17 @@ impl Fast {
         self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
         if r == Polled::Ready {
             self.owned.unregister(&t);
+        } else if watch && t.header().home().is_some() {
+            // Pinned (here: `run_task` hands others back) and handed here from
+            // elsewhere: watched, unless woken during its own poll (then the private
+            // queue; only this worker runs it).
+            let mine = if lent { Task::clone(&t) } else { ManuallyDrop::into_inner(t) };
+            if mine.header().state.finish_pending_watched() {
+                l.queue_local(mine);
+            } else {
+                l.watch(mine);
+            }
+            return;
         } else if t.header().state.finish_pending() {
             // Woken during its own poll (self-wake or yield_now): back of the queue.
             // An idle worker is told only if other work waits here too: alone, the
