@@ -8,7 +8,7 @@ use loom::sync::Arc;
 use loom::thread;
 use schedlab_rt::park::{Idle, Mailbox, Parker};
 use schedlab_rt::resched::Resched;
-use schedlab_rt::task::{TaskState, WakeAction, SCHEDULED, WATCHED};
+use schedlab_rt::task::{TaskState, WakeAction, HANDED, SCHEDULED, WATCHED};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
 /// A sleeper that parks with `park` until a flag is set, against a thread that sets
@@ -267,7 +267,7 @@ fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
         let (i2, s2, m2) = (idle.clone(), st.clone(), msg.clone());
         let waker = thread::spawn(move || {
             m2.store(7, Relaxed);
-            assert_eq!(s2.wake(), WakeAction::Watched);
+            assert_eq!(s2.wake_handing(), WakeAction::Handed);
             i2.wake_worker(0);
         });
         let woken = |st: &TaskState| st.load() != WATCHED;
@@ -285,6 +285,7 @@ fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
             }
             idle.sleep(0);
         }
+        assert_eq!(st.load(), HANDED, "the worker sees the reference handed over");
         assert!(st.start_poll(), "the worker owns the scheduled task");
         assert_eq!(msg.load(Relaxed), 7, "the poll sees what the waker published");
         waker.join().unwrap();
@@ -294,21 +295,31 @@ fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
 /// The worker gives up its watched task (`WATCHED → IDLE`) while a waker wakes it:
 /// exactly one side ends up owning the scheduled task (the waker queues it, or the
 /// worker finds it scheduled), never both, never neither.
+///
+/// With a wake by value on a worker of the task's runtime (`wake_handing`), the
+/// waker's reference goes along only when the worker owns the task (`HANDED`), and
+/// the worker learns it from the state it finds.
 #[test]
 fn unwatch_racing_a_wake_schedules_once() {
-    loom::model(|| {
-        let st = Arc::new(TaskState::new(WATCHED));
-        let s2 = st.clone();
-        let waker = thread::spawn(move || s2.wake());
-        let worker_owns = st.unwatch() == Some(SCHEDULED);
-        let waker_queues = match waker.join().unwrap() {
-            WakeAction::Schedule => true,
-            WakeAction::Watched => false,
-            WakeAction::Nothing => panic!("a wake of an idle task did nothing"),
-        };
-        assert!(worker_owns != waker_queues, "owned by both or by neither");
-        assert!(st.start_poll());
-    });
+    for handing in [false, true] {
+        loom::model(move || {
+            let st = Arc::new(TaskState::new(WATCHED));
+            let s2 = st.clone();
+            let waker = thread::spawn(move || if handing { s2.wake_handing() } else { s2.wake() });
+            let found = st.unwatch();
+            let worker_owns = matches!(found, Some(SCHEDULED | HANDED));
+            let (waker_queues, handed) = match waker.join().unwrap() {
+                WakeAction::Schedule => (true, false),
+                WakeAction::Watched => (false, false),
+                WakeAction::Handed => (false, true),
+                WakeAction::Nothing => panic!("a wake of an idle task did nothing"),
+            };
+            assert!(worker_owns != waker_queues, "owned by both or by neither");
+            assert_eq!(handed, found == Some(HANDED), "a handed reference the worker does not see");
+            assert!(!handed || handing, "handed by a wake that may not hand");
+            assert!(st.start_poll());
+        });
+    }
 }
 
 /// A wake racing with the end of a watched task's poll (`finish_pending_watched`):

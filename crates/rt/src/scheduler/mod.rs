@@ -94,20 +94,36 @@ impl Schedule for Arc<Handle> {
     }
 
     /// # Safety
+    /// As [`Schedule::on_own_worker`].
+    #[inline]
+    unsafe fn on_own_worker(this: *const Self) -> bool {
+        // SAFETY: the task's allocation, which holds `this`, is alive.
+        let mine = unsafe { Arc::as_ptr(&*this) };
+        context::get().is_some_and(|c| std::ptr::eq(c.handle, mine) && !matches!(c.local, WorkerLocal::None))
+    }
+
+    /// # Safety
     /// As [`Schedule::watched_woken`].
-    unsafe fn watched_woken(this: *const Self, home: usize, id: *const ()) {
-        // SAFETY: the task's allocation, which holds `this`, is alive (see above).
-        let handle: &Handle = unsafe { &*this };
+    unsafe fn watched_woken(this: *const Self, home: usize, id: *const (), handed: bool) {
+        let ctx = context::get();
+        let handle: &Handle = match (handed, ctx) {
+            // SAFETY: handed only on a worker of this runtime (`on_own_worker`), whose
+            // installed context's handle is alive.
+            (true, Some(c)) => unsafe { &*c.handle },
+            (true, None) => unreachable!("a reference handed over outside a worker"),
+            // SAFETY: the task's allocation, which holds `this`, is alive (see above).
+            (false, _) => unsafe { &*this },
+        };
         match &handle.scheduler {
             Scheduler::Fast(f) => {
-                let local = match context::get() {
+                let local = match ctx {
                     Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, handle) => {
                         // SAFETY: the worker's `Local` outlives its installed context.
                         Some(unsafe { &*l })
                     }
                     _ => None,
                 };
-                f.watched_woken(home, id, local)
+                f.watched_woken(home, id, local, handed)
             }
             // Only the fast scheduler watches tasks.
             Scheduler::Policy(_) => debug_assert!(false, "a policy worker watched a task"),

@@ -13,9 +13,10 @@ use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-/// `repr(C)`, header first: the header (the state word a wake writes) then sits right
-/// after the `Arc`'s reference counts, which a wake by value also writes, most often
-/// in the same cache line.
+/// Cache-line aligned, so that no two tasks share a line: the cells of tasks running
+/// on different workers sit side by side in the heap, and a wake or a poll of one
+/// would otherwise move the other's line. `repr(C)`, header first: a poll's state word
+/// and the start of its future share the cell's first line.
 #[repr(C, align(64))]
 pub(crate) struct Cell<F: Future, S> {
     header: Header,
@@ -74,13 +75,22 @@ where
     /// `p` comes from `Arc::<Self>::into_raw`; the call consumes the waker's count.
     unsafe fn waker_wake(p: *const ()) {
         let me = Arc::from_raw(p as *const Self);
-        match me.header.state.wake() {
-            WakeAction::Schedule => {
-                let scheduler: *const S = &me.scheduler;
-                // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
-                S::schedule_woken(scheduler, me);
-            }
+        let home = me.header.home;
+        let scheduler: *const S = &me.scheduler;
+        // A watched task woken on a worker of its own runtime: this waker's reference
+        // goes to the watching worker with it.
+        let action = me.header.state.wake_by_value(|| S::on_own_worker(scheduler));
+        match action {
+            // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
+            WakeAction::Schedule => S::schedule_woken(scheduler, me),
             WakeAction::Watched => Self::watched_woken(&me),
+            WakeAction::Handed => {
+                let id = Arc::as_ptr(&me) as *const ();
+                // The reference is the watching worker's now, and so may be the task.
+                std::mem::forget(me);
+                // SAFETY: handed; the scheduler is reached through the worker's context.
+                S::watched_woken(scheduler, home as usize, id, true)
+            }
             WakeAction::Nothing => {}
         }
     }
@@ -90,7 +100,7 @@ where
     fn watched_woken(me: &Self) {
         let home = me.header.home as usize;
         // SAFETY: `me` is the task's allocation and outlives the call.
-        unsafe { S::watched_woken(&me.scheduler, home, me as *const Self as *const ()) }
+        unsafe { S::watched_woken(&me.scheduler, home, me as *const Self as *const (), false) }
     }
     /// # Safety
     /// `p` comes from `Arc::<Self>::into_raw` and the waker keeps its count.
@@ -103,7 +113,7 @@ where
                 S::schedule_woken(&me.scheduler, t);
             }
             WakeAction::Watched => Self::watched_woken(&me),
-            WakeAction::Nothing => {}
+            WakeAction::Handed | WakeAction::Nothing => {}
         }
     }
     /// # Safety

@@ -24,7 +24,7 @@ mod state;
 
 pub(crate) use cell::Cell;
 pub use join::{JoinError, JoinHandle};
-pub use state::{TaskState, WakeAction, COMPLETE, IDLE, NOTIFIED, RUNNING, SCHEDULED, WATCHED};
+pub use state::{TaskState, WakeAction, COMPLETE, HANDED, IDLE, NOTIFIED, RUNNING, SCHEDULED, WATCHED};
 
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -53,13 +53,25 @@ pub(crate) trait Schedule: Clone + Send + Sync + 'static {
         s.schedule(task)
     }
 
-    /// A waker moved a watched task (`id`, pinned to worker `home`) from `WATCHED` to
-    /// `SCHEDULED`: the worker holding it will run it; make sure it is not asleep.
+    /// Whether the calling thread is a worker of the scheduler `this` points to, whose
+    /// context keeps that scheduler alive through the call: a wake by value there may
+    /// hand its reference over with the task ([`super::WakeAction::Handed`]).
     ///
     /// # Safety
-    /// `this` must point into the allocation of the task `id`, which the caller keeps
-    /// alive through the call.
-    unsafe fn watched_woken(this: *const Self, home: usize, id: *const ());
+    /// `this` must point into a live task's allocation.
+    unsafe fn on_own_worker(this: *const Self) -> bool;
+
+    /// A waker moved a watched task (`id`, pinned to worker `home`) from `WATCHED` to
+    /// `SCHEDULED` (or `HANDED`, if `handed`): the worker holding it will run it; make
+    /// sure it is not asleep.
+    ///
+    /// # Safety
+    /// Unless `handed`, `this` must point into the allocation of the task `id`, which
+    /// the caller keeps alive through the call. If `handed`, the caller's reference
+    /// now belongs to the watching worker and the task may already be gone: the
+    /// implementation must not read through `this` or `id` and reaches its scheduler
+    /// through the calling worker's context ([`Schedule::on_own_worker`] was true).
+    unsafe fn watched_woken(this: *const Self, home: usize, id: *const (), handed: bool);
 }
 
 /// The part of a task every scheduler sees.

@@ -22,9 +22,16 @@
 //! and runs it. The worker gives it up with `WATCHED → IDLE` (or, if a wake came
 //! first, owns a scheduled task). A cross-worker wake so touches the task's line and
 //! no queue's.
+//!
+//! `HANDED` is `SCHEDULED` reached from `WATCHED` by a wake by value on a worker of
+//! the task's own runtime ([`TaskState::wake_handing`]): the waker hands its
+//! reference to the task over to the watching worker instead of dropping it, so the
+//! reference count, which the worker would otherwise raise again to keep watching the
+//! task, is not written by both cores at every hand-off. The worker that finds
+//! `HANDED` owns one reference more than the one its slot holds.
 
 use crate::sync::AtomicU8;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 pub const IDLE: u8 = 0;
 pub const SCHEDULED: u8 = 1;
@@ -32,6 +39,7 @@ pub const RUNNING: u8 = 2;
 pub const NOTIFIED: u8 = 3;
 pub const COMPLETE: u8 = 4;
 pub const WATCHED: u8 = 5;
+pub const HANDED: u8 = 6;
 
 /// What a wake must do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +51,9 @@ pub enum WakeAction {
     /// The task was watched by its worker (now scheduled there): the waker queues
     /// nothing, and makes sure that worker is not asleep.
     Watched,
+    /// As `Watched`, and the waker's reference now belongs to the watching worker
+    /// (the waker must neither drop it nor touch the task again).
+    Handed,
 }
 
 /// The task state word (see the module documentation).
@@ -64,6 +75,26 @@ impl TaskState {
     }
     /// A waker fired.
     pub fn wake(&self) -> WakeAction {
+        self.wake_to(SCHEDULED)
+    }
+    /// A waker fired and, if the task is watched, hands its reference over with it
+    /// (`WATCHED → HANDED`); otherwise as [`TaskState::wake`].
+    pub fn wake_handing(&self) -> WakeAction {
+        self.wake_to(HANDED)
+    }
+    /// A wake by value: as [`TaskState::wake_handing`] if the task is watched and
+    /// `may_hand()` (asked only then, at most once), else as [`TaskState::wake`].
+    #[inline]
+    pub fn wake_by_value(&self, may_hand: impl FnOnce() -> bool) -> WakeAction {
+        if self.0.load(Relaxed) == WATCHED && may_hand() {
+            self.wake_to(HANDED)
+        } else {
+            self.wake_to(SCHEDULED)
+        }
+    }
+    /// A wake that moves a watched task to `watched_to`.
+    #[inline]
+    fn wake_to(&self, watched_to: u8) -> WakeAction {
         let mut cur = self.0.load(Acquire);
         loop {
             // SCHEDULED/NOTIFIED are "rewritten" too: the wake must be an RMW on the
@@ -73,9 +104,10 @@ impl TaskState {
             // `task_wake_during_poll_reschedules_once`).
             let (next, action) = match cur {
                 IDLE => (SCHEDULED, WakeAction::Schedule),
+                WATCHED if watched_to == HANDED => (HANDED, WakeAction::Handed),
                 WATCHED => (SCHEDULED, WakeAction::Watched),
                 RUNNING => (NOTIFIED, WakeAction::Nothing),
-                SCHEDULED | NOTIFIED => (cur, WakeAction::Nothing),
+                SCHEDULED | NOTIFIED | HANDED => (cur, WakeAction::Nothing),
                 _ => return WakeAction::Nothing,
             };
             match self.0.compare_exchange_weak(cur, next, AcqRel, Acquire) {
@@ -84,9 +116,14 @@ impl TaskState {
             }
         }
     }
-    /// A worker picked the task from a queue. False if it was cancelled meanwhile.
+    /// A worker picked the task from a queue (or its watch slot). False if it was
+    /// cancelled meanwhile.
     pub fn start_poll(&self) -> bool {
-        self.0.compare_exchange(SCHEDULED, RUNNING, AcqRel, Acquire).is_ok()
+        match self.0.compare_exchange(SCHEDULED, RUNNING, AcqRel, Acquire) {
+            Ok(_) => true,
+            Err(HANDED) => self.0.compare_exchange(HANDED, RUNNING, AcqRel, Acquire).is_ok(),
+            Err(_) => false,
+        }
     }
     /// Was the task woken during the current poll? (Only meaningful while RUNNING.)
     pub fn is_notified(&self) -> bool {
@@ -118,8 +155,8 @@ impl TaskState {
         }
     }
     /// The watching worker gives the task up: `WATCHED → IDLE` and `None`, or the
-    /// state a wake or a cancel left (`SCHEDULED`: the worker now owns a runnable
-    /// task; `COMPLETE`).
+    /// state a wake or a cancel left (`SCHEDULED` or `HANDED`: the worker now owns a
+    /// runnable task, and with `HANDED` the waker's reference too; `COMPLETE`).
     pub fn unwatch(&self) -> Option<u8> {
         self.0.compare_exchange(WATCHED, IDLE, AcqRel, Acquire).err()
     }
@@ -130,12 +167,12 @@ impl TaskState {
     pub fn complete(&self) {
         self.0.store(COMPLETE, Release);
     }
-    /// Cancel a task that is not running: `IDLE|WATCHED|SCHEDULED → COMPLETE`. True if this
+    /// Cancel a task that is not running: `IDLE|WATCHED|SCHEDULED|HANDED → COMPLETE`. True if this
     /// call did it (the caller then drops the future).
     pub fn cancel(&self) -> bool {
         let mut cur = self.0.load(Acquire);
         loop {
-            if cur != IDLE && cur != WATCHED && cur != SCHEDULED {
+            if !matches!(cur, IDLE | WATCHED | SCHEDULED | HANDED) {
                 return false;
             }
             match self.0.compare_exchange_weak(cur, COMPLETE, AcqRel, Acquire) {

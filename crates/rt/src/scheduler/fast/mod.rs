@@ -197,11 +197,18 @@ impl Fast {
     /// From `home` itself: into the LIFO slot, as any wake on the worker. From
     /// elsewhere: `home` will see its state; wake it if it sleeps (it re-checks the
     /// watched task after registering as a sleeper, so the wake cannot be lost).
-    pub fn watched_woken(&self, home: usize, id: *const (), local: Option<&Local>) {
+    /// If `handed`, the waker's reference came along (`TaskState::wake_handing`): on
+    /// `home` it is released here, elsewhere the watching worker takes it.
+    pub fn watched_woken(&self, home: usize, id: *const (), local: Option<&Local>, handed: bool) {
         if let Some(l) = local.filter(|l| l.index == home) {
             if let Some(t) = l.take_watched_task(id) {
+                if handed {
+                    // SAFETY: the handed reference is one more count on `t`'s task.
+                    drop(unsafe { Task::from_raw(Task::as_ptr(&t)) });
+                }
                 return self.schedule(t, Some(l));
             }
+            debug_assert!(false, "a task watched on this worker is not in its slot");
         }
         self.idle.wake_worker(home);
     }
@@ -280,5 +287,83 @@ impl Fast {
                 }
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::scheduler::Handle;
+    use crate::{channel, Builder};
+    use std::sync::Arc;
+
+    /// The watch slot's reference counting (a reference handed over by a waker, the
+    /// slot's own, the one lent to a waker clone): after cross-worker hand-offs over
+    /// channels whose senders wake by value (the runtime's, async-channel's, Tokio's)
+    /// and tasks left watched at shutdown, nothing keeps a task cell, and so the
+    /// runtime's handle, alive.
+    #[test]
+    fn watched_hand_offs_leak_no_reference() {
+        let rt = Builder::new().workers(2).policy("fast").build().unwrap();
+        let weak = rt.block_on(async { Arc::downgrade(&Handle::current().expect("inside the runtime")) });
+        const N: u64 = 3_000;
+        let (to_b, mut b_rx) = channel::unbounded::<u64>();
+        let (to_a, mut a_rx) = channel::unbounded::<u64>();
+        let b = rt.spawn_pinned(1, async move {
+            while let Some(x) = b_rx.recv().await {
+                to_a.send(x).unwrap();
+            }
+        });
+        let a = rt.spawn_pinned(0, async move {
+            for i in 0..N {
+                to_b.send(i).unwrap();
+                assert_eq!(a_rx.recv().await, Some(i));
+            }
+        });
+        let (ac_to_b, ac_b_rx) = async_channel::bounded::<u64>(1);
+        let (ac_to_a, ac_a_rx) = async_channel::bounded::<u64>(1);
+        let c = rt.spawn_pinned(1, async move {
+            while let Ok(x) = ac_b_rx.recv().await {
+                ac_to_a.send(x).await.unwrap();
+            }
+        });
+        let d = rt.spawn_pinned(0, async move {
+            for i in 0..N {
+                ac_to_b.send(i).await.unwrap();
+                assert_eq!(ac_a_rx.recv().await, Ok(i));
+            }
+        });
+        let (tk_to_b, mut tk_b_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+        let (tk_to_a, mut tk_a_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+        let e = rt.spawn_pinned(1, async move {
+            while let Some(x) = tk_b_rx.recv().await {
+                tk_to_a.send(x).unwrap();
+            }
+        });
+        let f = rt.spawn_pinned(0, async move {
+            for i in 0..N {
+                tk_to_b.send(i).unwrap();
+                assert_eq!(tk_a_rx.recv().await, Some(i));
+            }
+        });
+        rt.block_on(async move {
+            for j in [a, b, d, c, f, e] {
+                j.await.unwrap();
+            }
+        });
+        // Left waiting (watched, or displaced from the slot) when the runtime goes.
+        let mut keep = Vec::new();
+        for w in 0..4 {
+            let (tx, mut rx) = channel::unbounded::<()>();
+            let (ping, mut pong) = channel::unbounded::<()>();
+            rt.spawn_pinned(w % 2, async move {
+                ping.send(()).unwrap();
+                rx.recv().await;
+            });
+            rt.block_on(async move { pong.recv().await });
+            keep.push(tx);
+        }
+        drop(rt);
+        drop(keep);
+        assert!(weak.upgrade().is_none(), "a task cell (or the runtime's handle) leaked");
     }
 }

@@ -5,7 +5,7 @@
 use super::{Fast, GLOBAL_INTERVAL, LIFO_CAP, RUNNEXT_CAP, SPIN_PAUSES, SPIN_STEAL_EVERY};
 use crate::context;
 use crate::scheduler::{Handle, WorkerLocal};
-use crate::task::{lend, Polled, Task, SCHEDULED, WATCHED};
+use crate::task::{lend, Polled, Task, HANDED, SCHEDULED, WATCHED};
 use crossbeam_deque::{Steal, Worker};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -34,6 +34,9 @@ pub(crate) struct Local {
     /// woken on its own worker goes to the LIFO slot anyway, and watching it would
     /// only add reference-count traffic to a same-worker hand-off.
     picked_remote: Cell<bool>,
+    /// The reference a waker handed over with the task just taken from the watch slot
+    /// (`HANDED`): the next watch of that task uses it instead of a new count.
+    handed: Cell<Option<Task>>,
     lifo_streak: Cell<u32>,
     /// Consecutive picks from the runnext queue by this worker (see [`RUNNEXT_CAP`]).
     runnext_streak: Cell<u32>,
@@ -84,6 +87,13 @@ impl Local {
                 self.picked_remote.set(true);
                 Some(t)
             }
+            HANDED => {
+                self.picked_remote.set(true);
+                // SAFETY: `HANDED` says the waker's reference, one count on this
+                // task beyond the slot's, is this worker's now.
+                self.handed.set(Some(unsafe { Task::from_raw(Task::as_ptr(&t)) }));
+                Some(t)
+            }
             WATCHED => {
                 self.watched.set(Some(t));
                 None
@@ -121,6 +131,12 @@ impl Local {
                 Some(SCHEDULED) => {
                     self.queue_local(old);
                 }
+                // And the waker's reference came along: release it.
+                Some(HANDED) => {
+                    // SAFETY: as in `take_watched`.
+                    drop(unsafe { Task::from_raw(Task::as_ptr(&old)) });
+                    self.queue_local(old);
+                }
                 // Now idle (a later wake queues it) or cancelled.
                 _ => drop(old),
             }
@@ -140,6 +156,7 @@ impl Fast {
             pinned: RefCell::new(VecDeque::new()),
             watched: Cell::new(None),
             picked_remote: Cell::new(false),
+            handed: Cell::new(None),
             lifo_streak: Cell::new(0),
             runnext_streak: Cell::new(0),
             rng: Cell::new(0x9E37_79B9u32.wrapping_mul(index as u32 + 1) | 1),
@@ -151,7 +168,20 @@ impl Fast {
         if let Some(t) = local.lifo.take() {
             local.deque.push(t);
         }
-        for t in local.pinned.take().into_iter().chain(local.watched.take()) {
+        // The watched task: given up (a wake from now on goes through `schedule`,
+        // which cancels it), or, if woken, queued for the drain.
+        if let Some(t) = local.watched.take() {
+            match t.header().state.unwatch() {
+                Some(SCHEDULED) => local.deque.push(t),
+                Some(HANDED) => {
+                    // SAFETY: as in `Local::take_watched`.
+                    drop(unsafe { Task::from_raw(Task::as_ptr(&t)) });
+                    local.deque.push(t);
+                }
+                _ => {}
+            }
+        }
+        for t in local.pinned.take() {
             local.deque.push(t);
         }
         self.deques.lock()[index] = Some(local.deque);
@@ -425,7 +455,18 @@ impl Fast {
     }
 
     fn run_task(&self, l: &Local, t: Task) {
-        let watch = l.picked_remote.replace(false);
+        // (A load, and a store only after a remote pick: the dispatch loop of tasks
+        // woken on this worker stays as it was.)
+        let watch = l.picked_remote.get();
+        // A reference handed over with `t` (taken from the watch slot); released at
+        // the end of this call unless the task is watched again.
+        let handed = match watch {
+            true => {
+                l.picked_remote.set(false);
+                l.handed.take()
+            }
+            false => None,
+        };
         let h = t.header();
         // A pinned task taken by another worker (stolen with a batch): hand it back.
         if let Some(home) = h.home() {
@@ -454,7 +495,11 @@ impl Fast {
             // Pinned (here: `run_task` hands others back) and handed here from
             // elsewhere: watched, unless woken during its own poll (then the private
             // queue; only this worker runs it).
-            let mine = if lent { Task::clone(&t) } else { ManuallyDrop::into_inner(t) };
+            let mine = match (lent, handed) {
+                (true, Some(h)) => h,
+                (true, None) => Task::clone(&t),
+                (false, _) => ManuallyDrop::into_inner(t),
+            };
             if mine.header().state.finish_pending_watched() {
                 l.queue_local(mine);
             } else {
