@@ -125,6 +125,11 @@ impl TaskState {
             Err(_) => false,
         }
     }
+    /// [`TaskState::start_poll`] of a task the worker found `HANDED` in its watch
+    /// slot: one compare-and-swap from the state it saw.
+    pub fn start_poll_handed(&self) -> bool {
+        self.0.compare_exchange(HANDED, RUNNING, AcqRel, Acquire).is_ok()
+    }
     /// Was the task woken during the current poll? (Only meaningful while RUNNING.)
     pub fn is_notified(&self) -> bool {
         self.0.load(Acquire) == NOTIFIED

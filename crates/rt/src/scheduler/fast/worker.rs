@@ -474,7 +474,11 @@ impl Fast {
                 return self.schedule_on(t, home);
             }
         }
-        if !h.state.start_poll() {
+        let started = match handed {
+            Some(_) => h.state.start_poll_handed(),
+            None => h.state.start_poll(),
+        };
+        if !started {
             return;
         }
         // No `context::set_yielded` here: the flag tells a policy worker a yield from
