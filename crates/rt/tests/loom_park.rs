@@ -92,6 +92,26 @@ fn two_parkers_one_driver() {
     });
 }
 
+/// A fast worker's idle path, as `scheduler/fast/worker.rs` runs it: spin (one look
+/// with `spin_look`), then register as a sleeper, look again with `take` and park if
+/// that finds nothing; until a look finds the work.
+fn spin_then_sleep(idle: &Idle, mut spin_look: impl FnMut() -> bool, mut take: impl FnMut() -> bool) {
+    loop {
+        idle.start_spinning(0);
+        let found = spin_look();
+        idle.stop_spinning(0);
+        if found {
+            return;
+        }
+        idle.register(0);
+        if take() {
+            idle.unregister(0);
+            return;
+        }
+        idle.sleep(0);
+    }
+}
+
 /// The worker's idle path against a producer: work published while the worker goes
 /// from spinning to sleeping is always found (loom reports a deadlock otherwise).
 fn idle_model(spin_first: bool) {
@@ -231,24 +251,9 @@ fn mailbox_wake_not_lost_by_a_worker_going_to_sleep() {
             m2.offer(7).expect("the only producer finds the slot empty");
             i2.wake_worker(0);
         });
-        // SAFETY (every take below): this thread is the only taker.
-        loop {
-            idle.start_spinning(0);
-            let mut found = None;
-            if mb.is_full() {
-                found = unsafe { mb.take() };
-            }
-            idle.stop_spinning(0);
-            if found.is_some() {
-                break;
-            }
-            idle.register(0);
-            if unsafe { mb.take() }.is_some() {
-                idle.unregister(0);
-                break;
-            }
-            idle.sleep(0);
-        }
+        // SAFETY (both takes): this thread is the only taker.
+        let take = || unsafe { mb.take() }.is_some();
+        spin_then_sleep(&idle, || mb.is_full() && take(), take);
         producer.join().unwrap();
     });
 }
@@ -270,21 +275,8 @@ fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
             assert_eq!(s2.wake_handing(), WakeAction::Handed);
             i2.wake_worker(0);
         });
-        let woken = |st: &TaskState| st.load() != WATCHED;
-        loop {
-            idle.start_spinning(0);
-            let found = woken(&st);
-            idle.stop_spinning(0);
-            if found {
-                break;
-            }
-            idle.register(0);
-            if woken(&st) {
-                idle.unregister(0);
-                break;
-            }
-            idle.sleep(0);
-        }
+        let woken = || st.load() != WATCHED;
+        spin_then_sleep(&idle, woken, woken);
         assert_eq!(st.load(), HANDED, "the worker sees the reference handed over");
         assert!(st.start_poll(), "the worker owns the scheduled task");
         assert_eq!(msg.load(Relaxed), 7, "the poll sees what the waker published");
@@ -320,33 +312,6 @@ fn unwatch_racing_a_wake_schedules_once() {
             assert!(st.start_poll());
         });
     }
-}
-
-/// A wake racing with the end of a watched task's poll (`finish_pending_watched`):
-/// the task is re-queued by the worker, or woken in the watch slot, exactly once,
-/// and only if the poll may have missed the event.
-#[test]
-fn watched_task_wake_during_poll_reschedules_once() {
-    loom::model(|| {
-        let st = Arc::new(TaskState::new(SCHEDULED));
-        let event = Arc::new(AtomicBool::new(false));
-        let (s2, e2) = (st.clone(), event.clone());
-        let waker = thread::spawn(move || {
-            e2.store(true, Release);
-            s2.wake()
-        });
-        assert!(st.start_poll());
-        let saw_event = event.load(Acquire); // the "poll"
-        let requeue = st.finish_pending_watched();
-        let action = waker.join().unwrap();
-        assert_ne!(action, WakeAction::Schedule, "a watched task is never queued by a waker");
-        let in_slot = action == WakeAction::Watched;
-        assert!(!(in_slot && requeue), "scheduled twice");
-        if !saw_event {
-            assert!(in_slot || requeue, "lost wake-up");
-        }
-        assert_eq!(st.load() == SCHEDULED, in_slot || requeue);
-    });
 }
 
 /// A policy worker against a waker (`resched.rs`) that twice queues a task under the
@@ -385,26 +350,39 @@ fn resched_skipping_the_ipi_to_a_flagged_worker_loses_no_wakeup() {
 }
 
 /// A wake racing with a poll re-schedules the task exactly once, and only if the
-/// poll may have missed the event.
+/// poll may have missed the event: as a plain task (the waker queues it, or the
+/// worker re-queues it) and as a task its worker goes on watching
+/// (`finish_pending_watched`: woken in the watch slot, which no waker queues, or
+/// re-queued by the worker).
 #[test]
 fn task_wake_during_poll_reschedules_once() {
-    loom::model(|| {
-        let st = Arc::new(TaskState::new(SCHEDULED));
-        let event = Arc::new(AtomicBool::new(false));
-        let (s2, e2) = (st.clone(), event.clone());
-        let waker = thread::spawn(move || {
-            e2.store(true, Release);
-            s2.wake() == WakeAction::Schedule
+    for watched in [false, true] {
+        loom::model(move || {
+            let st = Arc::new(TaskState::new(SCHEDULED));
+            let event = Arc::new(AtomicBool::new(false));
+            let (s2, e2) = (st.clone(), event.clone());
+            let waker = thread::spawn(move || {
+                e2.store(true, Release);
+                s2.wake()
+            });
+            assert!(st.start_poll());
+            let saw_event = event.load(Acquire); // the "poll"
+            let requeue = if watched { st.finish_pending_watched() } else { st.finish_pending() };
+            let action = waker.join().unwrap();
+            let woke = match action {
+                WakeAction::Schedule => !watched,
+                WakeAction::Watched => watched,
+                WakeAction::Nothing => false,
+                WakeAction::Handed => panic!("handed by a wake that may not hand"),
+            };
+            assert!(woke || action == WakeAction::Nothing, "{action:?} for a task watched: {watched}");
+            assert!(!(woke && requeue), "scheduled twice");
+            if !saw_event {
+                assert!(woke || requeue, "lost wake-up");
+            }
+            assert_eq!(st.load() == SCHEDULED, woke || requeue);
         });
-        assert!(st.start_poll());
-        let saw_event = event.load(Acquire); // the "poll"
-        let requeue = st.finish_pending();
-        let woke = waker.join().unwrap();
-        assert!(!(woke && requeue), "scheduled twice");
-        if !saw_event {
-            assert!(woke || requeue, "lost wake-up");
-        }
-    });
+    }
 }
 
 /// Two wakers and a poll: at most one of them schedules the task.

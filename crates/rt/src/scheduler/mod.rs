@@ -115,16 +115,7 @@ impl Schedule for Arc<Handle> {
             (false, _) => unsafe { &*this },
         };
         match &handle.scheduler {
-            Scheduler::Fast(f) => {
-                let local = match ctx {
-                    Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, handle) => {
-                        // SAFETY: the worker's `Local` outlives its installed context.
-                        Some(unsafe { &*l })
-                    }
-                    _ => None,
-                };
-                f.watched_woken(home, id, local, handed)
-            }
+            Scheduler::Fast(f) => f.watched_woken(home, id, handle.fast_local(ctx), handed),
             // Only the fast scheduler watches tasks.
             Scheduler::Policy(_) => debug_assert!(false, "a policy worker watched a task"),
         }
@@ -132,6 +123,19 @@ impl Schedule for Arc<Handle> {
 }
 
 impl Handle {
+    /// The fast worker state of the calling thread (`ctx`), if it is a worker of this
+    /// runtime.
+    #[inline(always)]
+    fn fast_local(&self, ctx: Option<Ctx>) -> Option<&fast::Local> {
+        match ctx {
+            Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, self) => {
+                // SAFETY: the worker's `Local` outlives its installed context.
+                Some(unsafe { &*l })
+            }
+            _ => None,
+        }
+    }
+
     /// Queue a woken `task`; `ctx` is the calling thread's context. Inlined into both
     /// callers: the wake path is a few dozen instructions, a call's frame a third more.
     #[inline(always)]
@@ -142,18 +146,9 @@ impl Handle {
             return;
         }
         match &handle.scheduler {
-            Scheduler::Fast(f) => {
-                // Woken by a task running on one of this runtime's workers: that
-                // worker's LIFO slot.
-                let local = match ctx {
-                    Some(Ctx { handle: h, local: WorkerLocal::Fast(l), .. }) if std::ptr::eq(h, handle) => {
-                        // SAFETY: the worker's `Local` outlives its installed context.
-                        Some(unsafe { &*l })
-                    }
-                    _ => None,
-                };
-                f.schedule(task, local)
-            }
+            // Woken by a task running on one of this runtime's workers: that worker's
+            // LIFO slot.
+            Scheduler::Fast(f) => f.schedule(task, handle.fast_local(ctx)),
             Scheduler::Policy(p) => p.wake(task),
         }
     }

@@ -137,23 +137,20 @@ impl TaskState {
     /// The poll returned `Pending`: `RUNNING → IDLE` and `false`, or, if a wake came in
     /// during the poll, `NOTIFIED → SCHEDULED` and `true`: the caller re-queues it.
     pub fn finish_pending(&self) -> bool {
-        match self.0.compare_exchange(RUNNING, IDLE, AcqRel, Acquire) {
-            Ok(_) => false,
-            Err(s) => {
-                debug_assert_eq!(s, NOTIFIED);
-                // A swap keeps the release sequence of the wakers' RMWs intact.
-                self.0.swap(SCHEDULED, AcqRel);
-                true
-            }
-        }
+        self.finish_pending_to(IDLE)
     }
     /// [`TaskState::finish_pending`] for a task the worker keeps watching:
     /// `RUNNING → WATCHED` and `false`, or `NOTIFIED → SCHEDULED` and `true`.
     pub fn finish_pending_watched(&self) -> bool {
-        match self.0.compare_exchange(RUNNING, WATCHED, AcqRel, Acquire) {
+        self.finish_pending_to(WATCHED)
+    }
+    #[inline]
+    fn finish_pending_to(&self, idle: u8) -> bool {
+        match self.0.compare_exchange(RUNNING, idle, AcqRel, Acquire) {
             Ok(_) => false,
             Err(s) => {
                 debug_assert_eq!(s, NOTIFIED);
+                // A swap keeps the release sequence of the wakers' RMWs intact.
                 self.0.swap(SCHEDULED, AcqRel);
                 true
             }
