@@ -454,19 +454,30 @@ impl Fast {
         }
     }
 
+    #[inline]
     fn run_task(&self, l: &Local, t: Task) {
-        // (A load, and a store only after a remote pick: the dispatch loop of tasks
-        // woken on this worker stays as it was.)
-        let watch = l.picked_remote.get();
+        match l.picked_remote.get() {
+            true => self.run_handed_over(l, t),
+            false => self.run_picked::<false>(l, t, None),
+        }
+    }
+
+    /// [`Fast::run_task`] of a task handed here from another thread (mailbox, home
+    /// queue, watch slot): out of line, so that the dispatch of tasks woken on this
+    /// worker compiles as it would without the watch slot.
+    #[inline(never)]
+    fn run_handed_over(&self, l: &Local, t: Task) {
+        l.picked_remote.set(false);
         // A reference handed over with `t` (taken from the watch slot); released at
-        // the end of this call unless the task is watched again.
-        let handed = match watch {
-            true => {
-                l.picked_remote.set(false);
-                l.handed.take()
-            }
-            false => None,
-        };
+        // the end of the run unless the task is watched again.
+        let handed = l.handed.take();
+        self.run_picked::<true>(l, t, handed)
+    }
+
+    /// Poll `t` once and put it where it goes next. `REMOTE`: it was handed here from
+    /// another thread, and if pinned and waiting again it is watched.
+    #[inline(always)]
+    fn run_picked<const REMOTE: bool>(&self, l: &Local, t: Task, handed: Option<Task>) {
         let h = t.header();
         // A pinned task taken by another worker (stolen with a batch): hand it back.
         if let Some(home) = h.home() {
@@ -495,7 +506,7 @@ impl Fast {
         self.stats.worker(l.index).polled(1, l.last_polled.replace(id) != id);
         if r == Polled::Ready {
             self.owned.unregister(&t);
-        } else if watch && t.header().home().is_some() {
+        } else if REMOTE && t.header().home().is_some() {
             // Pinned (here: `run_task` hands others back) and handed here from
             // elsewhere: watched, unless woken during its own poll (then the private
             // queue; only this worker runs it).
