@@ -13,11 +13,11 @@ use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-/// Cache-line aligned, so that no two tasks share a line: the cells of tasks running
-/// on different workers sit side by side in the heap, and a wake or a poll of one
-/// would otherwise move the other's line. `repr(C)`, header first: a poll's state word
-/// and the start of its future share the cell's first line.
-#[repr(C, align(64))]
+/// `repr(C)`, header first: the state word sits beside the reference counts and the
+/// start of the future. Not aligned to cache lines: every cell would round up to whole
+/// lines, which costs about 7 % on the `pick-next` row with 100,000 tasks and gains
+/// nothing measurable on the cross-worker hand-off.
+#[repr(C)]
 pub(crate) struct Cell<F: Future, S> {
     header: Header,
     /// Where a waker sends this task. Here rather than in the type-erased [`Header`]:
