@@ -203,8 +203,8 @@ impl Fast {
         if let Some(l) = local.filter(|l| l.index == home) {
             if let Some(t) = l.take_watched_task(id) {
                 if handed {
-                    // SAFETY: the handed reference is one more count on `t`'s task.
-                    drop(unsafe { Task::from_raw(Task::as_ptr(&t)) });
+                    // SAFETY: this waker's own hand-over, taken here only.
+                    drop(unsafe { worker::handed_reference(&t) });
                 }
                 return self.schedule(t, Some(l));
             }

@@ -89,9 +89,8 @@ impl Local {
             }
             HANDED => {
                 self.picked_remote.set(true);
-                // SAFETY: `HANDED` says the waker's reference, one count on this
-                // task beyond the slot's, is this worker's now.
-                self.handed.set(Some(unsafe { Task::from_raw(Task::as_ptr(&t)) }));
+                // SAFETY: the state is `HANDED`.
+                self.handed.set(Some(unsafe { handed_reference(&t) }));
                 Some(t)
             }
             WATCHED => {
@@ -123,25 +122,38 @@ impl Local {
         None
     }
 
-    /// Watch `t` (its state just became `WATCHED`), giving up the task watched before.
+    /// Watch `t` (its state just became `WATCHED`), giving up the task watched before
+    /// (to this worker's private queue if a wake came first).
     fn watch(&self, t: Task) {
-        if let Some(old) = self.watched.replace(Some(t)) {
-            match old.header().state.unwatch() {
-                // Woken meanwhile: a runnable task of this worker.
-                Some(SCHEDULED) => {
-                    self.queue_local(old);
-                }
-                // And the waker's reference came along: release it.
-                Some(HANDED) => {
-                    // SAFETY: as in `take_watched`.
-                    drop(unsafe { Task::from_raw(Task::as_ptr(&old)) });
-                    self.queue_local(old);
-                }
-                // Now idle (a later wake queues it) or cancelled.
-                _ => drop(old),
-            }
+        if let Some(woken) = self.watched.replace(Some(t)).and_then(unwatch) {
+            self.queue_local(woken);
         }
     }
+}
+
+/// Stop watching `t`: `None` if it is idle now (a later wake queues it) or cancelled;
+/// the task, runnable and this worker's, if a wake came first (a reference the waker
+/// handed over with it is released).
+fn unwatch(t: Task) -> Option<Task> {
+    match t.header().state.unwatch() {
+        Some(SCHEDULED) => Some(t),
+        Some(HANDED) => {
+            // SAFETY: the state is `HANDED`.
+            drop(unsafe { handed_reference(&t) });
+            Some(t)
+        }
+        _ => None,
+    }
+}
+
+/// The reference a waker handed over with `t` (`TaskState::wake_handing`).
+///
+/// # Safety
+/// `t`'s state must be `HANDED` as seen by the worker that watched it, and each
+/// hand-over taken once: the waker left one count on the task beyond the slot's,
+/// which this returns as a `Task` of its own.
+pub(super) unsafe fn handed_reference(t: &Task) -> Task {
+    unsafe { Task::from_raw(Task::as_ptr(t)) }
 }
 
 impl Fast {
@@ -170,16 +182,8 @@ impl Fast {
         }
         // The watched task: given up (a wake from now on goes through `schedule`,
         // which cancels it), or, if woken, queued for the drain.
-        if let Some(t) = local.watched.take() {
-            match t.header().state.unwatch() {
-                Some(SCHEDULED) => local.deque.push(t),
-                Some(HANDED) => {
-                    // SAFETY: as in `Local::take_watched`.
-                    drop(unsafe { Task::from_raw(Task::as_ptr(&t)) });
-                    local.deque.push(t);
-                }
-                _ => {}
-            }
+        if let Some(woken) = local.watched.take().and_then(unwatch) {
+            local.deque.push(woken);
         }
         for t in local.pinned.take() {
             local.deque.push(t);
