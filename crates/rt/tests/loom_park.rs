@@ -258,26 +258,48 @@ fn mailbox_wake_not_lost_by_a_worker_going_to_sleep() {
     });
 }
 
-/// A watched task (`scheduler/fast/worker.rs`, the watch slot) woken from another
-/// thread while its worker goes from spinning (loads of the task's state) to
-/// sleeping: the waker queues nothing and wakes the worker only if it is registered
-/// as a sleeper, so the worker's look after registering must see the state its
-/// loads missed (loom reports a deadlock otherwise), and the published message.
+/// A watched task (`scheduler/fast/worker.rs`, the watch slot) woken by value from
+/// another thread while its worker goes from spinning (loads of the task's state) to
+/// sleeping. A wake of a watched task hands it over and wakes nobody; the worker gives
+/// its watched task up (`WATCHED → IDLE`) after registering as a sleeper, so a wake
+/// either finds it watched and the worker sees that in its own swap, or finds it idle
+/// and queues it (here: a flag) and wakes the worker as any producer does. Nothing is
+/// lost (loom reports a deadlock otherwise), and the poll sees the published message.
 #[test]
 fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
     loom::model(|| {
         let idle = Arc::new(Idle::new(1));
         let st = Arc::new(TaskState::new(WATCHED));
+        let queued = Arc::new(AtomicBool::new(false));
         let msg = Arc::new(AtomicUsize::new(0));
-        let (i2, s2, m2) = (idle.clone(), st.clone(), msg.clone());
+        let (i2, s2, q2, m2) = (idle.clone(), st.clone(), queued.clone(), msg.clone());
         let waker = thread::spawn(move || {
             m2.store(7, Relaxed);
-            assert_eq!(s2.wake_handing(), WakeAction::Handed);
-            i2.wake_worker(0);
+            match s2.wake_handing() {
+                WakeAction::Handed => {}
+                WakeAction::Schedule => {
+                    q2.store(true, Release);
+                    i2.wake_worker(0);
+                }
+                other => panic!("{other:?} for a watched or idle task"),
+            }
         });
-        let woken = || st.load() != WATCHED;
-        spin_then_sleep(&idle, woken, woken);
-        assert_eq!(st.load(), HANDED, "the worker sees the reference handed over");
+        let watching = std::cell::Cell::new(true);
+        let woken = || watching.get() && st.load() != WATCHED;
+        let give_up = || {
+            if watching.get() {
+                watching.set(false);
+                if st.unwatch().is_some() {
+                    watching.set(true); // woken first: the worker runs it
+                }
+            }
+            woken() || queued.load(Acquire)
+        };
+        spin_then_sleep(&idle, || woken() || queued.load(Acquire), || woken() || give_up());
+        match queued.load(Acquire) {
+            true => assert_eq!(st.load(), SCHEDULED, "queued, and scheduled"),
+            false => assert_eq!(st.load(), HANDED, "the worker sees the reference handed over"),
+        }
         assert!(st.start_poll(), "the worker owns the scheduled task");
         assert_eq!(msg.load(Relaxed), 7, "the poll sees what the waker published");
         waker.join().unwrap();
@@ -288,9 +310,9 @@ fn watched_wake_not_lost_by_a_worker_going_to_sleep() {
 /// exactly one side ends up owning the scheduled task (the waker queues it, or the
 /// worker finds it scheduled), never both, never neither.
 ///
-/// With a wake by value on a worker of the task's runtime (`wake_handing`), the
-/// waker's reference goes along only when the worker owns the task (`HANDED`), and
-/// the worker learns it from the state it finds.
+/// With a wake by value (`wake_handing`), the waker's reference goes along only when
+/// the worker owns the task (`HANDED`), and the worker learns it from the state it
+/// finds.
 #[test]
 fn unwatch_racing_a_wake_schedules_once() {
     for handing in [false, true] {

@@ -10,6 +10,7 @@ use common::rt;
 use schedlab_rt::channel;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
+use std::time::Duration;
 
 const PAIRS: usize = 4;
 const ROUNDS: u64 = 5_000;
@@ -116,4 +117,38 @@ fn a_runtime_dropped_while_tasks_are_watched_drops_every_future() {
     }
     assert_eq!(dropped.load(SeqCst), 6, "every waiting task's future dropped with the runtime");
     drop(senders);
+}
+
+/// A worker gives up its watched task before it sleeps, so that a wake of that task,
+/// which wakes nobody while it is watched, then queues it and wakes the worker. The
+/// task is fed by a plain thread that pauses long enough between messages for both
+/// workers to stop spinning and park; every message must still arrive.
+#[test]
+fn a_task_watched_by_a_worker_that_went_to_sleep_is_still_woken() {
+    const MESSAGES: u64 = 40;
+    let rt = rt("fast");
+    let (tx, mut rx) = channel::unbounded::<u64>();
+    let (ack_tx, mut ack_rx) = channel::unbounded::<u64>();
+    let fed = rt.spawn_pinned(1, async move {
+        let mut n = 0u64;
+        while let Some(x) = rx.recv().await {
+            assert_eq!(x, n, "out of order");
+            n += 1;
+            ack_tx.send(x).unwrap();
+        }
+        n
+    });
+    let parks_before = rt.stats().parks;
+    for i in 0..MESSAGES {
+        // The task went idle after a hand-over from this thread: watched, while the
+        // workers spin for 50 µs and then park.
+        std::thread::sleep(Duration::from_millis(2));
+        tx.send(i).unwrap();
+        let ack = rt.block_on(schedlab_rt::time::timeout(Duration::from_secs(10), ack_rx.recv()));
+        assert_eq!(ack, Ok(Some(i)), "message {i} not handled within 10 s");
+    }
+    assert!(rt.stats().parks > parks_before, "the workers never parked: the test proves nothing");
+    drop(tx);
+    assert_eq!(rt.block_on(fed).unwrap(), MESSAGES);
+    rt.check_invariants().unwrap();
 }

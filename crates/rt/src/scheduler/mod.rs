@@ -93,31 +93,16 @@ impl Schedule for Arc<Handle> {
         }
     }
 
-    /// # Safety
-    /// As [`Schedule::on_own_worker`].
-    #[inline]
-    unsafe fn on_own_worker(this: *const Self) -> bool {
-        // SAFETY: the task's allocation, which holds `this`, is alive.
-        let mine = unsafe { Arc::as_ptr(&*this) };
-        context::get().is_some_and(|c| std::ptr::eq(c.handle, mine) && !matches!(c.local, WorkerLocal::None))
-    }
-
-    /// # Safety
-    /// As [`Schedule::watched_woken`].
-    unsafe fn watched_woken(this: *const Self, home: usize, id: *const (), handed: bool) {
-        let ctx = context::get();
-        let handle: &Handle = match (handed, ctx) {
-            // SAFETY: handed only on a worker of this runtime (`on_own_worker`), whose
-            // installed context's handle is alive.
-            (true, Some(c)) => unsafe { &*c.handle },
-            (true, None) => unreachable!("a reference handed over outside a worker"),
-            // SAFETY: the task's allocation, which holds `this`, is alive (see above).
-            (false, _) => unsafe { &*this },
-        };
-        match &handle.scheduler {
-            Scheduler::Fast(f) => f.watched_woken(home, id, handle.fast_local(ctx), handed),
-            // Only the fast scheduler watches tasks.
-            Scheduler::Policy(_) => debug_assert!(false, "a policy worker watched a task"),
+    fn watched_woken(id: *const (), handed: bool) {
+        // Only a task watched by this thread's own worker needs anything (the trait's
+        // documentation): a fast worker's context, whose handle is alive while
+        // installed, and the task in that worker's slot.
+        let Some(ctx @ Ctx { local: WorkerLocal::Fast(_), .. }) = context::get() else { return };
+        // SAFETY: an installed context's handle is alive.
+        let handle = unsafe { &*ctx.handle };
+        match (&handle.scheduler, handle.fast_local(Some(ctx))) {
+            (Scheduler::Fast(f), Some(l)) => f.watched_woken(id, l, handed),
+            _ => debug_assert!(false, "a fast worker's context on another scheduler"),
         }
     }
 }

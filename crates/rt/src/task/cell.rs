@@ -75,32 +75,22 @@ where
     /// `p` comes from `Arc::<Self>::into_raw`; the call consumes the waker's count.
     unsafe fn waker_wake(p: *const ()) {
         let me = Arc::from_raw(p as *const Self);
-        let home = me.header.home;
-        let scheduler: *const S = &me.scheduler;
-        // A watched task woken on a worker of its own runtime: this waker's reference
-        // goes to the watching worker with it.
-        let action = me.header.state.wake_by_value(|| S::on_own_worker(scheduler));
-        match action {
-            // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
-            WakeAction::Schedule => S::schedule_woken(scheduler, me),
-            WakeAction::Watched => Self::watched_woken(&me),
+        // A watched task gets this waker's reference with it.
+        match me.header.state.wake_handing() {
+            WakeAction::Schedule => {
+                let scheduler: *const S = &me.scheduler;
+                // SAFETY: `scheduler` lives in the allocation `me` keeps alive.
+                S::schedule_woken(scheduler, me)
+            }
             WakeAction::Handed => {
                 let id = Arc::as_ptr(&me) as *const ();
                 // The reference is the watching worker's now, and so may be the task.
                 std::mem::forget(me);
-                // SAFETY: handed; the scheduler is reached through the worker's context.
-                S::watched_woken(scheduler, home as usize, id, true)
+                S::watched_woken(id, true)
             }
+            WakeAction::Watched => S::watched_woken(Arc::as_ptr(&me) as *const (), false),
             WakeAction::Nothing => {}
         }
-    }
-    /// The task was watched by its home worker: tell that worker (`me` is alive
-    /// through the call).
-    #[inline]
-    fn watched_woken(me: &Self) {
-        let home = me.header.home as usize;
-        // SAFETY: `me` is the task's allocation and outlives the call.
-        unsafe { S::watched_woken(&me.scheduler, home, me as *const Self as *const (), false) }
     }
     /// # Safety
     /// `p` comes from `Arc::<Self>::into_raw` and the waker keeps its count.
@@ -112,7 +102,7 @@ where
                 // SAFETY: the waker's own reference keeps the allocation alive.
                 S::schedule_woken(&me.scheduler, t);
             }
-            WakeAction::Watched => Self::watched_woken(&me),
+            WakeAction::Watched => S::watched_woken(p, false),
             WakeAction::Handed | WakeAction::Nothing => {}
         }
     }

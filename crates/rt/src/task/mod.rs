@@ -53,25 +53,15 @@ pub(crate) trait Schedule: Clone + Send + Sync + 'static {
         s.schedule(task)
     }
 
-    /// Whether the calling thread is a worker of the scheduler `this` points to, whose
-    /// context keeps that scheduler alive through the call: a wake by value there may
-    /// hand its reference over with the task ([`super::WakeAction::Handed`]).
+    /// A waker moved a watched task (`id`) from `WATCHED` to `SCHEDULED` (or `HANDED`,
+    /// if `handed`: the waker's reference now belongs to the watching worker). The
+    /// worker holding it will run it, and it is awake: a worker gives up its watched
+    /// task before it sleeps. What is left is the wake of a task watched by the
+    /// calling thread's own worker, which must run it from there.
     ///
-    /// # Safety
-    /// `this` must point into a live task's allocation.
-    unsafe fn on_own_worker(this: *const Self) -> bool;
-
-    /// A waker moved a watched task (`id`, pinned to worker `home`) from `WATCHED` to
-    /// `SCHEDULED` (or `HANDED`, if `handed`): the worker holding it will run it; make
-    /// sure it is not asleep.
-    ///
-    /// # Safety
-    /// Unless `handed`, `this` must point into the allocation of the task `id`, which
-    /// the caller keeps alive through the call. If `handed`, the caller's reference
-    /// now belongs to the watching worker and the task may already be gone: the
-    /// implementation must not read through `this` or `id` and reaches its scheduler
-    /// through the calling worker's context ([`Schedule::on_own_worker`] was true).
-    unsafe fn watched_woken(this: *const Self, home: usize, id: *const (), handed: bool);
+    /// `id` is only compared, never read through: after a hand-over the task may
+    /// already be gone. The scheduler is reached through the calling thread's context.
+    fn watched_woken(id: *const (), handed: bool);
 }
 
 /// The part of a task every scheduler sees.

@@ -23,15 +23,15 @@
 //! first, owns a scheduled task). A cross-worker wake so touches the task's line and
 //! no queue's.
 //!
-//! `HANDED` is `SCHEDULED` reached from `WATCHED` by a wake by value on a worker of
-//! the task's own runtime ([`TaskState::wake_handing`]): the waker hands its
-//! reference to the task over to the watching worker instead of dropping it, so the
-//! reference count, which the worker would otherwise raise again to keep watching the
-//! task, is not written by both cores at every hand-off. The worker that finds
-//! `HANDED` owns one reference more than the one its slot holds.
+//! `HANDED` is `SCHEDULED` reached from `WATCHED` by a wake by value
+//! ([`TaskState::wake_handing`]): the waker hands its reference to the task over to
+//! the watching worker instead of dropping it, so the reference count, which the
+//! worker would otherwise raise again to keep watching the task, is not written by
+//! both cores at every hand-off. The worker that finds `HANDED` owns one reference
+//! more than the one its slot holds.
 
 use crate::sync::AtomicU8;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 
 pub const IDLE: u8 = 0;
 pub const SCHEDULED: u8 = 1;
@@ -77,20 +77,10 @@ impl TaskState {
     pub fn wake(&self) -> WakeAction {
         self.wake_to(SCHEDULED)
     }
-    /// A waker fired and, if the task is watched, hands its reference over with it
-    /// (`WATCHED → HANDED`); otherwise as [`TaskState::wake`].
+    /// A wake by value: if the task is watched, the waker's reference goes over with
+    /// it (`WATCHED → HANDED`); otherwise as [`TaskState::wake`].
     pub fn wake_handing(&self) -> WakeAction {
         self.wake_to(HANDED)
-    }
-    /// A wake by value: as [`TaskState::wake_handing`] if the task is watched and
-    /// `may_hand()` (asked only then, at most once), else as [`TaskState::wake`].
-    #[inline]
-    pub fn wake_by_value(&self, may_hand: impl FnOnce() -> bool) -> WakeAction {
-        if self.0.load(Relaxed) == WATCHED && may_hand() {
-            self.wake_to(HANDED)
-        } else {
-            self.wake_to(SCHEDULED)
-        }
     }
     /// A wake that moves a watched task to `watched_to`.
     #[inline]

@@ -193,24 +193,19 @@ impl Fast {
         self.idle.notify_one();
     }
 
-    /// A task pinned to worker `home` and watched there (`Local::watched`) was woken.
-    /// From `home` itself: into the LIFO slot, as any wake on the worker. From
-    /// elsewhere: `home` will see its state; wake it if it sleeps (it re-checks the
-    /// watched task after registering as a sleeper, so the wake cannot be lost).
-    /// If `handed`, the waker's reference came along (`TaskState::wake_handing`): on
-    /// `home` it is released here, elsewhere the watching worker takes it.
-    pub fn watched_woken(&self, home: usize, id: *const (), local: Option<&Local>, handed: bool) {
-        if let Some(l) = local.filter(|l| l.index == home) {
-            if let Some(t) = l.take_watched_task(id) {
-                if handed {
-                    // SAFETY: this waker's own hand-over, taken here only.
-                    drop(unsafe { worker::handed_reference(&t) });
-                }
-                return self.schedule(t, Some(l));
+    /// A waker on worker `l` moved the watched task `id` to `SCHEDULED` (`HANDED` if
+    /// `handed`). If `l` watches it, it runs from the LIFO slot like any task woken
+    /// on its worker. Otherwise its worker sees the state by itself: it is awake,
+    /// since a worker gives up its watched task before it sleeps (`worker.rs`), so
+    /// the wake writes no line but the task's.
+    pub fn watched_woken(&self, id: *const (), l: &Local, handed: bool) {
+        if let Some(t) = l.take_watched_task(id) {
+            if handed {
+                // SAFETY: this waker's own hand-over, taken here only.
+                drop(unsafe { worker::handed_reference(&t) });
             }
-            debug_assert!(false, "a task watched on this worker is not in its slot");
+            self.schedule(t, Some(l));
         }
-        self.idle.wake_worker(home);
     }
 
     /// Placement hint: `task` should start on worker `w`.

@@ -122,6 +122,14 @@ impl Local {
         None
     }
 
+    /// Stop watching (before sleeping): the watched task if a wake came first, to
+    /// run now; `None` if there was none or it is idle now (a later wake queues it).
+    fn give_up_watched(&self) -> Option<Task> {
+        let t = self.watched.take().and_then(unwatch)?;
+        self.picked_remote.set(true);
+        Some(t)
+    }
+
     /// Watch `t` (its state just became `WATCHED`), giving up the task watched before
     /// (to this worker's private queue if a wake came first).
     fn watch(&self, t: Task) {
@@ -224,7 +232,10 @@ impl Fast {
                 self.idle.unregister(l.index);
                 return;
             }
-            if let Some(t) = self.find_work(l) {
+            // A sleeping worker watches nothing: the wakes of a watched task do not
+            // wake its worker (they write no line but the task's), so from here on
+            // they must queue it. Given up after the look: it may have been woken.
+            if let Some(t) = self.find_work(l).or_else(|| l.give_up_watched()) {
                 self.idle.unregister(l.index);
                 self.run_task(l, t);
                 continue;
