@@ -293,9 +293,10 @@ mod tests {
 
     /// The watch slot's reference counting (a reference handed over by a waker, the
     /// slot's own, the one lent to a waker clone): after cross-worker hand-offs over
-    /// channels whose senders wake by value (the runtime's, async-channel's, Tokio's)
-    /// and tasks left watched at shutdown, nothing keeps a task cell, and so the
-    /// runtime's handle, alive.
+    /// channels whose senders wake by value (the runtime's, async-channel's, Tokio's),
+    /// a task fed by a plain thread while its worker now and then parks (giving the
+    /// watched task up), and tasks left watched at shutdown, nothing keeps a task cell,
+    /// and so the runtime's handle, alive.
     #[test]
     fn watched_hand_offs_leak_no_reference() {
         let rt = Builder::new().workers(2).policy("fast").build().unwrap();
@@ -340,10 +341,31 @@ mod tests {
                 assert_eq!(tk_a_rx.recv().await, Some(i));
             }
         });
+        // Fed by a plain thread (its wakes by value hand over too), pausing now and
+        // then so that the workers park and give up the watched task.
+        let (feed, mut fed_rx) = channel::unbounded::<u64>();
+        let g = rt.spawn_pinned(1, async move {
+            let mut n = 0;
+            while let Some(x) = fed_rx.recv().await {
+                assert_eq!(x, n);
+                n += 1;
+            }
+            n
+        });
+        let feeder = std::thread::spawn(move || {
+            for i in 0..N {
+                feed.send(i).unwrap();
+                if i % 500 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        });
+        feeder.join().unwrap();
         rt.block_on(async move {
             for j in [a, b, d, c, f, e] {
                 j.await.unwrap();
             }
+            assert_eq!(g.await.unwrap(), N);
         });
         // Left waiting (watched, or displaced from the slot) when the runtime goes.
         let mut keep = Vec::new();
