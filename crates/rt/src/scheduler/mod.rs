@@ -97,12 +97,12 @@ impl Schedule for Arc<Handle> {
         // Only a task watched by this thread's own worker needs anything (the trait's
         // documentation): a fast worker's context, whose handle is alive while
         // installed, and the task in that worker's slot.
-        let Some(ctx @ Ctx { local: WorkerLocal::Fast(_), .. }) = context::get() else { return };
-        // SAFETY: an installed context's handle is alive.
-        let handle = unsafe { &*ctx.handle };
-        match (&handle.scheduler, handle.fast_local(Some(ctx))) {
-            (Scheduler::Fast(f), Some(l)) => f.watched_woken(id, l, handed),
-            _ => debug_assert!(false, "a fast worker's context on another scheduler"),
+        let Some(Ctx { handle, local: WorkerLocal::Fast(l), .. }) = context::get() else { return };
+        // SAFETY: an installed context's handle, and its worker's `Local`, are alive.
+        let (handle, l) = unsafe { (&*handle, &*l) };
+        match &handle.scheduler {
+            Scheduler::Fast(f) => f.watched_woken(id, l, handed),
+            Scheduler::Policy(_) => debug_assert!(false, "a fast worker's context on a policy scheduler"),
         }
     }
 }
