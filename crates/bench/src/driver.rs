@@ -128,7 +128,7 @@ pub fn run(opts: &Options, policies: &[String], say: &dyn Fn(Say)) -> Outcome {
             let st = stalls::measure(scale.budget.max(std::time::Duration::from_millis(200)));
             samples.extend(stalls::rows(&st).into_iter().filter(|r| filter.wants(&r.bench, runtimes::MACHINE)));
         }
-        samples.extend(kthread_rows(&scale, &filter, opts.pin, say));
+        samples.extend(kthread_rows(&scale, &filter, opts.quick, opts.pin, say));
         for (bin, what, dash, process_affinity) in
             [(&mut tokio_bin, "tokio", "--", false), (&mut go_bin, "go", "-", true)]
         {
@@ -256,8 +256,9 @@ fn converse_rows(scale: &Scale, filter: &Filter, say: &dyn Fn(Say)) -> Vec<Row> 
 
 /// One repetition of the kernel-thread rows: ping-pong on one CPU and across the
 /// workers' two, Chat and hackbench with the async programs' sizes on those 2 CPUs,
-/// and perf's hackbench (when installed).
-fn kthread_rows(scale: &Scale, filter: &Filter, pin: Pin, say: &dyn Fn(Say)) -> Vec<Row> {
+/// the wake-latency program with threads (its outside-driver rows: the driver is a
+/// thread as every task is), and perf's hackbench (when installed).
+fn kthread_rows(scale: &Scale, filter: &Filter, quick: bool, pin: Pin, say: &dyn Fn(Say)) -> Vec<Row> {
     let kt = runtimes::KERNEL_THREADS;
     let mut rows = Vec::new();
     let b = scale.budget;
@@ -291,6 +292,18 @@ fn kthread_rows(scale: &Scale, filter: &Filter, pin: Pin, say: &dyn Fn(Say)) -> 
             )),
             Err(e) => say(Say::Note(&format!("perf bench sched messaging skipped: {e}"))),
         }
+    }
+    if names::WAKE_LATENCY.iter().any(|b| filter.wants(b, kt)) {
+        let ws = wake_latency::WakeScale::new(quick);
+        let hogs = ws.hogs_per_worker * kthreads::worker_cpus().len().max(1);
+        say(Say::Progress(&format!(
+            "wake-latency on {kt} ({hogs} hog threads of {:?} chunks and sched_yield, a probe every {:?} for {:?}; \
+             driver: a thread on the kernel's timer)",
+            ws.chunk, ws.period, ws.duration
+        )));
+        let r = kthreads::wake_latency(&ws, pin);
+        let config = format!("{on2}, {hogs} hogs, {} probes; the kernel preempts", r.ran);
+        rows.extend(r.rows(kt, &config, filter));
     }
     // perf sets no affinity: its row is unpinned whatever --pin says.
     for r in rows.iter_mut().filter(|r| r.policy.starts_with("perf ")) {

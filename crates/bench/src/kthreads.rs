@@ -1,17 +1,19 @@
-//! Kernel threads: the Chat and hackbench topologies and a ping-pong with one OS thread
-//! per task and blocking pipes, with the async programs' payloads and sizes (one `u64`
-//! per message: the same values, the same counts and checks) and, under `--pin all`,
-//! the same 2-CPU affinity as schedlab's two workers (none under `--pin none`);
-//! threads are created and wait on a start gate outside the timed region. Plus `perf bench sched messaging -t -p`
-//! (hackbench with threads and pipes, 100-byte messages, threads created inside its
-//! timing, all CPUs: not like-for-like, reported as its own row) when `perf` is
-//! installed.
+//! Kernel threads: the Chat and hackbench topologies, a ping-pong and the wake-latency
+//! program with one OS thread per task and blocking pipes, with the async programs'
+//! payloads and sizes (one `u64` per message: the same values, the same counts and
+//! checks) and, under `--pin all`, the same 2-CPU affinity as schedlab's two workers
+//! (none under `--pin none`); threads are created and wait on a start gate outside the
+//! timed region. Plus `perf bench sched messaging -t -p` (hackbench with threads and
+//! pipes, 100-byte messages, threads created inside its timing, all CPUs: not
+//! like-for-like, reported as its own row) when `perf` is installed.
 
 use crate::measure::{children_cpu_ns, Measure, Stopwatch};
+use crate::wake_latency::{self, Driver, WakeLatency, WakeScale};
 use crate::{ChatSize, HackSize, Pin};
+use hdrhistogram::Histogram;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -339,6 +341,70 @@ pub fn pingpong_measure(cross: bool, budget: Duration, pin: Pin) -> Measure {
     let seen = pong.join().expect("pong thread");
     assert_eq!(seen, rounds, "kernel-thread ping-pong: pong saw every message");
     m
+}
+
+/// The wake-latency program ([`crate::wake_latency`]) with one OS thread per task, the
+/// kernel scheduling them: `hogs_per_worker` hog threads per CPU of [`worker_cpus`] that
+/// spin a chunk on the clock and call `sched_yield` between chunks, a probe thread
+/// blocked on a pipe, and the calling thread as driver, sleeping on the kernel's timer
+/// and writing the send time every period. Hogs and probe run on those CPUs under
+/// [`Pin::All`], anywhere under [`Pin::None`]. The kernel preempts, so no chunk bounds
+/// the probe's wait: this is what preemption buys on this machine. Checks that every
+/// probe sent ran and that the hogs ran.
+pub fn wake_latency(s: &WakeScale, pin: Pin) -> WakeLatency {
+    let cpus = worker_cpus().len().max(1);
+    let hogs = s.hogs_per_worker * cpus;
+    let th = Threads::new(cpus_for(pin), hogs + 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let base = Instant::now();
+    let (mut rx, mut tx) = pipe();
+    let probe = th.spawn(move || {
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds");
+        let mut buf = [0u8; MSG];
+        // The driver closes the pipe after its last send: EOF ends the probe.
+        while rx.read_exact(&mut buf).is_ok() {
+            let sent = u64::from_le_bytes(buf);
+            let now = base.elapsed().as_nanos() as u64;
+            hist.saturating_record(now.saturating_sub(sent).max(1));
+        }
+        hist
+    });
+    let chunk = s.chunk;
+    let hog_threads: Vec<_> = (0..hogs)
+        .map(|_| {
+            let stop = stop.clone();
+            th.spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    wake_latency::compute(chunk);
+                    n += 1;
+                    std::thread::yield_now();
+                }
+                n
+            })
+        })
+        .collect();
+    th.go();
+    let start = Instant::now() + s.warmup;
+    let end = start + s.duration;
+    let mut sent = 0u64;
+    loop {
+        let next = start + s.period * (sent as u32 + 1);
+        if next > end {
+            break;
+        }
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        send(&mut tx, base.elapsed().as_nanos() as u64);
+        sent += 1;
+    }
+    drop(tx);
+    // The last probes still run under load; then the hogs stop.
+    let hist = probe.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+    stop.store(true, Ordering::Relaxed);
+    let chunks: u64 = hog_threads.into_iter().map(|h| h.join().expect("hog thread")).sum();
+    assert!(sent > 0, "no probe sent in {:?}", s.duration);
+    assert_eq!(hist.len(), sent, "kernel-thread wake latency: every probe ran");
+    WakeLatency { driver: Driver::Outside, workers: cpus, hogs, sent, ran: hist.len(), chunks, hist }
 }
 
 /// Command line of the `perf` hackbench run.

@@ -8,9 +8,9 @@
 //!   own channel and again with the runtime-agnostic `async-channel`.
 //! * [`atomic`]: the hardware limit, a ping-pong through one `AtomicU64` between two
 //!   pinned threads.
-//! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong) with one
-//!   kernel thread per task and blocking pipes, plus `perf bench sched messaging -t -p`
-//!   when `perf` is installed.
+//! * [`kthreads`]: the same Chat and hackbench topologies (and a ping-pong, and the
+//!   wake-latency program) with one kernel thread per task and blocking pipes, plus
+//!   `perf bench sched messaging -t -p` when `perf` is installed.
 //! * [`pick_cost`]: pick-next cost of every runtime policy against run-queue length.
 //! * [`rq_walk`]: the runtime's run-queue walk per task visited, with the task state in
 //!   vanilla and coloured kernel task blocks.

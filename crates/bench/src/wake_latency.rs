@@ -131,8 +131,19 @@ impl WakeLatency {
     }
 }
 
+impl WakeLatency {
+    /// The rows of this run that `filter` wants, on `runtime` with `config` as policy.
+    pub fn rows(&self, runtime: &str, config: &str, filter: &Filter) -> Vec<Row> {
+        self.quantiles()
+            .into_iter()
+            .filter(|(b, _)| filter.wants(b, runtime))
+            .map(|(b, v)| Row::new(b, runtime, config, v, units::NS_WAKE))
+            .collect()
+    }
+}
+
 /// Spin on the clock for `d`.
-fn compute(d: Duration) {
+pub(crate) fn compute(d: Duration) {
     let t = Instant::now();
     while t.elapsed() < d {
         std::hint::spin_loop();
@@ -252,12 +263,7 @@ pub fn rows<E: Exec>(
         ));
         let r = wake_latency(e, workers, s, driver);
         let config = format!("{policy}, {workers} workers, {hogs} hogs, {} probes", r.ran);
-        rows.extend(
-            r.quantiles()
-                .into_iter()
-                .filter(|(b, _)| filter.wants(b, &rt))
-                .map(|(b, v)| Row::new(b, &rt, &config, v, units::NS_WAKE)),
-        );
+        rows.extend(r.rows(&rt, &config, filter));
     }
     rows
 }

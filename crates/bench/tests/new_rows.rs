@@ -90,6 +90,22 @@ fn wake_latency_rows_for_every_policy() {
     }
 }
 
+/// The same program with one kernel thread per task: every probe ran, the hog threads
+/// ran, and its rows are the outside-driver benches in order, ascending.
+#[test]
+fn wake_latency_rows_on_kernel_threads() {
+    let ws = WakeScale { duration: Duration::from_millis(40), hogs_per_worker: 3, ..WakeScale::quick() };
+    let r = schedlab_bench::kthreads::wake_latency(&ws, schedlab_bench::Pin::All);
+    assert!(r.sent > 0 && r.ran == r.sent, "{} sent, {} ran", r.sent, r.ran);
+    assert!(r.chunks > 0, "the hog threads ran");
+    assert_eq!(r.hogs, 3 * r.workers);
+    let rows = r.rows(runtimes::KERNEL_THREADS, "threads", &Filter(None));
+    let benches: Vec<&str> = rows.iter().map(|r| r.bench.as_str()).collect();
+    assert_eq!(benches, names::WAKE_LATENCY);
+    rows.iter().for_each(positive);
+    assert!(rows.windows(2).all(|w| w[0].value <= w[1].value), "quantiles ascend: {rows:?}");
+}
+
 #[test]
 fn new_benches_are_named_and_filtered() {
     let wake = names::WAKE_LATENCY.iter().chain(names::WAKE_LATENCY_INSIDE);

@@ -140,6 +140,8 @@ fn bench_text_table_groups_kernel_thread_rows() {
     assert!(out.contains("chat (messages/s, higher is better;"), "{out}");
     assert!(out.contains("hackbench (messages/s, higher is better;"), "{out}");
     assert!(out.contains("threads+pipes"), "{out}");
+    assert!(out.contains("wake-latency-p99.9 (ns/wake, lower is better;"), "{out}");
+    assert!(out.contains("hogs, 60 probes; the kernel preempts"), "{out}");
 }
 
 #[test]
