@@ -126,6 +126,28 @@ pub fn label_pin(rows: &mut [Row], pin: crate::Pin) {
     }
 }
 
+impl Row {
+    /// Every repetition's value, in round order (a row of one repetition: its value).
+    pub fn repetitions(&self) -> Vec<f64> {
+        if self.samples.is_empty() {
+            vec![self.value]
+        } else {
+            self.samples.clone()
+        }
+    }
+    /// This row over `other`, round by round: the k-th repetitions of two rows of one
+    /// interleaved run were measured next to each other, under the same state of the
+    /// machine, so their ratio is the comparison; empty when the rows have different
+    /// numbers of repetitions (then no round pairs with another).
+    pub fn paired_ratios(&self, other: &Row) -> Vec<f64> {
+        let (a, b) = (self.repetitions(), other.repetitions());
+        if a.len() != b.len() {
+            return Vec::new();
+        }
+        a.iter().zip(&b).filter(|(_, &y)| y > 0.0).map(|(x, y)| x / y).collect()
+    }
+}
+
 /// A bench name without its variant suffix (`/async-channel`, `/tokio-mpsc`, `/self-wake`).
 pub fn base(bench: &str) -> &str {
     bench.split('/').next().unwrap_or(bench)

@@ -1,7 +1,9 @@
 //! The HTTP server rows (`schedlab bench --servers`; docs/bench.md): the hyper server
 //! of [`crate::http`] on schedlab's runtime under every scheduler and on Tokio (the
 //! peer binary's `--http-server`), loaded by `wrk` over loopback at each concurrency of
-//! [`ServerScale::connections`], one run of [`ServerScale::secs`] per row.
+//! [`ServerScale::connections`], runs of [`ServerScale::secs`] in
+//! [`ServerScale::rounds`] rounds, every runtime once per round: a row is the median
+//! of its rounds, and its ratio to Tokio is taken round by round.
 //!
 //! The machine's 2 CPUs are split between server and client ([`CpuPlan`]): under
 //! [`Pin::All`] the server (one worker thread, which drives its runtime's reactor, on
@@ -27,12 +29,18 @@ pub struct ServerScale {
     pub secs: u64,
     /// wrk's open connections, one row per value and server.
     pub connections: Vec<usize>,
+    /// Rounds: every row is run once per round, the runtimes alternated within it.
+    pub rounds: usize,
 }
 
 impl ServerScale {
-    /// `--quick`: 1 s per row; otherwise 3 s. Concurrencies 16 and 256.
+    /// `--quick`: 1 s per row, 3 rounds; otherwise 3 s, 5 rounds. Concurrencies 16 and
+    /// 256. One run per row is not enough on a VM whose speed changes by a fifth
+    /// between runs seconds apart (docs/bench.md): a ratio of two single runs can land
+    /// on either side of such a change.
     pub fn new(quick: bool) -> ServerScale {
-        ServerScale { secs: if quick { 1 } else { 3 }, connections: vec![16, 256] }
+        let (secs, rounds) = if quick { (1, 3) } else { (3, 5) };
+        ServerScale { secs, connections: vec![16, 256], rounds }
     }
 }
 
@@ -168,7 +176,9 @@ pub fn measuring_order(schedulers: &[String], peer: bool) -> Vec<Turn<'_>> {
 
 /// The server rows: for each concurrency, schedlab under every scheduler of
 /// `policies`, then Tokio (when `tokio_peer` is given), measured in
-/// [`measuring_order`]. Without `wrk` on `PATH`, no rows and a note.
+/// [`measuring_order`], [`ServerScale::rounds`] times over (a round runs every
+/// concurrency), merged per row ([`crate::row::aggregate`]: the median, the extremes
+/// and every round's value in order). Without `wrk` on `PATH`, no rows and a note.
 pub fn rows(
     scale: &ServerScale,
     filter: &Filter,
@@ -194,32 +204,36 @@ pub fn rows(
         }
     };
     let plan = CpuPlan::new(pin);
-    for &c in &scale.connections {
-        let how = WrkRun { connections: c, threads: 1, secs: scale.secs, cpus: plan.client.clone() };
-        let schedulers: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
-        let peer = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO));
-        let mut tokio_rows = Vec::new();
-        for turn in measuring_order(schedulers, peer.is_some()) {
-            let cpus = plan.describe();
-            match (turn, peer) {
-                (Turn::Scheduler(policy), _) => {
-                    note(&format!("http-c{c} on schedlab {policy}: wrk -c{c} -t1 -d{}s", scale.secs));
-                    let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
-                    rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+    let rounds = scale.rounds.max(1);
+    for round in 1..=rounds {
+        for &c in &scale.connections {
+            let how = WrkRun { connections: c, threads: 1, secs: scale.secs, cpus: plan.client.clone() };
+            let schedulers: &[String] = if wanted(c, runtimes::SCHEDLAB) { policies } else { &[] };
+            let peer = tokio_peer.filter(|_| wanted(c, runtimes::TOKIO));
+            let mut tokio_rows = Vec::new();
+            for turn in measuring_order(schedulers, peer.is_some()) {
+                let cpus = plan.describe();
+                let wrk = format!("round {round}/{rounds}: wrk -c{c} -t1 -d{}s", scale.secs);
+                match (turn, peer) {
+                    (Turn::Scheduler(policy), _) => {
+                        note(&format!("http-c{c} on schedlab {policy}, {wrk}"));
+                        let (name, run) = schedlab_run(policy, pin, &wrk_bin, &script, &how);
+                        rows.extend(run_rows(runtimes::SCHEDLAB, &name, c, &cpus, run));
+                    }
+                    (Turn::Peer, Some(peer)) => {
+                        note(&format!("http-c{c} on tokio, {wrk}"));
+                        let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
+                        tokio_rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
+                    }
+                    (Turn::Peer, None) => {}
                 }
-                (Turn::Peer, Some(peer)) => {
-                    note(&format!("http-c{c} on tokio: wrk -c{c} -t1 -d{}s", scale.secs));
-                    let run = tokio_run(peer, pin, &plan, &wrk_bin, &script, &how);
-                    tokio_rows.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", c, &cpus, run));
-                }
-                (Turn::Peer, None) => {}
             }
+            rows.append(&mut tokio_rows);
         }
-        rows.append(&mut tokio_rows);
     }
     let _ = std::fs::remove_file(&script);
     crate::row::label_pin(&mut rows, pin);
-    rows
+    crate::row::aggregate(rows)
 }
 
 /// One run on schedlab's runtime: 1 worker under `policy`, the server in this
@@ -335,6 +349,19 @@ fn fmt_latency(ns: f64) -> String {
     }
 }
 
+/// The `vs tokio` cell of round-by-round ratios: `0.99×` for one round, `0.99×
+/// [0.97..1.02]` for several; empty when no round pairs.
+fn ratio_cell(ratios: &[f64]) -> String {
+    match ratios {
+        [] => String::new(),
+        [x] => format!("{x:.2}×"),
+        v => {
+            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            format!("{:.2}× [{lo:.2}..{hi:.2}]", crate::median(v.to_vec()))
+        }
+    }
+}
+
 /// The server rows as one table: per concurrency and server, requests/s (and per
 /// CPU-second of the server, and against Tokio's at that concurrency), p50, p99,
 /// p99.9, and how the CPUs were shared (a key, spelled out below the table).
@@ -344,14 +371,23 @@ pub fn render(rows: &[Row]) -> String {
     if main.is_empty() {
         return out;
     }
-    out += "http servers (hyper HTTP/1.1 keep-alive, static pages from memory; wrk over loopback, one run per row;\n";
-    out +=
-        "              requests/s higher is better, latency lower is better; cpu = requests per server CPU-second)\n";
+    let reps = main.iter().map(|r| r.reps).max().unwrap_or(1);
+    let runs = if reps > 1 {
+        format!("the median of {reps} rounds per row, the runtimes alternated within each round")
+    } else {
+        "one run per row".to_string()
+    };
+    let _ = writeln!(
+        out,
+        "http servers (hyper HTTP/1.1 keep-alive, static pages from memory; wrk over loopback; {runs};\n              \
+         requests/s higher is better, latency lower is better; cpu = requests per server CPU-second;\n              \
+         vs tokio = requests/s over Tokio's round by round: median [min..max])"
+    );
     let wr = main.iter().map(|r| r.runtime.len()).max().unwrap_or(0).max(7);
     let wp = main.iter().map(|r| r.policy.chars().count()).max().unwrap_or(0).max(6);
     let _ = writeln!(
         out,
-        "  {:>5}  {:<wr$}  {:<wp$}  {:>10} {:>7}  {:<11} {:>9} {:>9} {:>9}  cpus",
+        "  {:>5}  {:<wr$}  {:<wp$}  {:>10} {:>7}  {:<20} {:>9} {:>9} {:>9}  cpus",
         "conns", "runtime", "policy", "requests/s", "cpu", "vs tokio", "p50", "p99", "p99.9"
     );
     let mut keys: Vec<&str> = Vec::new();
@@ -381,13 +417,13 @@ pub fn render(rows: &[Row]) -> String {
             .iter()
             .find(|x| x.bench == r.bench && x.runtime == runtimes::TOKIO && x.error.is_none() && x.value > 0.0);
         let ratio = match tokio {
-            Some(t) if r.runtime != runtimes::TOKIO => format!("{:.2}×", r.value / t.value),
+            Some(t) if r.runtime != runtimes::TOKIO => ratio_cell(&r.paired_ratios(t)),
             _ => String::new(),
         };
         let cpu = r.cpu_per_op.map_or("-".to_string(), |c| format!("{:.1}k", c / 1e3));
         let _ = writeln!(
             out,
-            "  {conns:>5}  {:<wr$}  {:<w$}  {:>9.1}k {:>7}  {:<11} {:>9} {:>9} {:>9}  [{key}]",
+            "  {conns:>5}  {:<wr$}  {:<w$}  {:>9.1}k {:>7}  {:<20} {:>9} {:>9} {:>9}  [{key}]",
             r.runtime,
             r.policy,
             r.value / 1e3,
@@ -445,6 +481,26 @@ mod tests {
         );
         assert!(t.contains("  [B] t\n"), "{t}");
         assert!(!t.contains("http-c16-p50 ("), "latency rows are in the server table only: {t}");
+    }
+
+    #[test]
+    fn the_ratio_to_tokio_is_taken_round_by_round() {
+        // Round 1: 20k against 10k; round 2: 18k against 12k. The medians' ratio
+        // (19k / 11k = 1.73) is no round's; the cell gives the rounds' 2.00 and 1.50.
+        let mut rounds = Vec::new();
+        for (fast, tokio) in [(20_000, 10_000), (18_000, 12_000)] {
+            rounds.extend(run_rows(runtimes::SCHEDLAB, "fast", 16, "c", ok_run(fast)));
+            rounds.extend(run_rows(runtimes::TOKIO, "multi_thread(1)", 16, "c", ok_run(tokio)));
+        }
+        let rows = crate::row::aggregate(rounds);
+        assert_eq!(rows.len(), 8);
+        assert_eq!((rows[0].reps, rows[0].samples.as_slice()), (2, [20_000.0, 18_000.0].as_slice()));
+        assert_eq!(rows[0].paired_ratios(&rows[4]), [2.0, 1.5]);
+        let t = crate::render_text(&rows);
+        assert!(t.contains("the median of 2 rounds per row"), "{t}");
+        assert!(t.contains("1.75× [1.50..2.00]"), "{t}");
+        assert_eq!(ratio_cell(&[]), "");
+        assert_eq!(ratio_cell(&[0.987]), "0.99×");
     }
 
     #[test]

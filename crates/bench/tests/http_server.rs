@@ -99,7 +99,8 @@ fn hyper_server_answers_every_request_under_every_scheduler() {
 }
 
 /// The server on one pinned worker, as `schedlab bench --servers` runs it, loaded by
-/// wrk when it is installed (1 s at 16 connections): no error, no request lost.
+/// wrk when it is installed (two rounds of 1 s at 16 connections): no error, no
+/// request lost, each row the merge of its two rounds.
 #[test]
 fn wrk_against_the_server_when_installed() {
     use schedlab_bench::servers::{rows, ServerScale};
@@ -107,10 +108,11 @@ fn wrk_against_the_server_when_installed() {
         eprintln!("wrk not installed: skipped");
         return;
     }
-    let scale = ServerScale { secs: 1, connections: vec![16] };
+    let scale = ServerScale { secs: 1, connections: vec![16], rounds: 2 };
     let policies = ["fast".to_string(), "o1".to_string()];
     let filter = schedlab_bench::Filter(Some("schedlab".into()));
     let r = rows(&scale, &filter, schedlab_bench::Pin::All, &policies, None, &mut |w: &str| eprintln!("{w}"));
     assert_eq!(r.len(), 8, "4 rows per scheduler: {r:?}");
     assert!(r.iter().all(|r| r.error.is_none() && r.value > 0.0 && r.cpus.is_some()), "{r:?}");
+    assert!(r.iter().all(|r| r.reps == 2 && r.samples.len() == 2), "two rounds per row: {r:?}");
 }

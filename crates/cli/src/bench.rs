@@ -113,11 +113,12 @@ fn servers(opts: &BenchOpts) -> ExitCode {
         print!("{}", to_json(&rows));
     } else {
         print!(
-            "topology: {}\nservers: {} (pin: {}); wrk {} s per row; tbench -t {} per row (clients: {})\n\n{skipped}{}",
+            "topology: {}\nservers: {} (pin: {}); wrk {} s per row, {} rounds; tbench -t {} per row (clients: {})\n\n{skipped}{}",
             topology.line(),
             plan.describe(),
             opts.pin.label(),
             scale.secs,
+            scale.rounds,
             tscale.secs,
             tscale.clients.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
             render_text(&rows)
