@@ -198,11 +198,10 @@ pub fn atomic_line(outcome: &Outcome) -> String {
     };
     let r = &outcome.fast_cross_ratios;
     if !r.is_empty() {
-        let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
         let within = r.iter().filter(|&&x| x <= 4.0).count();
         line.push_str(&format!(
-            "; fast's pingpong-cross-worker ÷ it, round by round: {:.2}× [{lo:.2}..{hi:.2}], ≤ 4× in {within} of {}",
-            crate::median(r.clone()),
+            "; fast's pingpong-cross-worker ÷ it, round by round: {}, ≤ 4× in {within} of {}",
+            crate::ratio_spread(r),
             r.len()
         ));
     }
@@ -302,7 +301,7 @@ fn kthread_rows(scale: &Scale, filter: &Filter, quick: bool, pin: Pin, say: &dyn
             ws.chunk, ws.period, ws.duration
         )));
         let r = kthreads::wake_latency(&ws, pin);
-        let config = format!("{on2}, {hogs} hogs, {} probes; the kernel preempts", r.ran);
+        let config = format!("{on2}, {} hogs, {} probes; the kernel preempts", r.hogs, r.ran);
         rows.extend(r.rows(kt, &config, filter));
     }
     // perf sets no affinity: its row is unpinned whatever --pin says.

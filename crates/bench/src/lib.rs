@@ -538,6 +538,13 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Ratios taken round by round, as the bench prints them: `median× [min..max]`, two
+/// decimals (`v` not empty).
+pub fn ratio_spread(v: &[f64]) -> String {
+    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    format!("{:.2}× [{lo:.2}..{hi:.2}]", median(v.to_vec()))
+}
+
 /// Run `f` `reps` times and return the median.
 pub fn median_of(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
     median((0..reps.max(1)).map(|_| f()).collect())

@@ -355,10 +355,7 @@ fn ratio_cell(ratios: &[f64]) -> String {
     match ratios {
         [] => String::new(),
         [x] => format!("{x:.2}×"),
-        v => {
-            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-            format!("{:.2}× [{lo:.2}..{hi:.2}]", crate::median(v.to_vec()))
-        }
+        v => crate::ratio_spread(v),
     }
 }
 
