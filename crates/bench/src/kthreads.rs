@@ -385,18 +385,9 @@ pub fn wake_latency(s: &WakeScale, pin: Pin) -> WakeLatency {
         })
         .collect();
     th.go();
-    let start = Instant::now() + s.warmup;
-    let end = start + s.duration;
-    let mut sent = 0u64;
-    loop {
-        let next = start + s.period * (sent as u32 + 1);
-        if next > end {
-            break;
-        }
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        send(&mut tx, base.elapsed().as_nanos() as u64);
-        sent += 1;
-    }
+    let sent = wake_latency::drive_from_outside(Instant::now() + s.warmup, s, || {
+        send(&mut tx, base.elapsed().as_nanos() as u64)
+    });
     drop(tx);
     // The last probes still run under load; then the hogs stop.
     let hist = probe.join().unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -150,6 +150,23 @@ pub(crate) fn compute(d: Duration) {
     }
 }
 
+/// The outside driver: from `start` on, every [`WakeScale::period`] until
+/// [`WakeScale::duration`] has passed, sleep on the kernel's timer until the next
+/// period and `send`; returns how many sends.
+pub(crate) fn drive_from_outside(start: Instant, s: &WakeScale, mut send: impl FnMut()) -> u64 {
+    let end = start + s.duration;
+    let mut sent = 0u64;
+    loop {
+        let next = start + s.period * (sent as u32 + 1);
+        if next > end {
+            return sent;
+        }
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        send();
+        sent += 1;
+    }
+}
+
 /// Run the program on `e` (which has `workers` workers) with `driver`: see the module
 /// docs. Panics if a probe was lost.
 pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale, driver: Driver) -> WakeLatency {
@@ -184,17 +201,7 @@ pub fn wake_latency<E: Exec>(e: &E, workers: usize, s: &WakeScale, driver: Drive
     let (period, end) = (s.period, start + s.duration);
     let sent = match driver {
         Driver::Outside => {
-            std::thread::sleep(s.warmup);
-            let mut sent = 0u64;
-            loop {
-                let next = start + period * (sent as u32 + 1);
-                if next > end {
-                    break;
-                }
-                std::thread::sleep(next.saturating_duration_since(Instant::now()));
-                tx.send(Instant::now());
-                sent += 1;
-            }
+            let sent = drive_from_outside(start, s, || tx.send(Instant::now()));
             drop(tx);
             sent
         }
